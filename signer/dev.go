@@ -1,0 +1,76 @@
+package signer
+
+import (
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"sync"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/crypto"
+)
+
+// The dev key is PUBLIC: its private key is keccak256("walletgate dev account") and is
+// written in this file's tests and in the docs. It funds the embedded dev chain and must
+// never hold or sign anything on a real chain, so every signer holding it (from Dev, a key
+// file or a keystore: see newKeySigner) fails closed on every chain id but DevChainID.
+const (
+	devKeySeed    = "walletgate dev account"
+	devAddressHex = "0xE40aed1eB6c2B8b39b55A809685CC93425F60D0c"
+)
+
+// DevChainID is the chain id of walletgate's embedded dev chain, the only chain the dev key
+// signs for.
+const DevChainID = 1337
+
+// DevAddress is the address of the public dev key (see Dev).
+var DevAddress = common.HexToAddress(devAddressHex)
+
+var devSigner = sync.OnceValue(func() *keySigner {
+	key, err := crypto.ToECDSA(crypto.Keccak256([]byte(devKeySeed)))
+	if err != nil {
+		panic("signer: dev key: " + err.Error())
+	}
+	s := newKeySigner(KindDev, key)
+	if s.onlyChainID == nil { // newKeySigner did not recognise it as the dev key
+		panic("signer: dev key derives " + s.addr.Hex() + ", want " + devAddressHex)
+	}
+	return s
+})
+
+// Dev returns the Signer of the public dev key, whose Kind is KindDev and Address DevAddress.
+// Its SignTx refuses every chain id but DevChainID.
+func Dev() Signer { return devSigner() }
+
+// WriteDevKeyFile writes the public dev key, as a key file FromKeyFile reads, to a new file
+// at path with mode 0600, so that `walletgate devnet` can hand it to a second process. It
+// refuses to overwrite or follow anything already at path. FromKeyFile returns that key as a
+// KindKeyFile signer that, like Dev, signs only for DevChainID.
+func WriteDevKeyFile(path string) (err error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("dev key file %s already exists; refusing to overwrite it (remove it or choose another path)", path)
+	}
+	if err != nil {
+		return fmt.Errorf("dev key file: %w", err)
+	}
+	defer func() {
+		if cerr := f.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("dev key file: %w", cerr)
+		}
+		if err != nil {
+			_ = os.Remove(path) // we created it; leave no half-written key file behind
+		}
+	}()
+	// The umask can only clear bits; make the mode exactly 0600 anyway.
+	if err := f.Chmod(0o600); err != nil {
+		return fmt.Errorf("dev key file: %w", err)
+	}
+	content := hex.EncodeToString(crypto.FromECDSA(devSigner().key)) + "\n"
+	if _, err := f.WriteString(content); err != nil {
+		return fmt.Errorf("dev key file: %w", err)
+	}
+	return nil
+}
