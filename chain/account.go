@@ -1,0 +1,230 @@
+package chain
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/big"
+	"sync"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/rpc"
+)
+
+// Head is a block walletgate read state at.
+type Head struct {
+	Number uint64
+	Time   uint64 // unix seconds
+	Hash   common.Hash
+}
+
+// TokenBalance is one token's balance and metadata. Err is set, and the rest
+// is zero, when the address does not answer as an ERC-20 token.
+type TokenBalance struct {
+	TokenMeta
+	Balance *big.Int
+	Err     error
+}
+
+// Account is an address's state at one block.
+type Account struct {
+	Address    common.Address
+	Head       Head
+	ETH        *big.Int
+	Nonce      uint64 // transactions sent (the latest-state nonce)
+	IsContract bool
+	Tokens     []TokenBalance
+}
+
+// metaCache remembers token metadata: a deployed token's decimals cannot
+// change, and its name and symbol are display-only.
+type metaCache struct {
+	mu sync.Mutex
+	m  map[common.Address]TokenMeta
+}
+
+func (mc *metaCache) get(a common.Address) (TokenMeta, bool) {
+	mc.mu.Lock()
+	defer mc.mu.Unlock()
+	m, ok := mc.m[a]
+	return m, ok
+}
+
+func (mc *metaCache) put(m TokenMeta) {
+	mc.mu.Lock()
+	defer mc.mu.Unlock()
+	if mc.m == nil {
+		mc.m = map[common.Address]TokenMeta{}
+	}
+	mc.m[m.Address] = m
+}
+
+// LatestHead reads the newest block's number, time and hash.
+func (c *Client) LatestHead(ctx context.Context) (Head, error) {
+	var h struct {
+		Number hexutil.Uint64 `json:"number"`
+		Time   hexutil.Uint64 `json:"timestamp"`
+		Hash   common.Hash    `json:"hash"`
+	}
+	var raw json.RawMessage
+	if err := c.call(ctx, &raw, "eth_getBlockByNumber", "latest", false); err != nil {
+		return Head{}, err
+	}
+	if len(raw) == 0 || string(raw) == "null" {
+		return Head{}, errors.New("eth_getBlockByNumber: node returned no latest block")
+	}
+	if err := json.Unmarshal(raw, &h); err != nil {
+		return Head{}, fmt.Errorf("eth_getBlockByNumber: %w", err)
+	}
+	return Head{Number: uint64(h.Number), Time: uint64(h.Time), Hash: h.Hash}, nil
+}
+
+// Account reads an address's ETH balance, nonce, code presence and the given
+// tokens' balances, all at one block: the latest head, then every read in one
+// batched round trip.
+func (c *Client) Account(ctx context.Context, addr common.Address, tokens []common.Address) (*Account, error) {
+	head, err := c.LatestHead(ctx)
+	if err != nil {
+		return nil, err
+	}
+	block := hexutil.EncodeUint64(head.Number)
+
+	var (
+		bal   hexutil.Big
+		nonce hexutil.Uint64
+		code  hexutil.Bytes
+	)
+	elems := []rpc.BatchElem{
+		{Method: "eth_getBalance", Args: []any{addr, block}, Result: &bal},
+		{Method: "eth_getTransactionCount", Args: []any{addr, block}, Result: &nonce},
+		{Method: "eth_getCode", Args: []any{addr, block}, Result: &code},
+	}
+	type tokenReads struct {
+		balance, decimals, symbol, name hexutil.Bytes
+		// indexes into elems; -1 when served from the cache
+		iDec, iSym, iName int
+		iBal              int
+	}
+	reads := make([]tokenReads, len(tokens))
+	for i, t := range tokens {
+		r := &reads[i]
+		r.iBal = len(elems)
+		elems = append(elems, callElem(t, pack("balanceOf", addr), block, &r.balance))
+		if _, ok := c.meta.get(t); ok {
+			r.iDec, r.iSym, r.iName = -1, -1, -1
+			continue
+		}
+		r.iDec = len(elems)
+		elems = append(elems, callElem(t, pack("decimals"), block, &r.decimals))
+		r.iSym = len(elems)
+		elems = append(elems, callElem(t, pack("symbol"), block, &r.symbol))
+		r.iName = len(elems)
+		elems = append(elems, callElem(t, pack("name"), block, &r.name))
+	}
+	if err := c.batch(ctx, elems); err != nil {
+		return nil, err
+	}
+	for _, e := range elems[:3] {
+		if e.Error != nil {
+			return nil, e.Error
+		}
+	}
+	acct := &Account{
+		Address:    addr,
+		Head:       head,
+		ETH:        (*big.Int)(&bal),
+		Nonce:      uint64(nonce),
+		IsContract: len(code) > 0,
+	}
+	for i, t := range tokens {
+		r := &reads[i]
+		tb := TokenBalance{TokenMeta: TokenMeta{Address: t}}
+		meta, cached := c.meta.get(t)
+		if !cached {
+			meta, err = metaFrom(t, elems, r.iDec, r.iSym, r.iName, r.decimals, r.symbol, r.name)
+			if err == nil {
+				c.meta.put(meta)
+			}
+		}
+		if err == nil {
+			err = elems[r.iBal].Error
+		}
+		var b *big.Int
+		if err == nil {
+			b, err = decodeUint256(r.balance)
+			if err != nil {
+				err = fmt.Errorf("balanceOf: %w", err)
+			}
+		}
+		if err != nil {
+			tb.Err = fmt.Errorf("%s does not answer as an ERC-20 token: %w", t.Hex(), err)
+		} else {
+			tb.TokenMeta, tb.Balance = meta, b
+		}
+		acct.Tokens = append(acct.Tokens, tb)
+	}
+	return acct, nil
+}
+
+// TokenMeta reads (or recalls) a token's decimals, symbol and name.
+func (c *Client) TokenMeta(ctx context.Context, token common.Address) (TokenMeta, error) {
+	if m, ok := c.meta.get(token); ok {
+		return m, nil
+	}
+	var dec, sym, name hexutil.Bytes
+	elems := []rpc.BatchElem{
+		callElem(token, pack("decimals"), "latest", &dec),
+		callElem(token, pack("symbol"), "latest", &sym),
+		callElem(token, pack("name"), "latest", &name),
+	}
+	if err := c.batch(ctx, elems); err != nil {
+		return TokenMeta{}, err
+	}
+	m, err := metaFrom(token, elems, 0, 1, 2, dec, sym, name)
+	if err != nil {
+		return TokenMeta{}, fmt.Errorf("%s does not answer as an ERC-20 token: %w", token.Hex(), err)
+	}
+	c.meta.put(m)
+	return m, nil
+}
+
+// metaFrom decodes the decimals, symbol and name reads of a batch. Decimals
+// are required; a missing name or symbol is tolerated and left empty.
+func metaFrom(t common.Address, elems []rpc.BatchElem, iDec, iSym, iName int, dec, sym, name []byte) (TokenMeta, error) {
+	m := TokenMeta{Address: t}
+	if err := elems[iDec].Error; err != nil {
+		return m, fmt.Errorf("decimals(): %w", err)
+	}
+	d, err := decodeDecimals(dec)
+	if err != nil {
+		return m, fmt.Errorf("decimals(): %w", err)
+	}
+	m.Decimals = d
+	if elems[iSym].Error == nil {
+		m.Symbol, _ = decodeText(sym)
+	}
+	if elems[iName].Error == nil {
+		m.Name, _ = decodeText(name)
+	}
+	return m, nil
+}
+
+// callElem is an eth_call batch element.
+func callElem(to common.Address, data hexutil.Bytes, block string, result *hexutil.Bytes) rpc.BatchElem {
+	return rpc.BatchElem{
+		Method: "eth_call",
+		Args:   []any{map[string]any{"to": to, "data": data}, block},
+		Result: result,
+	}
+}
+
+// Code returns the contract code at addr (empty for an account without code).
+func (c *Client) Code(ctx context.Context, addr common.Address) ([]byte, error) {
+	var code hexutil.Bytes
+	if err := c.call(ctx, &code, "eth_getCode", addr, "latest"); err != nil {
+		return nil, err
+	}
+	return code, nil
+}

@@ -1,0 +1,140 @@
+package chain_test
+
+import (
+	"context"
+	"math/big"
+	"net"
+	"strings"
+	"testing"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/stretchr/testify/require"
+
+	"github.com/walletgate/walletgate/chain"
+	"github.com/walletgate/walletgate/chain/devnet"
+	"github.com/walletgate/walletgate/signer"
+)
+
+func startDevnet(t *testing.T, opts devnet.Options) *devnet.Devnet {
+	t.Helper()
+	d, err := devnet.Start(context.Background(), opts)
+	require.NoError(t, err)
+	t.Cleanup(func() { d.Close() })
+	return d
+}
+
+func inProcess(t *testing.T, d *devnet.Devnet) *chain.Client {
+	t.Helper()
+	c, err := chain.NewFromRPC(context.Background(), d.RPC(), "in-process")
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+	return c
+}
+
+// closedPort returns a loopback address nothing listens on.
+func closedPort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := l.Addr().String()
+	l.Close()
+	return addr
+}
+
+func TestAccountReadsBalancesAfterRealTransfers(t *testing.T) {
+	ctx := context.Background()
+	d := startDevnet(t, devnet.Options{})
+	c := inProcess(t, d)
+	to := common.HexToAddress("0x00000000000000000000000000000000000000b0")
+
+	_, err := d.SendAsDev(ctx, &d.Contracts.USDT, nil, chain.TransferData(to, big.NewInt(1_500_000)), 300_000)
+	require.NoError(t, err)
+	_, err = d.SendAsDev(ctx, &d.Contracts.DAI, nil, chain.TransferData(to, big.NewInt(7)), 300_000)
+	require.NoError(t, err)
+	_, err = d.SendAsDev(ctx, &to, big.NewInt(42), nil, 21_000)
+	require.NoError(t, err)
+
+	acct, err := c.Account(ctx, to, []common.Address{d.Contracts.USDT, d.Contracts.DAI, to})
+	require.NoError(t, err)
+	require.Equal(t, big.NewInt(42), acct.ETH)
+	require.Equal(t, uint64(0), acct.Nonce)
+	require.False(t, acct.IsContract)
+	require.NotZero(t, acct.Head.Number)
+	require.Len(t, acct.Tokens, 3)
+
+	usdt := acct.Tokens[0]
+	require.NoError(t, usdt.Err)
+	require.Equal(t, "USDT", usdt.Symbol)
+	require.Equal(t, uint8(6), usdt.Decimals)
+	require.Equal(t, big.NewInt(1_500_000), usdt.Balance)
+
+	dai := acct.Tokens[1]
+	require.NoError(t, dai.Err)
+	require.Equal(t, "DAI", dai.Symbol)
+	require.Equal(t, uint8(18), dai.Decimals)
+	require.Equal(t, big.NewInt(7), dai.Balance)
+
+	// An address without code is not a token: a per-token error, not a failure.
+	require.ErrorContains(t, acct.Tokens[2].Err, "does not answer as an ERC-20 token")
+
+	dev, err := c.Account(ctx, signer.DevAddress, nil)
+	require.NoError(t, err)
+	require.Equal(t, uint64(5), dev.Nonce, "two deploys and three sends")
+
+	code, err := c.Account(ctx, d.Contracts.USDT, nil)
+	require.NoError(t, err)
+	require.True(t, code.IsContract)
+}
+
+func TestTransactionDecodesTransfers(t *testing.T) {
+	ctx := context.Background()
+	d := startDevnet(t, devnet.Options{})
+	c := inProcess(t, d)
+	to := common.HexToAddress("0x00000000000000000000000000000000000000b1")
+
+	rcpt, err := d.SendAsDev(ctx, &d.Contracts.USDT, nil, chain.TransferData(to, big.NewInt(2_000_000)), 300_000)
+	require.NoError(t, err)
+
+	info, err := c.Transaction(ctx, rcpt.TxHash)
+	require.NoError(t, err)
+	require.True(t, info.Found)
+	require.True(t, info.Mined)
+	require.Equal(t, uint64(1), info.Status)
+	require.Equal(t, signer.DevAddress, info.From)
+	require.Equal(t, d.Contracts.USDT, *info.To)
+	require.Equal(t, rcpt.BlockNumber.Uint64(), info.Block)
+	require.GreaterOrEqual(t, info.Confirmations, uint64(1))
+	require.Equal(t, []chain.Transfer{{Token: d.Contracts.USDT, From: signer.DevAddress, To: to, Amount: big.NewInt(2_000_000)}}, info.Transfers)
+	require.Positive(t, info.Fee().Sign())
+
+	missing, err := c.Transaction(ctx, common.HexToHash("0x1234"))
+	require.NoError(t, err)
+	require.False(t, missing.Found)
+}
+
+func TestErrorsNeverCarryTheURLSecrets(t *testing.T) {
+	addr := closedPort(t)
+	url := "http://alice:hunter2-canary@" + addr + "/v3/APIKEY-canary?token=QUERY-canary"
+	_, err := chain.Dial(context.Background(), []string{url})
+	require.Error(t, err)
+	for _, secret := range []string{"hunter2-canary", "APIKEY-canary", "QUERY-canary", "alice"} {
+		require.NotContains(t, err.Error(), secret)
+	}
+	require.Contains(t, err.Error(), "http://"+addr)
+}
+
+func TestFallbackOnTransportErrorOnly(t *testing.T) {
+	ctx := context.Background()
+	d := startDevnet(t, devnet.Options{HTTPAddr: "127.0.0.1:0"})
+	dead := "http://" + closedPort(t) + "/SECRET-path"
+
+	c, err := chain.Dial(ctx, []string{dead, d.HTTPURL()})
+	require.NoError(t, err, "the first endpoint is down; the second answers")
+	defer c.Close()
+	require.Equal(t, big.NewInt(devnet.ChainID), c.ChainID())
+	require.Equal(t, strings.TrimSuffix(d.HTTPURL(), "/"), c.Host())
+
+	acct, err := c.Account(ctx, signer.DevAddress, []common.Address{d.Contracts.USDT})
+	require.NoError(t, err)
+	require.Equal(t, devnet.DevUSDT, acct.Tokens[0].Balance)
+}

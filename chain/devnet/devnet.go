@@ -1,0 +1,280 @@
+// Package devnet runs walletgate's embedded dev chain: an in-process
+// go-ethereum node (chain id 1337) whose simulated beacon mines a block as soon
+// as a transaction arrives, with a funded dev account and the test tokens
+// deployed from their compiled bytecode.
+//
+// It is the engine behind `walletgate --dev`, `walletgate demo` and
+// `walletgate devnet`, and what every integration test runs against: real
+// bytecode, real receipts, real reverts. It opens no socket unless asked for
+// JSON-RPC over HTTP, and then only on the loopback address it is given.
+package devnet
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"math/big"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ethereum/go-ethereum/accounts/abi"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/eth"
+	"github.com/ethereum/go-ethereum/eth/catalyst"
+	"github.com/ethereum/go-ethereum/eth/ethconfig"
+	"github.com/ethereum/go-ethereum/eth/filters"
+	"github.com/ethereum/go-ethereum/ethclient"
+	"github.com/ethereum/go-ethereum/node"
+	"github.com/ethereum/go-ethereum/p2p"
+	"github.com/ethereum/go-ethereum/params"
+	"github.com/ethereum/go-ethereum/rpc"
+
+	"github.com/walletgate/walletgate/signer"
+	"github.com/walletgate/walletgate/testdata"
+)
+
+// ChainID is the dev chain's id.
+const ChainID = 1337
+
+// Ether is 10^18 wei.
+var Ether = new(big.Int).Exp(big.NewInt(10), big.NewInt(18), nil)
+
+// Initial holdings of the dev account.
+var (
+	DevETH  = new(big.Int).Mul(big.NewInt(10_000), Ether)
+	DevUSDT = new(big.Int).Mul(big.NewInt(1_000_000), big.NewInt(1_000_000)) // 1,000,000 USDT, 6 decimals
+	DevDAI  = new(big.Int).Mul(big.NewInt(1_000_000), Ether)                 // 1,000,000 DAI, 18 decimals
+	feeCap  = new(big.Int).Mul(big.NewInt(20), big.NewInt(params.GWei))      // deploy fee cap
+	tipCap  = big.NewInt(params.GWei)                                        // deploy tip
+)
+
+// Contracts are the addresses of what the dev chain deploys at start. They
+// are CREATE addresses of the dev account at fixed nonces, so they are the same
+// on every start (policy's known-token table lists them).
+type Contracts struct {
+	USDT common.Address // TetherLike: 6 decimals, mainnet-USDT quirks
+	DAI  common.Address // TestToken: 18 decimals, standard
+}
+
+// Options configure a dev chain.
+type Options struct {
+	// HTTPAddr, when set, serves JSON-RPC over HTTP on this loopback
+	// host:port ("127.0.0.1:0" picks a free port).
+	HTTPAddr string
+}
+
+// Devnet is a running dev chain. Close stops it.
+type Devnet struct {
+	stack     *node.Node
+	backend   *eth.Ethereum
+	beacon    *catalyst.SimulatedBeacon
+	client    *ethclient.Client
+	Contracts Contracts
+}
+
+// Start boots the chain, deploys the test tokens and returns when they are
+// mined.
+func Start(ctx context.Context, opts Options) (*Devnet, error) {
+	nodeConf := node.DefaultConfig
+	nodeConf.DataDir = "" // in memory
+	nodeConf.IPCPath = ""
+	nodeConf.P2P = p2p.Config{NoDiscovery: true, MaxPeers: 0, ListenAddr: ""}
+	nodeConf.HTTPHost = ""
+	nodeConf.WSHost = ""
+	nodeConf.AuthPort = 0
+	if opts.HTTPAddr != "" {
+		host, port, err := loopback(opts.HTTPAddr)
+		if err != nil {
+			return nil, err
+		}
+		nodeConf.HTTPHost, nodeConf.HTTPPort = host, port
+		nodeConf.HTTPModules = []string{"eth", "net", "web3"}
+		nodeConf.HTTPVirtualHosts = []string{"localhost", "127.0.0.1"}
+	}
+
+	alloc := core.SystemContractAllocs()
+	maps.Copy(alloc, types.GenesisAlloc{signer.DevAddress: {Balance: DevETH}})
+	ethConf := ethconfig.Defaults
+	ethConf.Genesis = &core.Genesis{
+		Config:   params.AllDevChainProtocolChanges,
+		GasLimit: ethconfig.Defaults.Miner.GasCeil,
+		Alloc:    alloc,
+	}
+	ethConf.SyncMode = ethconfig.FullSync
+	ethConf.TxPool.NoLocals = true
+
+	stack, err := node.New(&nodeConf)
+	if err != nil {
+		return nil, fmt.Errorf("dev chain: new node: %w", err)
+	}
+	backend, err := eth.New(stack, &ethConf)
+	if err != nil {
+		stack.Close()
+		return nil, fmt.Errorf("dev chain: eth service: %w", err)
+	}
+	stack.RegisterAPIs([]rpc.API{{
+		Namespace: "eth",
+		Service:   filters.NewFilterAPI(filters.NewFilterSystem(backend.APIBackend, filters.Config{})),
+	}})
+	// Period 0: a block is sealed whenever transactions arrive.
+	beacon, err := catalyst.NewSimulatedBeacon(0, common.Address{}, backend)
+	if err != nil {
+		stack.Close()
+		return nil, fmt.Errorf("dev chain: simulated beacon: %w", err)
+	}
+	catalyst.RegisterSimulatedBeaconAPIs(stack, beacon)
+	stack.RegisterLifecycle(beacon)
+	if err := stack.Start(); err != nil {
+		stack.Close()
+		return nil, fmt.Errorf("dev chain: start: %w", err)
+	}
+	d := &Devnet{stack: stack, backend: backend, beacon: beacon, client: ethclient.NewClient(stack.Attach())}
+	if err := d.deploy(ctx); err != nil {
+		d.Close()
+		return nil, err
+	}
+	return d, nil
+}
+
+// loopback splits a host:port and refuses anything but a loopback address.
+func loopback(addr string) (string, int, error) {
+	host, portStr, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", 0, fmt.Errorf("dev chain: --http %q: expected 127.0.0.1:PORT", addr)
+	}
+	ip := net.ParseIP(host)
+	if host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return "", 0, fmt.Errorf("dev chain: --http %q: only loopback addresses (127.0.0.1, ::1) are served", addr)
+	}
+	port, err := strconv.Atoi(portStr)
+	if err != nil || port < 0 || port > 65535 {
+		return "", 0, fmt.Errorf("dev chain: --http %q: bad port", addr)
+	}
+	return host, port, nil
+}
+
+// deploy deploys the test tokens from the dev account at nonces 0 and 1.
+func (d *Devnet) deploy(ctx context.Context) error {
+	usdt, err := d.Deploy(ctx, "TetherLike", DevUSDT)
+	if err != nil {
+		return err
+	}
+	dai, err := d.Deploy(ctx, "TestToken", "Dai Stablecoin (walletgate dev)", "DAI", uint8(18), DevDAI)
+	if err != nil {
+		return err
+	}
+	d.Contracts = Contracts{USDT: usdt, DAI: dai}
+	return nil
+}
+
+// Deploy deploys a compiled test contract from the dev account with the
+// given constructor arguments and waits for it to be mined.
+func (d *Devnet) Deploy(ctx context.Context, name string, args ...any) (common.Address, error) {
+	abiJSON, code, err := testdata.Contract(name)
+	if err != nil {
+		return common.Address{}, fmt.Errorf("dev chain: %w", err)
+	}
+	parsed, err := abi.JSON(strings.NewReader(abiJSON))
+	if err != nil {
+		return common.Address{}, fmt.Errorf("dev chain: %s abi: %w", name, err)
+	}
+	ctor, err := parsed.Pack("", args...)
+	if err != nil {
+		return common.Address{}, fmt.Errorf("dev chain: %s constructor: %w", name, err)
+	}
+	rcpt, err := d.SendAsDev(ctx, nil, nil, append(append([]byte{}, code...), ctor...), 5_000_000)
+	if err != nil {
+		return common.Address{}, fmt.Errorf("dev chain: deploy %s: %w", name, err)
+	}
+	return rcpt.ContractAddress, nil
+}
+
+// SendAsDev signs a transaction from the dev account (to == nil deploys),
+// sends it and waits for its receipt. A reverted transaction is an error.
+// It is a test and set-up helper, not walletgate's write path.
+func (d *Devnet) SendAsDev(ctx context.Context, to *common.Address, value *big.Int, data []byte, gas uint64) (*types.Receipt, error) {
+	return d.SendAs(ctx, signer.Dev(), to, value, data, gas)
+}
+
+// SendAs is SendAsDev for any signer.
+func (d *Devnet) SendAs(ctx context.Context, s signer.Signer, to *common.Address, value *big.Int, data []byte, gas uint64) (*types.Receipt, error) {
+	nonce, err := d.client.PendingNonceAt(ctx, s.Address())
+	if err != nil {
+		return nil, err
+	}
+	if value == nil {
+		value = new(big.Int)
+	}
+	tx := types.NewTx(&types.DynamicFeeTx{
+		ChainID:   big.NewInt(ChainID),
+		Nonce:     nonce,
+		GasTipCap: tipCap,
+		GasFeeCap: feeCap,
+		Gas:       gas,
+		To:        to,
+		Value:     value,
+		Data:      data,
+	})
+	signed, err := s.SignTx(tx, big.NewInt(ChainID))
+	if err != nil {
+		return nil, err
+	}
+	if err := d.client.SendTransaction(ctx, signed); err != nil {
+		return nil, err
+	}
+	rcpt, err := d.WaitReceipt(ctx, signed.Hash())
+	if err != nil {
+		return nil, err
+	}
+	if rcpt.Status != types.ReceiptStatusSuccessful {
+		return rcpt, fmt.Errorf("transaction %s reverted", signed.Hash().Hex())
+	}
+	return rcpt, nil
+}
+
+// WaitReceipt polls for a receipt until ctx ends or 10 s pass.
+func (d *Devnet) WaitReceipt(ctx context.Context, hash common.Hash) (*types.Receipt, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	for {
+		rcpt, err := d.client.TransactionReceipt(ctx, hash)
+		if err == nil {
+			return rcpt, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("receipt of %s: %w (last: %v)", hash.Hex(), ctx.Err(), err)
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
+
+// RPC returns a new in-process RPC client for the chain.
+func (d *Devnet) RPC() *rpc.Client { return d.stack.Attach() }
+
+// Client is an ethclient over the in-process connection, for tests.
+func (d *Devnet) Client() *ethclient.Client { return d.client }
+
+// HTTPURL is the JSON-RPC URL when HTTPAddr was set, else "".
+func (d *Devnet) HTTPURL() string {
+	if d.stack.Config().HTTPHost == "" {
+		return ""
+	}
+	return d.stack.HTTPEndpoint()
+}
+
+// AdjustTime moves the chain's clock forward by sealing an empty block that
+// much later. Only valid when no transaction is pending.
+func (d *Devnet) AdjustTime(by time.Duration) error { return d.beacon.AdjustTime(by) }
+
+// Close stops the chain.
+func (d *Devnet) Close() error {
+	if d.client != nil {
+		d.client.Close()
+	}
+	return d.stack.Close()
+}

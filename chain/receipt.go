@@ -1,0 +1,125 @@
+package chain
+
+import (
+	"context"
+	"encoding/json"
+	"math/big"
+	"strings"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/rpc"
+)
+
+// TxInfo is what the node knows of one transaction.
+type TxInfo struct {
+	Hash  common.Hash
+	Found bool // the node knows the transaction (mined or pending)
+	Mined bool // a receipt exists
+
+	From  common.Address
+	To    *common.Address // nil for a contract creation
+	Value *big.Int
+	Nonce uint64
+
+	Status            uint64 // 1 success, 0 reverted; valid when Mined
+	Block             uint64
+	BlockHash         common.Hash
+	Confirmations     uint64 // head - block + 1; valid when Mined
+	GasUsed           uint64
+	EffectiveGasPrice *big.Int
+	Transfers         []Transfer
+}
+
+// Fee is the fee the transaction paid (gas used × effective price).
+func (t *TxInfo) Fee() *big.Int {
+	if t.EffectiveGasPrice == nil {
+		return new(big.Int)
+	}
+	return new(big.Int).Mul(new(big.Int).SetUint64(t.GasUsed), t.EffectiveGasPrice)
+}
+
+type txJSON struct {
+	From        common.Address  `json:"from"`
+	To          *common.Address `json:"to"`
+	Value       *hexutil.Big    `json:"value"`
+	Nonce       hexutil.Uint64  `json:"nonce"`
+	BlockNumber *hexutil.Big    `json:"blockNumber"`
+}
+
+type receiptJSON struct {
+	Status            hexutil.Uint64 `json:"status"`
+	BlockNumber       hexutil.Uint64 `json:"blockNumber"`
+	BlockHash         common.Hash    `json:"blockHash"`
+	GasUsed           hexutil.Uint64 `json:"gasUsed"`
+	EffectiveGasPrice *hexutil.Big   `json:"effectiveGasPrice"`
+	Logs              []logJSON      `json:"logs"`
+}
+
+// Transaction looks a transaction up: the transaction, its receipt and the
+// head block number in one batched round trip.
+func (c *Client) Transaction(ctx context.Context, hash common.Hash) (*TxInfo, error) {
+	var (
+		rawTx, rawRcpt json.RawMessage
+		head           hexutil.Uint64
+	)
+	elems := []rpc.BatchElem{
+		{Method: "eth_getTransactionByHash", Args: []any{hash}, Result: &rawTx},
+		{Method: "eth_getTransactionReceipt", Args: []any{hash}, Result: &rawRcpt},
+		{Method: "eth_blockNumber", Result: &head},
+	}
+	if err := c.batch(ctx, elems); err != nil {
+		return nil, err
+	}
+	if elems[0].Error != nil {
+		return nil, elems[0].Error
+	}
+	if elems[2].Error != nil {
+		return nil, elems[2].Error
+	}
+	info := &TxInfo{Hash: hash}
+	if isNull(rawTx) {
+		return info, nil
+	}
+	var tx txJSON
+	if err := json.Unmarshal(rawTx, &tx); err != nil {
+		return nil, &Error{Host: c.Host(), Method: "eth_getTransactionByHash", Code: -1, Message: "malformed transaction: " + err.Error()}
+	}
+	info.Found = true
+	info.From, info.To, info.Nonce = tx.From, tx.To, uint64(tx.Nonce)
+	info.Value = new(big.Int)
+	if tx.Value != nil {
+		info.Value = tx.Value.ToInt()
+	}
+	if err := elems[1].Error; err != nil {
+		// go-ethereum answers this while its index catches up: "not yet".
+		if strings.Contains(err.Error(), "transaction indexing is in progress") {
+			return info, nil
+		}
+		return nil, err
+	}
+	if isNull(rawRcpt) {
+		return info, nil
+	}
+	var r receiptJSON
+	if err := json.Unmarshal(rawRcpt, &r); err != nil {
+		return nil, &Error{Host: c.Host(), Method: "eth_getTransactionReceipt", Code: -1, Message: "malformed receipt: " + err.Error()}
+	}
+	info.Mined = true
+	info.Status = uint64(r.Status)
+	info.Block = uint64(r.BlockNumber)
+	info.BlockHash = r.BlockHash
+	info.GasUsed = uint64(r.GasUsed)
+	if r.EffectiveGasPrice != nil {
+		info.EffectiveGasPrice = r.EffectiveGasPrice.ToInt()
+	}
+	if uint64(head) >= info.Block {
+		info.Confirmations = uint64(head) - info.Block + 1
+	}
+	info.Transfers = decodeTransfers(r.Logs)
+	return info, nil
+}
+
+func isNull(raw json.RawMessage) bool {
+	return len(raw) == 0 || string(raw) == "null"
+}
