@@ -1,0 +1,474 @@
+package policy
+
+// Configuration rules. Load reads only WALLETGATE_* entries of the environment
+// list it is given. A name with that prefix (in any letter case) that is not in
+// Variables is refused, so a typo cannot silently drop a cap. An empty value
+// counts as unset. Checks run in a fixed order and the first problem is
+// returned: unknown or repeated names (sorted), then each variable in
+// Variables order, then the rules that tie variables together (key sources,
+// watch-only address). Every error is a *ConfigError whose message names the
+// variable, shows the received value made safe to print (RPC URLs reduced to
+// scheme://host[:port]), and states the expected form.
+
+import (
+	"fmt"
+	"log/slog"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+)
+
+// EnvPrefix is the prefix of every walletgate environment variable.
+const EnvPrefix = "WALLETGATE_"
+
+// The environment variable names.
+const (
+	EnvRPC                 = "WALLETGATE_RPC"
+	EnvChainID             = "WALLETGATE_CHAIN_ID"
+	EnvKeystore            = "WALLETGATE_KEYSTORE"
+	EnvPasswordFile        = "WALLETGATE_PASSWORD_FILE"
+	EnvKeyFile             = "WALLETGATE_KEY_FILE"
+	EnvAddress             = "WALLETGATE_ADDRESS"
+	EnvCapPerTx            = "WALLETGATE_CAP_PER_TX"
+	EnvCapPerSession       = "WALLETGATE_CAP_PER_SESSION"
+	EnvCapPerDay           = "WALLETGATE_CAP_PER_DAY"
+	EnvAllowMainnet        = "WALLETGATE_ALLOW_MAINNET"
+	EnvAllowUncappedTokens = "WALLETGATE_ALLOW_UNCAPPED_TOKENS"
+	EnvAllowTo             = "WALLETGATE_ALLOW_TO"
+	EnvTools               = "WALLETGATE_TOOLS"
+	EnvConfirm             = "WALLETGATE_CONFIRM"
+	EnvConfirmTTL          = "WALLETGATE_CONFIRM_TTL"
+	EnvStateDir            = "WALLETGATE_STATE_DIR"
+	EnvLog                 = "WALLETGATE_LOG"
+	EnvReceiptTimeout      = "WALLETGATE_RECEIPT_TIMEOUT"
+	EnvConfirmations       = "WALLETGATE_CONFIRMATIONS"
+)
+
+// Variable documents one environment variable for --help and the README.
+type Variable struct {
+	Name    string
+	Meaning string
+	Default string
+}
+
+// Variables lists every environment variable walletgate reads, in the order
+// Load checks them. It is the single list: Load refuses any WALLETGATE_* name
+// not in it, and a test checks that Load handles each one.
+var Variables = []Variable{
+	{EnvRPC, "node URL(s), comma-separated fallbacks that must serve the same chain; http, https, ws or wss", "not set"},
+	{EnvChainID, "expected chain id (decimal); the node must report the same", "not set"},
+	{EnvKeystore, "path of a go-ethereum keystore file holding the signing key", "not set"},
+	{EnvPasswordFile, "path of a file holding the keystore password; required with WALLETGATE_KEYSTORE", "not set"},
+	{EnvKeyFile, "path of a file holding a hex private key; instead of WALLETGATE_KEYSTORE", "not set"},
+	{EnvAddress, "watch-only wallet address (0x + 40 hex digits) when no key is configured", "not set"},
+	{EnvCapPerTx, "per-transaction caps, like ETH=0.01,USDC=25,0xdAC1…=25", "no caps"},
+	{EnvCapPerSession, "per-session (process lifetime) caps, same form", "no caps"},
+	{EnvCapPerDay, "per rolling 24 hours caps, same form; persisted across restarts", "no caps"},
+	{EnvAllowMainnet, "true to allow write tools on a value-bearing network (unknown chains count as mainnet)", "false"},
+	{EnvAllowUncappedTokens, "true to allow sending tokens that have no cap configured", "false"},
+	{EnvAllowTo, "comma-separated recipient addresses; when set, writes may only go to these", "any recipient"},
+	{EnvTools, "all, or read to list only the read tools", "all with a key, read without"},
+	{EnvConfirm, "confirmation mode: token, human or elicit", "token"},
+	{EnvConfirmTTL, "lifetime of a confirmation token, a Go duration between 10s and 1h", "5m"},
+	{EnvStateDir, "directory of the spend journal and audit log", "under the user's state directory"},
+	{EnvLog, "stderr log level: debug, info, warn or error", "info"},
+	{EnvReceiptTimeout, "how long to wait for a sent transaction's receipt, a Go duration between 1s and 30m", "60s"},
+	{EnvConfirmations, "blocks a transaction must have (including its own) to count as included, 1 to 64", "1"},
+}
+
+// Bounds and defaults of the typed variables.
+const (
+	DefaultConfirm        = "token"
+	DefaultConfirmTTL     = 5 * time.Minute
+	MinConfirmTTL         = 10 * time.Second
+	MaxConfirmTTL         = time.Hour
+	DefaultReceiptTimeout = 60 * time.Second
+	MinReceiptTimeout     = time.Second
+	MaxReceiptTimeout     = 30 * time.Minute
+	DefaultConfirmations  = 1
+	MaxConfirmations      = 64
+	// MaxRPCURLs is the most node URLs WALLETGATE_RPC may list.
+	MaxRPCURLs = 16
+	// MaxAllowTo is the most addresses WALLETGATE_ALLOW_TO may list.
+	MaxAllowTo = 256
+)
+
+// Config is walletgate's validated configuration. Its zero value is not
+// meaningful; use Load. Key material is never held here: the key fields are
+// paths.
+type Config struct {
+	RPC          []string        // node URLs, in fallback order; nil if not set
+	ChainID      uint64          // 0: not set
+	Keystore     string          // keystore file path; "" if not set
+	PasswordFile string          // keystore password file path; set iff Keystore is
+	KeyFile      string          // private key file path; never with Keystore
+	Address      *common.Address // watch-only address; never with a key
+
+	CapPerTx      []CapEntry
+	CapPerSession []CapEntry
+	CapPerDay     []CapEntry
+
+	AllowMainnet        bool
+	AllowUncappedTokens bool
+	AllowTo             []common.Address // nil: any recipient
+
+	Tools          string        // "all", "read", or "" (decided by whether a key exists)
+	Confirm        string        // "token", "human" or "elicit"
+	ConfirmTTL     time.Duration // MinConfirmTTL..MaxConfirmTTL
+	StateDir       string        // "": the caller's default
+	LogLevel       slog.Level
+	ReceiptTimeout time.Duration // MinReceiptTimeout..MaxReceiptTimeout
+	Confirmations  uint64        // 1..MaxConfirmations
+}
+
+// ConfigError reports a configuration variable that was refused. Var is the
+// variable's name; Value is the received value made safe to print (escaped,
+// truncated, RPC URLs redacted to scheme://host[:port]), or empty when the
+// variable is unset or its value is withheld (the value of an unknown variable
+// might be a secret); Expected states the expected form and, in parentheses,
+// what was wrong.
+type ConfigError struct {
+	Var      string
+	Value    string
+	Expected string
+}
+
+// Error returns `VAR="value": expected …`, or `VAR: expected …` without a
+// value.
+func (e *ConfigError) Error() string {
+	if e.Value == "" {
+		return e.Var + ": expected " + e.Expected
+	}
+	return e.Var + `="` + e.Value + `": expected ` + e.Expected
+}
+
+// maxValueDisplay is how many bytes of a refused value a ConfigError shows.
+const maxValueDisplay = 120
+
+func configError(name, value, expected string) *ConfigError {
+	return &ConfigError{Var: name, Value: display(value, maxValueDisplay), Expected: expected}
+}
+
+// Load builds a Config from environ, a list of "NAME=VALUE" entries as
+// os.Environ returns them. It reads nothing else. Errors are *ConfigError.
+func Load(environ []string) (Config, error) {
+	cfg := Config{
+		Confirm:        DefaultConfirm,
+		ConfirmTTL:     DefaultConfirmTTL,
+		LogLevel:       slog.LevelInfo,
+		ReceiptTimeout: DefaultReceiptTimeout,
+		Confirmations:  DefaultConfirmations,
+	}
+	env, err := collectEnv(environ)
+	if err != nil {
+		return Config{}, err
+	}
+	for _, v := range Variables {
+		value := env[v.Name]
+		if value == "" {
+			continue
+		}
+		if err := cfg.set(v.Name, value); err != nil {
+			return Config{}, err
+		}
+	}
+	if err := cfg.checkKeySources(); err != nil {
+		return Config{}, err
+	}
+	return cfg, nil
+}
+
+// collectEnv returns the WALLETGATE_* entries of environ by name, refusing
+// unknown names, names in the wrong letter case, and names given twice.
+func collectEnv(environ []string) (map[string]string, error) {
+	known := make(map[string]bool, len(Variables))
+	for _, v := range Variables {
+		known[v.Name] = true
+	}
+	env := make(map[string]string)
+	var unknown, repeated []string
+	for _, entry := range environ {
+		name, value, _ := strings.Cut(entry, "=")
+		if !strings.HasPrefix(asciiUpper(name), EnvPrefix) {
+			continue
+		}
+		if !known[name] {
+			unknown = append(unknown, name)
+			continue
+		}
+		if _, dup := env[name]; dup {
+			repeated = append(repeated, name)
+			continue
+		}
+		env[name] = value
+	}
+	if len(unknown) > 0 {
+		slices.Sort(unknown)
+		return nil, unknownVariableError(unknown[0])
+	}
+	if len(repeated) > 0 {
+		slices.Sort(repeated)
+		return nil, &ConfigError{Var: repeated[0], Expected: "to be set once; it appears more than once in the environment, so which value applies is ambiguous"}
+	}
+	return env, nil
+}
+
+// unknownVariableError refuses a WALLETGATE_* name that is not in Variables,
+// suggesting the closest known name. The value is withheld.
+func unknownVariableError(name string) *ConfigError {
+	e := &ConfigError{Var: display(name, maxDisplay)}
+	if upper := asciiUpper(name); upper != name && slices.ContainsFunc(Variables, func(v Variable) bool { return v.Name == upper }) {
+		e.Expected = "an upper-case variable name (write " + upper + ")"
+		return e
+	}
+	e.Expected = "one of the variables walletgate --help lists (this name is unknown"
+	if s := closestVariable(name); s != "" {
+		e.Expected += "; did you mean " + s + "?"
+	}
+	e.Expected += ")"
+	return e
+}
+
+// closestVariable returns the known name within edit distance 3 of name that
+// is closest (first in Variables order on a tie), or "".
+func closestVariable(name string) string {
+	best, bestDist := "", 4
+	upper := asciiUpper(name)
+	for _, v := range Variables {
+		if d := editDistance(upper, v.Name); d < bestDist {
+			best, bestDist = v.Name, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b, by bytes. Long
+// inputs are cut to keep it cheap: a name that long is no near miss anyway.
+func editDistance(a, b string) int {
+	const limit = 64
+	if len(a) > limit {
+		a = a[:limit]
+	}
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// set parses one non-empty variable into c.
+func (c *Config) set(name, value string) *ConfigError {
+	switch name {
+	case EnvRPC:
+		urls, err := parseRPCList(value)
+		if err != nil {
+			return err
+		}
+		c.RPC = urls
+	case EnvChainID:
+		id, ok := parseDecimalUint(value)
+		if !ok || id == 0 {
+			return configError(name, value, "a decimal chain id greater than 0, like 1 for Ethereum mainnet or 11155111 for Sepolia")
+		}
+		c.ChainID = id
+	case EnvKeystore, EnvPasswordFile, EnvKeyFile, EnvStateDir:
+		if err := checkPath(name, value); err != nil {
+			return err
+		}
+		switch name {
+		case EnvKeystore:
+			c.Keystore = value
+		case EnvPasswordFile:
+			c.PasswordFile = value
+		case EnvKeyFile:
+			c.KeyFile = value
+		case EnvStateDir:
+			c.StateDir = value
+		}
+	case EnvAddress:
+		a, err := ParseAddress(value)
+		if err != nil {
+			return configError(name, value, "an address, 0x followed by 40 hex digits ("+err.(*AddressError).Reason+")")
+		}
+		c.Address = &a
+	case EnvCapPerTx, EnvCapPerSession, EnvCapPerDay:
+		entries, err := ParseCapList(value)
+		if err != nil {
+			return configError(name, value, "a cap list of ASSET=AMOUNT items, like ETH=0.01,USDC=25,0xdAC17F958D2ee523a2206206994597C13D831ec7=25 ("+err.Error()+")")
+		}
+		switch name {
+		case EnvCapPerTx:
+			c.CapPerTx = entries
+		case EnvCapPerSession:
+			c.CapPerSession = entries
+		case EnvCapPerDay:
+			c.CapPerDay = entries
+		}
+	case EnvAllowMainnet, EnvAllowUncappedTokens:
+		var b bool
+		switch {
+		case asciiEqualFold(value, "true"):
+			b = true
+		case asciiEqualFold(value, "false"):
+			b = false
+		default:
+			return configError(name, value, "true or false")
+		}
+		if name == EnvAllowMainnet {
+			c.AllowMainnet = b
+		} else {
+			c.AllowUncappedTokens = b
+		}
+	case EnvAllowTo:
+		list, err := parseAllowTo(value)
+		if err != nil {
+			return err
+		}
+		c.AllowTo = list
+	case EnvTools:
+		v, ok := oneOf(value, "all", "read")
+		if !ok {
+			return configError(name, value, "all or read")
+		}
+		c.Tools = v
+	case EnvConfirm:
+		v, ok := oneOf(value, "token", "human", "elicit")
+		if !ok {
+			return configError(name, value, "token, human or elicit")
+		}
+		c.Confirm = v
+	case EnvConfirmTTL:
+		d, ok := parseDurationIn(value, MinConfirmTTL, MaxConfirmTTL)
+		if !ok {
+			return configError(name, value, "a Go duration between 10s and 1h, like 5m")
+		}
+		c.ConfirmTTL = d
+	case EnvLog:
+		levels := map[string]slog.Level{"debug": slog.LevelDebug, "info": slog.LevelInfo, "warn": slog.LevelWarn, "error": slog.LevelError}
+		v, ok := oneOf(value, "debug", "info", "warn", "error")
+		if !ok {
+			return configError(name, value, "debug, info, warn or error")
+		}
+		c.LogLevel = levels[v]
+	case EnvReceiptTimeout:
+		d, ok := parseDurationIn(value, MinReceiptTimeout, MaxReceiptTimeout)
+		if !ok {
+			return configError(name, value, "a Go duration between 1s and 30m, like 60s")
+		}
+		c.ReceiptTimeout = d
+	case EnvConfirmations:
+		n, ok := parseDecimalUint(value)
+		if !ok || n < 1 || n > MaxConfirmations {
+			return configError(name, value, "a whole number of blocks from 1 to 64, like 1")
+		}
+		c.Confirmations = n
+	default:
+		// Unreachable while set handles every entry of Variables; the tests
+		// check that it does.
+		return &ConfigError{Var: name, Expected: "a variable this version of walletgate can read (internal error: no rule for it)"}
+	}
+	return nil
+}
+
+// checkKeySources enforces the rules between the key variables: a keystore
+// needs a password file and vice versa, a key file excludes a keystore, and a
+// watch-only address excludes any key.
+func (c *Config) checkKeySources() *ConfigError {
+	switch {
+	case c.Keystore != "" && c.KeyFile != "":
+		return configError(EnvKeyFile, c.KeyFile, "to be unset when WALLETGATE_KEYSTORE is set: give one key source, a keystore with its password file or a key file")
+	case c.Keystore != "" && c.PasswordFile == "":
+		return &ConfigError{Var: EnvPasswordFile, Expected: "the path of a file holding the keystore password, because WALLETGATE_KEYSTORE is set"}
+	case c.PasswordFile != "" && c.Keystore == "":
+		return configError(EnvPasswordFile, c.PasswordFile, "to be set only together with WALLETGATE_KEYSTORE, the keystore file this password unlocks")
+	case c.Address != nil && (c.Keystore != "" || c.KeyFile != ""):
+		return configError(EnvAddress, c.Address.Hex(), "to be unset when a key is configured (WALLETGATE_KEYSTORE or WALLETGATE_KEY_FILE): the key determines the address, so giving both is ambiguous")
+	}
+	return nil
+}
+
+// parseAllowTo parses WALLETGATE_ALLOW_TO: comma-separated recipients, no
+// empty items, no repeats, no zero address.
+func parseAllowTo(value string) ([]common.Address, *ConfigError) {
+	const expected = "comma-separated recipient addresses, each 0x followed by 40 hex digits"
+	items := strings.Split(value, ",")
+	if len(items) > MaxAllowTo {
+		return nil, configError(EnvAllowTo, value, fmt.Sprintf("%s (at most %d; got %d)", expected, MaxAllowTo, len(items)))
+	}
+	list := make([]common.Address, 0, len(items))
+	for i, raw := range items {
+		item := trimSpaceTab(raw)
+		if item == "" {
+			return nil, configError(EnvAllowTo, value, fmt.Sprintf("%s (item %d is empty)", expected, i+1))
+		}
+		a, err := ParseRecipient(item)
+		if err != nil {
+			return nil, configError(EnvAllowTo, value, fmt.Sprintf("%s (item %d: %s)", expected, i+1, err.Error()))
+		}
+		if slices.Contains(list, a) {
+			return nil, configError(EnvAllowTo, value, fmt.Sprintf("%s (item %d repeats %s)", expected, i+1, a.Hex()))
+		}
+		list = append(list, a)
+	}
+	return list, nil
+}
+
+// checkPath refuses a path containing control characters (a pasted newline,
+// for instance). Paths are otherwise taken as given; whether they exist is for
+// the caller to find out.
+func checkPath(name, value string) *ConfigError {
+	for i := 0; i < len(value); i++ {
+		if c := value[i]; c < ' ' || c == 0x7f {
+			return configError(name, value, "a file system path without control characters")
+		}
+	}
+	return nil
+}
+
+// parseDecimalUint parses ASCII decimal digits only (no sign, no 0x, no
+// underscores) into a uint64.
+func parseDecimalUint(s string) (uint64, bool) {
+	if s == "" || len(s) > 20 || !onlyBytes(s, "0123456789") {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(s, 10, 64)
+	return n, err == nil
+}
+
+// parseDurationIn parses a Go duration and requires lo ≤ d ≤ hi.
+func parseDurationIn(s string, lo, hi time.Duration) (time.Duration, bool) {
+	if len(s) > 32 {
+		return 0, false
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < lo || d > hi {
+		return 0, false
+	}
+	return d, true
+}
+
+// oneOf matches s against lower-case choices ignoring ASCII case and returns
+// the matching choice.
+func oneOf(s string, choices ...string) (string, bool) {
+	for _, c := range choices {
+		if asciiEqualFold(s, c) {
+			return c, true
+		}
+	}
+	return "", false
+}

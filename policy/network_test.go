@@ -1,0 +1,92 @@
+package policy
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestLookupNetwork(t *testing.T) {
+	tests := []struct {
+		name    string
+		chainID uint64
+		want    string
+		kind    Kind
+		uniswap bool
+	}{
+		{"ethereum", 1, "Ethereum mainnet", Mainnet, true},
+		{"optimism", 10, "OP Mainnet", Mainnet, false},
+		{"polygon", 137, "Polygon PoS", Mainnet, false},
+		{"base", 8453, "Base", Mainnet, true},
+		{"arbitrum", 42161, "Arbitrum One", Mainnet, false},
+		{"sepolia", 11155111, "Sepolia", Testnet, true},
+		{"holesky", 17000, "Holesky", Testnet, false},
+		{"hoodi", 560048, "Hoodi", Testnet, false},
+		{"base sepolia", 84532, "Base Sepolia", Testnet, true},
+		{"walletgate dev", 1337, "walletgate dev chain", Dev, false},
+		{"hardhat/anvil", 31337, "Hardhat/Anvil local chain", Dev, false},
+		{"unknown is mainnet", 999999, "unknown chain 999999", Mainnet, false},
+		{"zero is unknown", 0, "unknown chain 0", Mainnet, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			n := LookupNetwork(tc.chainID)
+			require.Equal(t, tc.chainID, n.ChainID)
+			require.Equal(t, tc.want, n.Name)
+			require.Equal(t, tc.kind, n.Kind)
+			require.Equal(t, tc.uniswap, n.Uniswap != nil)
+			require.Equal(t, tc.kind == Mainnet, n.ValueBearing())
+		})
+	}
+}
+
+func TestKindMarkerAndValueBearing(t *testing.T) {
+	tests := []struct {
+		kind         Kind
+		marker       string
+		valueBearing bool
+	}{
+		{Mainnet, "MAINNET (real funds)", true},
+		{Testnet, "testnet", false},
+		{Dev, "local dev chain", false},
+		{"", "MAINNET (real funds)", true},        // zero value fails closed
+		{"staging", "MAINNET (real funds)", true}, // unknown kind fails closed
+	}
+	for _, tc := range tests {
+		t.Run(string(tc.kind), func(t *testing.T) {
+			require.Equal(t, tc.marker, tc.kind.Marker())
+			require.Equal(t, tc.valueBearing, tc.kind.ValueBearing())
+		})
+	}
+}
+
+func TestNetworkTable(t *testing.T) {
+	seen := map[uint64]bool{}
+	for _, n := range KnownNetworks() {
+		require.False(t, seen[n.ChainID], "chain %d listed twice", n.ChainID)
+		seen[n.ChainID] = true
+		if u := n.Uniswap; u != nil {
+			require.NotZero(t, u.Factory, "%s factory", n.Name)
+			require.NotZero(t, u.QuoterV2, "%s QuoterV2", n.Name)
+			require.NotZero(t, u.SwapRouter02, "%s SwapRouter02", n.Name)
+		}
+	}
+	// The brief's mainnet numbers, as given.
+	u := LookupNetwork(1).Uniswap
+	require.Equal(t, "0x61fFE014bA17989E743c5F6cB21bF9697530B21e", u.QuoterV2.Hex())
+	require.Equal(t, "0x1F98431c8aD98523631AE4a59f267346ea31F984", u.Factory.Hex())
+	require.Equal(t, "0x68b3465833fb72A70ecDF485E0e4C7bD8665Fc45", u.SwapRouter02.Hex())
+}
+
+func TestLookupNetworkReturnsCopy(t *testing.T) {
+	n := LookupNetwork(1)
+	n.Uniswap.QuoterV2[0] ^= 0xff
+	n.Name = "changed"
+	again := LookupNetwork(1)
+	require.Equal(t, "0x61fFE014bA17989E743c5F6cB21bF9697530B21e", again.Uniswap.QuoterV2.Hex())
+	require.Equal(t, "Ethereum mainnet", again.Name)
+
+	all := KnownNetworks()
+	all[0].Uniswap.Factory[0] ^= 0xff
+	require.Equal(t, "0x1F98431c8aD98523631AE4a59f267346ea31F984", LookupNetwork(1).Uniswap.Factory.Hex())
+}
