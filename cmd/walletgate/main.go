@@ -1,0 +1,116 @@
+// Command walletgate is an MCP server that lets an AI assistant read and move
+// funds on an EVM chain inside limits its operator sets.
+//
+// This file only parses the command line and dispatches; serve.go wires the
+// server, devnet.go and demo.go run the embedded dev chain.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+	"strings"
+
+	"github.com/walletgate/walletgate/policy"
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = ""
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// exitUsage is the exit code for a bad command line or configuration.
+const exitUsage = 2
+
+func run(argv []string, stdout, stderr io.Writer) int {
+	cmd := "serve"
+	if len(argv) > 0 && !strings.HasPrefix(argv[0], "-") {
+		cmd, argv = argv[0], argv[1:]
+	}
+	var err error
+	switch cmd {
+	case "serve":
+		err = cmdServe(argv, stderr)
+	case "devnet":
+		err = cmdDevnet(argv, stdout, stderr)
+	case "demo":
+		err = cmdDemo(argv, stdout, stderr)
+	case "version":
+		fmt.Fprintln(stdout, "walletgate", versionString())
+		return 0
+	case "help":
+		usage(stdout)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "walletgate: unknown command %q\n", cmd)
+		usage(stderr)
+		return exitUsage
+	}
+	if errors.Is(err, errHelp) {
+		usage(stdout)
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "walletgate: %v\n", err)
+		var ue *usageError
+		if errors.As(err, &ue) || isConfigError(err) {
+			return exitUsage
+		}
+		return 1
+	}
+	return 0
+}
+
+// errHelp asks for the usage text.
+var errHelp = errors.New("help requested")
+
+// usageError is a bad command line or configuration; it exits with 2.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, a ...any) error { return &usageError{fmt.Sprintf(format, a...)} }
+
+func isConfigError(err error) bool {
+	var ce *policy.ConfigError
+	return errors.As(err, &ce)
+}
+
+func versionString() string {
+	if version != "" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "dev"
+}
+
+func usage(w io.Writer) {
+	fmt.Fprint(w, `walletgate — an MCP server that lets an AI assistant read and move funds on an
+EVM chain, only inside the limits its operator sets. MCP speaks JSON-RPC on
+stdout; logs go to stderr.
+
+Usage:
+  walletgate                 serve MCP over stdio on the node in WALLETGATE_RPC
+  walletgate --dev           serve MCP over stdio on an embedded dev chain (chain id 1337)
+  walletgate demo            run the server on the dev chain and show what each tool returns
+  walletgate devnet --http 127.0.0.1:PORT
+                             serve the dev chain as a JSON-RPC node on loopback and print
+                             its URL, dev account, token addresses and dev key file as JSON
+  walletgate version         print the version
+  walletgate help            this text
+
+Keys are read from files only (never from flags or variable values); files
+holding secrets must not be readable by group or others (chmod 600).
+
+Environment variables:
+`)
+	for _, v := range policy.Variables {
+		fmt.Fprintf(w, "  %s\n      %s (default: %s)\n", v.Name, v.Meaning, v.Default)
+	}
+}

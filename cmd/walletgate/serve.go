@@ -1,0 +1,165 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/walletgate/walletgate/chain"
+	"github.com/walletgate/walletgate/chain/devnet"
+	"github.com/walletgate/walletgate/policy"
+	"github.com/walletgate/walletgate/signer"
+	"github.com/walletgate/walletgate/tools"
+)
+
+// dialTimeout bounds the start-up chain id check.
+const dialTimeout = 15 * time.Second
+
+func cmdServe(argv []string, stderr io.Writer) error {
+	fs := flag.NewFlagSet("walletgate", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	dev := fs.Bool("dev", false, "serve on an embedded dev chain")
+	if err := fs.Parse(argv); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return errHelp
+		}
+		return usagef("%v (see walletgate --help)", err)
+	}
+	if fs.NArg() > 0 {
+		return usagef("unexpected argument %q (see walletgate --help)", fs.Arg(0))
+	}
+	cfg, err := policy.Load(os.Environ())
+	if err != nil {
+		return err
+	}
+	logger := newLogger(stderr, cfg.LogLevel)
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	var deps tools.Deps
+	if *dev {
+		d, c, err := startDev(ctx, cfg)
+		if err != nil {
+			return err
+		}
+		defer d.Close()
+		defer c.Close()
+		deps = tools.Deps{Chain: c, Signer: signer.Dev(), Address: signer.DevAddress}
+		logger.Info("embedded dev chain started", "chain_id", devnet.ChainID, "dev_account", signer.DevAddress.Hex(),
+			"USDT", d.Contracts.USDT.Hex(), "DAI", d.Contracts.DAI.Hex())
+	} else {
+		c, err := dialChecked(ctx, cfg)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		s, addr, err := wallet(cfg)
+		if err != nil {
+			return err
+		}
+		deps = tools.Deps{Chain: c, Signer: s, Address: addr}
+	}
+	deps.Config, deps.Logger, deps.Version = cfg, logger, versionString()
+	net := policy.LookupNetwork(deps.Chain.ChainID().Uint64())
+	logger.Info("serving MCP on stdio", "wallet", deps.Address.Hex(), "network", net.Name, "kind", string(net.Kind), "rpc", deps.Chain.Host())
+	return serveStdio(ctx, tools.NewMCPServer(deps), os.Stdin, os.Stdout, stderr)
+}
+
+// serveStdio serves MCP until stdin closes or ctx ends. stdout carries
+// JSON-RPC only; the library's own errors go to stderr.
+func serveStdio(ctx context.Context, ms *server.MCPServer, stdin io.Reader, stdout, stderr io.Writer) error {
+	ss := server.NewStdioServer(ms)
+	ss.SetErrorLogger(log.New(stderr, "walletgate: mcp: ", 0))
+	err := ss.Listen(ctx, newLineLimiter(stdin, maxMessageBytes), stdout)
+	if err != nil && !errors.Is(err, context.Canceled) {
+		return fmt.Errorf("stdio: %w", err)
+	}
+	return nil
+}
+
+// newLogger logs to stderr at the configured level.
+func newLogger(w io.Writer, level slog.Level) *slog.Logger {
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
+}
+
+// startDev starts the embedded dev chain and connects to it in-process.
+func startDev(ctx context.Context, cfg policy.Config) (*devnet.Devnet, *chain.Client, error) {
+	if len(cfg.RPC) > 0 {
+		return nil, nil, usagef("--dev runs its own chain: unset WALLETGATE_RPC, or drop --dev to use that node")
+	}
+	if cfg.ChainID != 0 && cfg.ChainID != devnet.ChainID {
+		return nil, nil, usagef("--dev runs chain id %d but WALLETGATE_CHAIN_ID is %d: unset it or set it to %d", devnet.ChainID, cfg.ChainID, devnet.ChainID)
+	}
+	if cfg.Keystore != "" || cfg.KeyFile != "" || cfg.Address != nil {
+		return nil, nil, usagef("--dev signs with the public dev key: unset WALLETGATE_KEYSTORE, WALLETGATE_KEY_FILE and WALLETGATE_ADDRESS, or drop --dev")
+	}
+	d, err := devnet.Start(ctx, devnet.Options{})
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := chain.NewFromRPC(ctx, d.RPC(), "embedded dev chain")
+	if err != nil {
+		d.Close()
+		return nil, nil, err
+	}
+	return d, c, nil
+}
+
+// dialChecked connects to the configured node and refuses a chain id other
+// than the configured one.
+func dialChecked(ctx context.Context, cfg policy.Config) (*chain.Client, error) {
+	if len(cfg.RPC) == 0 {
+		return nil, usagef("WALLETGATE_RPC is not set: set it to your node's URL (and WALLETGATE_CHAIN_ID to its chain id), or run walletgate --dev for the embedded dev chain")
+	}
+	dctx, cancel := context.WithTimeout(ctx, dialTimeout)
+	defer cancel()
+	c, err := chain.Dial(dctx, cfg.RPC)
+	if err != nil {
+		return nil, fmt.Errorf("cannot reach the node: %w", err)
+	}
+	got := c.ChainID()
+	if cfg.ChainID == 0 {
+		c.Close()
+		return nil, usagef("WALLETGATE_CHAIN_ID is not set: the node at %s reports chain id %s (%s); set WALLETGATE_CHAIN_ID=%s if that is the chain you mean",
+			c.Host(), got, policy.LookupNetwork(got.Uint64()).Name, got)
+	}
+	if !got.IsUint64() || got.Uint64() != cfg.ChainID {
+		c.Close()
+		return nil, usagef("chain id mismatch: WALLETGATE_CHAIN_ID is %d (%s) but the node at %s reports %s (%s); refusing to start. Point WALLETGATE_RPC at the right node or correct WALLETGATE_CHAIN_ID",
+			cfg.ChainID, policy.LookupNetwork(cfg.ChainID).Name, c.Host(), got, policy.LookupNetwork(got.Uint64()).Name)
+	}
+	return c, nil
+}
+
+// wallet opens the configured key source, or the watch-only address.
+func wallet(cfg policy.Config) (signer.Signer, common.Address, error) {
+	switch {
+	case cfg.Keystore != "":
+		s, err := signer.FromKeystore(cfg.Keystore, cfg.PasswordFile)
+		if err != nil {
+			return nil, common.Address{}, err
+		}
+		return s, s.Address(), nil
+	case cfg.KeyFile != "":
+		s, err := signer.FromKeyFile(cfg.KeyFile)
+		if err != nil {
+			return nil, common.Address{}, err
+		}
+		return s, s.Address(), nil
+	case cfg.Address != nil:
+		return nil, *cfg.Address, nil
+	}
+	return nil, common.Address{}, usagef("no wallet configured: set WALLETGATE_KEYSTORE and WALLETGATE_PASSWORD_FILE, or WALLETGATE_KEY_FILE, or WALLETGATE_ADDRESS for a watch-only wallet (read tools only)")
+}

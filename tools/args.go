@@ -1,0 +1,208 @@
+package tools
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// Rules of this file: tool arguments are parsed from the raw JSON the client
+// sent, never from the map encoding/json built of it, because that map has
+// already lost what must be refused: a key given twice (the last silently
+// wins), a key in another case ("TO" next to "to"), a number where a decimal
+// string is required (a float64 by then). Every argument is a string or a list
+// of strings; anything else is refused before a handler sees it.
+
+// maxArgsBytes bounds a tool call's arguments.
+const maxArgsBytes = 16 << 10
+
+// maxListLen bounds a string-list argument.
+const maxListLen = 32
+
+// argKind is the JSON type an argument must have.
+type argKind int
+
+const (
+	argString argKind = iota
+	argStringList
+)
+
+// argSpec declares a tool's arguments.
+type argSpec map[string]argKind
+
+// args are a call's validated arguments.
+type args struct {
+	strs  map[string]string
+	lists map[string][]string
+}
+
+// str returns a string argument and whether it was given.
+func (a args) str(name string) (string, bool) {
+	s, ok := a.strs[name]
+	return s, ok
+}
+
+// list returns a string-list argument and whether it was given.
+func (a args) list(name string) ([]string, bool) {
+	l, ok := a.lists[name]
+	return l, ok
+}
+
+// rawArguments returns the bytes of a call's arguments as the client sent
+// them (stdio, HTTP) or as an in-process client built them.
+func rawArguments(req mcp.CallToolRequest) ([]byte, error) {
+	if len(req.Params.RawArguments) > 0 {
+		return req.Params.RawArguments, nil
+	}
+	if req.Params.Arguments == nil {
+		return []byte("{}"), nil
+	}
+	return json.Marshal(req.Params.Arguments)
+}
+
+// parseArgs validates raw against spec. The error is a refusal for the caller.
+func parseArgs(raw []byte, spec argSpec) (args, *Refusal) {
+	out := args{strs: map[string]string{}, lists: map[string][]string{}}
+	if len(raw) > maxArgsBytes {
+		return out, refuse(CodeBadArgument, "the arguments are %d bytes; at most %d are accepted", len(raw), maxArgsBytes)
+	}
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		raw = []byte("{}")
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	tok, err := dec.Token()
+	if err != nil || tok != json.Delim('{') {
+		return out, refuse(CodeBadArgument, "the arguments must be a JSON object of named strings; allowed names: %s", spec.names())
+	}
+	seen := map[string]string{} // lower-case name -> name as sent
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return out, refuse(CodeBadArgument, "the arguments are not valid JSON")
+		}
+		name := tok.(string) // object keys are always strings
+		folded := strings.ToLower(name)
+		if prev, dup := seen[folded]; dup {
+			return out, refuse(CodeBadArgument, "argument %s is given twice (as %s and %s); give each argument once, in lower case", quote(name), quote(prev), quote(name))
+		}
+		seen[folded] = name
+		kind, known := spec[name]
+		if !known {
+			if _, ok := spec[folded]; ok {
+				return out, refuse(CodeBadArgument, "argument %s is not known; argument names are lower case: did you mean %s?", quote(name), quote(folded))
+			}
+			return out, refuse(CodeBadArgument, "argument %s is not accepted by this tool; allowed: %s", quote(name), spec.names())
+		}
+		var value json.RawMessage
+		if err := dec.Decode(&value); err != nil {
+			return out, refuse(CodeBadArgument, "argument %s is not valid JSON", quote(name))
+		}
+		switch kind {
+		case argString:
+			s, r := decodeString(name, value)
+			if r != nil {
+				return out, r
+			}
+			out.strs[name] = s
+		case argStringList:
+			l, r := decodeStringList(name, value)
+			if r != nil {
+				return out, r
+			}
+			out.lists[name] = l
+		}
+	}
+	if _, err := dec.Token(); err != nil {
+		return out, refuse(CodeBadArgument, "the arguments are not valid JSON")
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return out, refuse(CodeBadArgument, "the arguments must be one JSON object")
+	}
+	return out, nil
+}
+
+func decodeString(name string, value json.RawMessage) (string, *Refusal) {
+	v := bytes.TrimSpace(value)
+	if len(v) == 0 || v[0] != '"' {
+		return "", refuse(CodeBadArgument, "argument %s must be a JSON string, got %s; write amounts and numbers as decimal strings, e.g. \"0.05\"", quote(name), describeJSON(v))
+	}
+	var s string
+	if err := json.Unmarshal(v, &s); err != nil {
+		return "", refuse(CodeBadArgument, "argument %s is not a valid JSON string", quote(name))
+	}
+	if !validUTF8NoReplacement(v, s) {
+		return "", refuse(CodeBadArgument, "argument %s is not valid UTF-8", quote(name))
+	}
+	return s, nil
+}
+
+func decodeStringList(name string, value json.RawMessage) ([]string, *Refusal) {
+	var items []json.RawMessage
+	if err := json.Unmarshal(value, &items); err != nil {
+		return nil, refuse(CodeBadArgument, "argument %s must be a JSON array of strings, got %s", quote(name), describeJSON(bytes.TrimSpace(value)))
+	}
+	if len(items) > maxListLen {
+		return nil, refuse(CodeBadArgument, "argument %s has %d items; at most %d are accepted", quote(name), len(items), maxListLen)
+	}
+	out := make([]string, 0, len(items))
+	for i, it := range items {
+		s, r := decodeString(fmt.Sprintf("%s[%d]", name, i), it)
+		if r != nil {
+			return nil, r
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// validUTF8NoReplacement reports whether decoding did not have to replace
+// invalid UTF-8: encoding/json turns it into U+FFFD silently.
+func validUTF8NoReplacement(raw []byte, decoded string) bool {
+	if !strings.ContainsRune(decoded, '\uFFFD') {
+		return true
+	}
+	// A literal U+FFFD or its \ufffd escape in the input is fine; a
+	// replacement the decoder invented is not.
+	return bytes.Count(raw, []byte("\uFFFD"))+bytes.Count(bytes.ToLower(raw), []byte(`\ufffd`)) >= strings.Count(decoded, "\uFFFD")
+}
+
+// describeJSON names the JSON type of v for an error message.
+func describeJSON(v []byte) string {
+	if len(v) == 0 {
+		return "nothing"
+	}
+	switch v[0] {
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	case '"':
+		return "a string"
+	default:
+		return "the number " + displayInput(string(v))
+	}
+}
+
+func (s argSpec) names() string {
+	names := make([]string, 0, len(s))
+	for n := range s {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	if len(names) == 0 {
+		return "none (call it with {})"
+	}
+	return strings.Join(names, ", ")
+}

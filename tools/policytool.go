@@ -1,0 +1,91 @@
+package tools
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// policyResult is wallet_policy's structured result.
+type policyResult struct {
+	Network             string   `json:"network"`
+	ChainID             uint64   `json:"chain_id"`
+	NetworkKind         string   `json:"network_kind"`
+	IsMainnet           bool     `json:"is_mainnet"`
+	Signer              string   `json:"signer"`
+	WritesEnabled       bool     `json:"writes_enabled"`
+	WriteTools          []string `json:"write_tools"`
+	AllowMainnet        bool     `json:"allow_mainnet"`
+	AllowUncappedTokens bool     `json:"allow_uncapped_tokens"`
+	AllowTo             []string `json:"allow_to"`
+	ConfirmMode         string   `json:"confirm_mode"`
+	ConfirmTTL          string   `json:"confirm_ttl"`
+}
+
+func (s *Server) policyTool() Tool {
+	out := object(map[string]any{
+		"network":               str("the network's name"),
+		"chain_id":              integer("the chain id"),
+		"network_kind":          enum("mainnet, testnet or dev", "mainnet", "testnet", "dev"),
+		"is_mainnet":            boolean("true when funds on this network have real value"),
+		"signer":                enum("where the key comes from", "keystore", "key-file", "dev", "watch-only"),
+		"writes_enabled":        boolean("whether any write tool is offered"),
+		"write_tools":           array("the write tools offered", map[string]any{"type": "string"}),
+		"allow_mainnet":         boolean("the operator's opt-in to writes on a value-bearing network"),
+		"allow_uncapped_tokens": boolean("the operator's opt-in to sending tokens that have no cap"),
+		"allow_to":              array("recipient allow-list; empty means any recipient", map[string]any{"type": "string"}),
+		"confirm_mode":          enum("how a write is confirmed", "token", "human", "elicit"),
+		"confirm_ttl":           str("how long a preview's confirmation stays valid"),
+	}, "network", "chain_id", "network_kind", "is_mainnet", "signer", "writes_enabled", "write_tools", "allow_mainnet",
+		"allow_uncapped_tokens", "allow_to", "confirm_mode", "confirm_ttl")
+	return s.readTool("wallet_policy", "Policy and limits",
+		"What this wallet may do right now: network, signer, write tools offered, opt-ins, recipient allow-list and confirmation mode.",
+		object(map[string]any{}), out, argSpec{},
+		func(ctx context.Context, _ args) (*mcp.CallToolResult, *Refusal) {
+			r := policyResult{
+				Network:             s.network.Name,
+				ChainID:             s.chainID,
+				NetworkKind:         string(s.network.Kind),
+				IsMainnet:           s.network.ValueBearing(),
+				Signer:              s.signerKind(),
+				WritesEnabled:       s.writesEnabled(),
+				WriteTools:          []string{},
+				AllowMainnet:        s.cfg.AllowMainnet,
+				AllowUncappedTokens: s.cfg.AllowUncappedTokens,
+				AllowTo:             []string{},
+				ConfirmMode:         s.cfg.Confirm,
+				ConfirmTTL:          s.cfg.ConfirmTTL.String(),
+			}
+			if r.WritesEnabled {
+				for _, t := range s.writeTools() {
+					r.WriteTools = append(r.WriteTools, t.Tool.Name)
+				}
+			}
+			for _, a := range s.cfg.AllowTo {
+				r.AllowTo = append(r.AllowTo, a.Hex())
+			}
+			return success(r, policyText(r)), nil
+		})
+}
+
+func policyText(r policyResult) string {
+	var b strings.Builder
+	marker := map[string]string{"mainnet": "MAINNET (real funds)", "testnet": "testnet", "dev": "local dev chain"}[r.NetworkKind]
+	fmt.Fprintf(&b, "Network: %s (chain id %d, %s).\n", r.Network, r.ChainID, marker)
+	fmt.Fprintf(&b, "Signer: %s.\n", r.Signer)
+	if r.WritesEnabled {
+		fmt.Fprintf(&b, "Write tools: %s (each needs a preview, then a confirmation within %s).\n", strings.Join(r.WriteTools, ", "), r.ConfirmTTL)
+	} else {
+		b.WriteString("Write tools: none offered; only reads are possible.\n")
+	}
+	fmt.Fprintf(&b, "Writes on a mainnet allowed: %t. Tokens without a cap allowed: %t.\n", r.AllowMainnet, r.AllowUncappedTokens)
+	if len(r.AllowTo) == 0 {
+		b.WriteString("Recipients: any address.\n")
+	} else {
+		fmt.Fprintf(&b, "Recipients: only %s.\n", strings.Join(r.AllowTo, ", "))
+	}
+	fmt.Fprintf(&b, "Confirmation mode: %s.", r.ConfirmMode)
+	return b.String()
+}

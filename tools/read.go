@@ -1,0 +1,231 @@
+package tools
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/walletgate/walletgate/chain"
+	"github.com/walletgate/walletgate/policy"
+)
+
+// addressResult is wallet_address's structured result.
+type addressResult struct {
+	Address     string `json:"address"`
+	ChainID     uint64 `json:"chain_id"`
+	Network     string `json:"network"`
+	NetworkKind string `json:"network_kind"`
+	IsMainnet   bool   `json:"is_mainnet"`
+	Signer      string `json:"signer"`
+	Writes      bool   `json:"writes_enabled"`
+	RPC         string `json:"rpc"`
+}
+
+func (s *Server) addressTool() Tool {
+	out := object(map[string]any{
+		"address":        strPattern("the wallet's address (EIP-55)", addressPattern),
+		"chain_id":       integer("the chain id the node reported and the operator configured"),
+		"network":        str("the network's name"),
+		"network_kind":   enum("mainnet (real funds), testnet or dev (local dev chain); unknown chains count as mainnet", "mainnet", "testnet", "dev"),
+		"is_mainnet":     boolean("true when funds on this network have real value"),
+		"signer":         enum("where the key comes from; watch-only means no key and no writes", "keystore", "key-file", "dev", "watch-only"),
+		"writes_enabled": boolean("whether write tools are offered"),
+		"rpc":            str("the node that answers, host only"),
+	}, "address", "chain_id", "network", "network_kind", "is_mainnet", "signer", "writes_enabled", "rpc")
+	return s.readTool("wallet_address", "Wallet address",
+		"The wallet's address, chain id, network (MAINNET / testnet / local dev chain) and signer kind.",
+		object(map[string]any{}), out, argSpec{},
+		func(ctx context.Context, _ args) (*mcp.CallToolResult, *Refusal) {
+			r := addressResult{
+				Address:     s.address.Hex(),
+				ChainID:     s.chainID,
+				Network:     s.network.Name,
+				NetworkKind: string(s.network.Kind),
+				IsMainnet:   s.network.ValueBearing(),
+				Signer:      s.signerKind(),
+				Writes:      s.writesEnabled(),
+				RPC:         s.chain.Host(),
+			}
+			text := fmt.Sprintf("Wallet %s on %s (chain id %d, %s).\nSigner: %s. Write tools: %s.\nNode: %s",
+				r.Address, r.Network, r.ChainID, s.network.Marker(), r.Signer, onOff(r.Writes), r.RPC)
+			return success(r, text), nil
+		})
+}
+
+// writesEnabled reports whether write tools are offered.
+func (s *Server) writesEnabled() bool {
+	return s.signer != nil && s.cfg.Tools != "read" && len(s.writeTools()) > 0
+}
+
+// writeTools lists the write tools (none yet in this build).
+func (s *Server) writeTools() []Tool { return nil }
+
+func onOff(b bool) string {
+	if b {
+		return "enabled"
+	}
+	return "not offered"
+}
+
+// tokenBalance is one entry of wallet_balance's tokens.
+type tokenBalance struct {
+	Symbol   string `json:"symbol"`
+	Address  string `json:"address"`
+	Decimals uint8  `json:"decimals"`
+	Balance  string `json:"balance"`
+	Known    bool   `json:"known"`
+	Error    string `json:"error,omitempty"`
+}
+
+// balanceResult is wallet_balance's structured result.
+type balanceResult struct {
+	Address    string         `json:"address"`
+	ETH        string         `json:"eth"`
+	Tokens     []tokenBalance `json:"tokens"`
+	Nonce      uint64         `json:"nonce"`
+	IsContract bool           `json:"is_contract"`
+	Block      uint64         `json:"block"`
+	At         string         `json:"at"`
+	RPC        string         `json:"rpc"`
+}
+
+func (s *Server) balanceTool() Tool {
+	in := object(map[string]any{
+		"address": strPattern("address to read (0x + 40 hex digits; mixed case must be a valid EIP-55 checksum); default: the wallet", addressPattern),
+		"tokens": array("tokens to read, each a known symbol (e.g. USDT) or a token address; default: the known tokens of this network",
+			map[string]any{"type": "string"}),
+	})
+	tokenItem := object(map[string]any{
+		"symbol":   str("the token's symbol: from walletgate's known-token table when known, else as the contract reports it (untrusted, shown inert)"),
+		"address":  strPattern("the token contract", addressPattern),
+		"decimals": integer("the token's decimals"),
+		"balance":  str("balance in token units, a decimal string"),
+		"known":    boolean("true when the token is in walletgate's known-token table for this network; false means unverified"),
+		"error":    str("why this token could not be read"),
+	}, "symbol", "address", "decimals", "balance", "known")
+	out := object(map[string]any{
+		"address":     strPattern("the address read", addressPattern),
+		"eth":         str("ETH balance, a decimal string"),
+		"tokens":      array("token balances", tokenItem),
+		"nonce":       integer("transactions sent from this address"),
+		"is_contract": boolean("whether the address has contract code"),
+		"block":       integer("the block everything was read at"),
+		"at":          str("that block's time (RFC 3339, UTC)"),
+		"rpc":         str("the node that answered, host only"),
+	}, "address", "eth", "tokens", "nonce", "is_contract", "block", "at", "rpc")
+	return s.readTool("wallet_balance", "Balances",
+		"ETH and ERC-20 balances, nonce and contract status of an address (default: the wallet), all read at one block.",
+		in, out, argSpec{"address": argString, "tokens": argStringList},
+		func(ctx context.Context, a args) (*mcp.CallToolResult, *Refusal) {
+			addr := s.address
+			if v, ok := a.str("address"); ok {
+				parsed, err := policy.ParseAddress(v)
+				if err != nil {
+					return nil, refuse(CodeBadAddress, "address %s: %s. Give 0x followed by 40 hex digits, all lower case or with a correct EIP-55 checksum, or omit it for the wallet's own.", displayInput(v), reason(err))
+				}
+				addr = parsed
+			}
+			var assets []asset
+			if list, ok := a.list("tokens"); ok {
+				seen := map[common.Address]bool{}
+				for _, t := range list {
+					as, ref := s.resolveToken(t)
+					if ref != nil {
+						return nil, ref
+					}
+					if !seen[as.Address] {
+						seen[as.Address] = true
+						assets = append(assets, as)
+					}
+				}
+			} else {
+				for _, t := range policy.KnownTokens(s.chainID) {
+					assets = append(assets, knownAsset(t))
+				}
+			}
+			addrs := make([]common.Address, len(assets))
+			for i, as := range assets {
+				addrs[i] = as.Address
+			}
+			acct, err := s.chain.Account(ctx, addr, addrs)
+			if err != nil {
+				return nil, rpcRefusal(err)
+			}
+			r := balanceResult{
+				Address:    acct.Address.Hex(),
+				ETH:        policy.FormatAmount(acct.ETH, 18),
+				Tokens:     []tokenBalance{},
+				Nonce:      acct.Nonce,
+				IsContract: acct.IsContract,
+				Block:      acct.Head.Number,
+				At:         time.Unix(int64(acct.Head.Time), 0).UTC().Format(time.RFC3339),
+				RPC:        s.chain.Host(),
+			}
+			for i, tb := range acct.Tokens {
+				r.Tokens = append(r.Tokens, s.tokenBalance(assets[i], tb))
+			}
+			return success(r, balanceText(r, s.network)), nil
+		})
+}
+
+// tokenBalance renders one token's balance; a known token's table entry wins
+// over what the contract says about itself.
+func (s *Server) tokenBalance(as asset, tb chain.TokenBalance) tokenBalance {
+	out := tokenBalance{Address: as.Address.Hex(), Known: as.Known, Symbol: as.Symbol, Decimals: as.Decimals}
+	if tb.Err != nil {
+		out.Error = "does not answer as an ERC-20 token (no balanceOf/decimals)"
+		if out.Symbol == "" {
+			out.Symbol = "?"
+		}
+		return out
+	}
+	if !as.Known {
+		out.Symbol = inert(tb.Symbol, maxSymbolDisplay)
+		out.Decimals = tb.Decimals
+	}
+	out.Balance = policy.FormatAmount(tb.Balance, out.Decimals)
+	return out
+}
+
+func balanceText(r balanceResult, n policy.Network) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Balances of %s on %s (%s) at block %d (%s):\n", r.Address, n.Name, n.Marker(), r.Block, r.At)
+	fmt.Fprintf(&b, "  ETH: %s\n", r.ETH)
+	for _, t := range r.Tokens {
+		label := "known token"
+		if !t.Known {
+			label = "UNVERIFIED token: symbol as the contract reports it"
+		}
+		if t.Error != "" {
+			fmt.Fprintf(&b, "  %s (%s): %s\n", t.Symbol, t.Address, t.Error)
+			continue
+		}
+		fmt.Fprintf(&b, "  %s: %s (%s, %d decimals, %s)\n", t.Symbol, t.Balance, t.Address, t.Decimals, label)
+	}
+	contract := "no"
+	if r.IsContract {
+		contract = "yes"
+	}
+	fmt.Fprintf(&b, "Nonce: %d. Contract: %s. Node: %s", r.Nonce, contract, r.RPC)
+	return b.String()
+}
+
+// reason is the lower-level parse error's message, for a refusal's middle.
+func reason(err error) string {
+	switch e := err.(type) {
+	case *policy.AddressError:
+		return e.Reason
+	case *policy.AmountError:
+		return e.Reason
+	}
+	return err.Error()
+}
+
+// rpcRefusal reports a node failure. chain errors carry the host only.
+func rpcRefusal(err error) *Refusal {
+	return refuse(CodeRPC, "the node did not answer: %s. Nothing was changed; try again, or check WALLETGATE_RPC.", err)
+}

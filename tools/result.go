@@ -1,0 +1,75 @@
+package tools
+
+import (
+	"fmt"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// Stable refusal codes. A refusal's text starts with one of these followed by
+// ": "; clients and scripts match on them, so they never change meaning.
+const (
+	CodeBadArgument = "BAD_ARGUMENT" // malformed, unknown or duplicate argument
+	CodeBadAddress  = "BAD_ADDRESS"  // not 0x + 40 hex, bad EIP-55 checksum, zero address as recipient
+	CodeBadAmount   = "BAD_AMOUNT"   // not a decimal string in the one grammar
+	CodeBadTx       = "BAD_TX"       // not 0x + 64 hex
+	CodeBadToken    = "BAD_TOKEN"    // unknown symbol, or an address that is not an ERC-20 token
+	CodeRPC         = "RPC_ERROR"    // the node did not answer usefully
+)
+
+// Refusal is a tool call refused with a stable code and a message that says
+// what was received, what is allowed and what to do. It is returned to the
+// client as a tool result with isError set, never as a JSON-RPC error.
+type Refusal struct {
+	Code    string
+	Message string
+}
+
+func (r *Refusal) Error() string { return r.Code + ": " + r.Message }
+
+func refuse(code, format string, a ...any) *Refusal {
+	return &Refusal{Code: code, Message: fmt.Sprintf(format, a...)}
+}
+
+// result turns a refusal into a tool result.
+func (r *Refusal) result() *mcp.CallToolResult {
+	return &mcp.CallToolResult{
+		Content: []mcp.Content{mcp.NewTextContent(r.Error())},
+		IsError: true,
+	}
+}
+
+// success is a tool result with structured content and its text rendering.
+func success(structured any, text string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{
+		Content:           []mcp.Content{mcp.NewTextContent(text)},
+		StructuredContent: structured,
+	}
+}
+
+// maxInputDisplay bounds how much of a rejected input a message repeats.
+const maxInputDisplay = 80
+
+// displayInput makes user input safe to repeat in a message: truncated,
+// quoted, with every non-printable or non-ASCII character escaped so that
+// look-alikes and invisible characters show for what they are.
+func displayInput(s string) string {
+	cut := false
+	if len(s) > maxInputDisplay {
+		n := maxInputDisplay
+		for n > 0 && !utf8.RuneStart(s[n]) {
+			n--
+		}
+		s, cut = s[:n], true
+	}
+	q := strconv.QuoteToASCII(s)
+	if cut {
+		q += "…"
+	}
+	return q
+}
+
+// quote is displayInput for argument names.
+func quote(s string) string { return displayInput(s) }

@@ -1,0 +1,163 @@
+// Package tools speaks MCP: it defines walletgate's tools, parses their
+// arguments strictly, renders previews and results, and runs the write
+// pipeline in its fixed order. It holds no policy of its own: the rules come
+// from policy, the limits from caps and gate, the chain from chain.
+package tools
+
+import (
+	"context"
+	"log/slog"
+	"math/big"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/walletgate/walletgate/chain"
+	"github.com/walletgate/walletgate/policy"
+	"github.com/walletgate/walletgate/signer"
+)
+
+// Deps is what the tools need from the wiring.
+type Deps struct {
+	Chain   *chain.Client
+	Signer  signer.Signer    // nil: watch-only
+	Address common.Address   // the wallet: the signer's address, or the watch-only one
+	Config  policy.Config    // the validated configuration
+	Logger  *slog.Logger     // stderr only; nil discards
+	Now     func() time.Time // nil: time.Now
+	Version string
+}
+
+// Server holds the tools' shared state. It is safe for concurrent use: mcp-go
+// runs tool calls concurrently.
+type Server struct {
+	chain   *chain.Client
+	chainID uint64
+	network policy.Network
+	signer  signer.Signer
+	address common.Address
+	cfg     policy.Config
+	log     *slog.Logger
+	now     func() time.Time
+}
+
+// Instructions is what the server tells a client about itself at initialize.
+const Instructions = `walletgate gives you a wallet on one EVM chain, inside limits set by the person who runs it.
+
+Read tools (safe, no side effects):
+- wallet_address: the wallet's address, chain, network kind (MAINNET / testnet / local dev chain) and signer.
+- wallet_balance: ETH and ERC-20 balances, nonce and code presence of an address (default: the wallet).
+- wallet_verify_tx: look a transaction up by hash: status, confirmations, ETH value and decoded token transfers, optionally checked against an expected recipient and amount.
+- wallet_policy: what you may do right now: network, caps, opt-ins, allow-lists, confirmation mode.
+
+Writes (when enabled) always take two calls. The first call returns a preview and a confirm_token; nothing is signed. Show the preview to the user. Only if they agree, call the same tool again with exactly the same arguments plus "confirm": "<token>". A token works once, for those arguments only, and expires after a few minutes. Amounts are decimal strings in human units ("0.05"), never numbers. A refusal starts with an upper-case code (BAD_AMOUNT: ...) and says what to change.`
+
+// New builds the tools' state from deps.
+func New(d Deps) *Server {
+	s := &Server{
+		chain:   d.Chain,
+		chainID: d.Chain.ChainID().Uint64(),
+		signer:  d.Signer,
+		address: d.Address,
+		cfg:     d.Config,
+		log:     d.Logger,
+		now:     d.Now,
+	}
+	s.network = policy.LookupNetwork(s.chainID)
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	return s
+}
+
+// NewMCPServer builds the MCP server with walletgate's tools registered.
+func NewMCPServer(d Deps) *server.MCPServer {
+	s := New(d)
+	version := d.Version
+	if version == "" {
+		version = "dev"
+	}
+	ms := server.NewMCPServer("walletgate", version,
+		server.WithToolCapabilities(false),
+		server.WithInstructions(Instructions),
+		server.WithRecovery(),
+	)
+	for _, t := range s.Tools() {
+		ms.AddTool(t.Tool, t.Handler)
+	}
+	return ms
+}
+
+// Tool is one tool definition with its handler.
+type Tool struct {
+	Tool    mcp.Tool
+	Handler server.ToolHandlerFunc
+}
+
+// Tools lists the tools this server offers, in a fixed order.
+func (s *Server) Tools() []Tool {
+	return []Tool{
+		s.addressTool(),
+		s.balanceTool(),
+		s.verifyTool(),
+		s.policyTool(),
+	}
+}
+
+// readTool builds a read-only tool whose handler gets strictly parsed args.
+func (s *Server) readTool(name, title, description string, in, out map[string]any, spec argSpec,
+	h func(ctx context.Context, a args) (*mcp.CallToolResult, *Refusal)) Tool {
+	t := mcp.NewToolWithRawSchema(name, description, mustJSON(in))
+	t.RawOutputSchema = mustJSON(out)
+	t.Annotations = mcp.ToolAnnotation{
+		Title:           title,
+		ReadOnlyHint:    mcp.ToBoolPtr(true),
+		DestructiveHint: mcp.ToBoolPtr(false),
+		IdempotentHint:  mcp.ToBoolPtr(true),
+		OpenWorldHint:   mcp.ToBoolPtr(true),
+	}
+	return Tool{Tool: t, Handler: s.handler(name, spec, h)}
+}
+
+// handler wraps a tool body: strict argument parsing first, refusals as
+// isError results, a log line per call on stderr.
+func (s *Server) handler(name string, spec argSpec, h func(ctx context.Context, a args) (*mcp.CallToolResult, *Refusal)) server.ToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		start := time.Now()
+		raw, err := rawArguments(req)
+		var res *mcp.CallToolResult
+		var ref *Refusal
+		if err != nil {
+			ref = refuse(CodeBadArgument, "the arguments could not be read")
+		} else {
+			var a args
+			a, ref = parseArgs(raw, spec)
+			if ref == nil {
+				res, ref = h(ctx, a)
+			}
+		}
+		outcome := "ok"
+		if ref != nil {
+			outcome = ref.Code
+			res = ref.result()
+		}
+		s.log.Info("tool call", "tool", name, "outcome", outcome, "ms", time.Since(start).Milliseconds())
+		return res, nil
+	}
+}
+
+// chainID as a big.Int for signing.
+func (s *Server) chainIDBig() *big.Int { return new(big.Int).SetUint64(s.chainID) }
+
+// signerKind is the signer's kind, or "watch-only".
+func (s *Server) signerKind() string {
+	if s.signer == nil {
+		return "watch-only"
+	}
+	return s.signer.Kind()
+}

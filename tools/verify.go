@@ -1,0 +1,241 @@
+package tools
+
+import (
+	"context"
+	"fmt"
+	"math/big"
+	"regexp"
+	"strings"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/walletgate/walletgate/chain"
+	"github.com/walletgate/walletgate/policy"
+)
+
+var txHashRE = regexp.MustCompile(hashPattern)
+
+// Transaction statuses reported by wallet_verify_tx.
+const (
+	statusSuccess  = "success"
+	statusReverted = "reverted"
+	statusPending  = "pending"   // known to the node, not mined yet
+	statusNotFound = "not_found" // unknown to the node
+)
+
+// transferJSON is one decoded ERC-20 transfer.
+type transferJSON struct {
+	Token  string `json:"token"`
+	Symbol string `json:"symbol"`
+	Known  bool   `json:"known"`
+	From   string `json:"from"`
+	To     string `json:"to"`
+	Amount string `json:"amount"`
+	Raw    string `json:"raw"`
+}
+
+// verifyResult is wallet_verify_tx's structured result.
+type verifyResult struct {
+	Found         bool           `json:"found"`
+	Tx            string         `json:"tx"`
+	Status        string         `json:"status"`
+	Block         *uint64        `json:"block,omitempty"`
+	Confirmations uint64         `json:"confirmations"`
+	From          string         `json:"from,omitempty"`
+	To            string         `json:"to,omitempty"`
+	Value         string         `json:"value,omitempty"`
+	Fee           string         `json:"fee,omitempty"`
+	Transfers     []transferJSON `json:"transfers"`
+	ToMatch       *bool          `json:"to_match,omitempty"`
+	AmountMatch   *bool          `json:"amount_match,omitempty"`
+}
+
+func (s *Server) verifyTool() Tool {
+	in := object(map[string]any{
+		"tx":              strPattern("transaction hash: 0x + 64 hex digits", hashPattern),
+		"expected_to":     strPattern("optional: the recipient you expect (for a token, the Transfer's recipient)", addressPattern),
+		"expected_amount": strPattern("optional: the amount you expect, a decimal string in the asset's units, e.g. \"0.05\"", amountPattern),
+		"asset":           str("optional: what expected_amount counts: ETH (default), a known symbol, or a token address"),
+	}, "tx")
+	transfer := object(map[string]any{
+		"token":  strPattern("token contract", addressPattern),
+		"symbol": str("symbol: from walletgate's table when known, else as the contract reports it (untrusted)"),
+		"known":  boolean("the token is in walletgate's known-token table"),
+		"from":   strPattern("sender", addressPattern),
+		"to":     strPattern("recipient", addressPattern),
+		"amount": str("amount in token units, a decimal string"),
+		"raw":    str("amount in base units, a decimal integer string"),
+	}, "token", "symbol", "known", "from", "to", "amount", "raw")
+	out := object(map[string]any{
+		"found":         boolean("whether the node knows the transaction"),
+		"tx":            strPattern("the transaction hash", hashPattern),
+		"status":        enum("success, reverted, pending (not mined yet) or not_found", statusSuccess, statusReverted, statusPending, statusNotFound),
+		"block":         integer("the block that includes it"),
+		"confirmations": integer("blocks from its block to the head, inclusive; 0 while not mined"),
+		"from":          strPattern("sender", addressPattern),
+		"to":            strPattern("recipient (the contract called, for a token transfer)", addressPattern),
+		"value":         str("ETH sent, a decimal string"),
+		"fee":           str("ETH paid in fees, a decimal string"),
+		"transfers":     array("ERC-20 Transfer events the transaction emitted", transfer),
+		"to_match":      boolean("given expected_to: whether the transaction succeeded and paid that recipient in the asset"),
+		"amount_match":  boolean("given expected_amount: whether the transaction succeeded and moved exactly that amount of the asset (to expected_to, if given)"),
+	}, "found", "tx", "status", "confirmations", "transfers")
+	return s.readTool("wallet_verify_tx", "Verify a transaction",
+		"Look a transaction up by hash: status, block, confirmations, sender, recipient, ETH value, fee and decoded ERC-20 transfers; optionally check it against an expected recipient and amount of an asset.",
+		in, out, argSpec{"tx": argString, "expected_to": argString, "expected_amount": argString, "asset": argString},
+		s.verify)
+}
+
+func (s *Server) verify(ctx context.Context, a args) (*mcp.CallToolResult, *Refusal) {
+	raw, _ := a.str("tx")
+	if !txHashRE.MatchString(raw) {
+		return nil, refuse(CodeBadTx, "tx %s is not a transaction hash. Give 0x followed by 64 hex digits, as returned by a confirmed send.", displayInput(raw))
+	}
+	hash := common.HexToHash(raw)
+
+	var expTo *common.Address
+	if v, ok := a.str("expected_to"); ok {
+		addr, err := policy.ParseAddress(v)
+		if err != nil {
+			return nil, refuse(CodeBadAddress, "expected_to %s: %s. Give 0x followed by 40 hex digits (all lower case, or with a correct EIP-55 checksum).", displayInput(v), reason(err))
+		}
+		expTo = &addr
+	}
+	as := ethAsset
+	if v, ok := a.str("asset"); ok {
+		var ref *Refusal
+		if as, ref = s.resolveAsset(ctx, v); ref != nil {
+			return nil, ref
+		}
+	}
+	var expAmount *big.Int
+	if v, ok := a.str("expected_amount"); ok {
+		amt, err := policy.ParseAmount(v, as.Decimals)
+		if err != nil {
+			return nil, refuse(CodeBadAmount, "expected_amount %s: %s. Give a decimal string with at most %d decimals for %s, e.g. \"1.5\".", displayInput(v), reason(err), as.Decimals, as.Symbol)
+		}
+		expAmount = amt
+	}
+
+	info, err := s.chain.Transaction(ctx, hash)
+	if err != nil {
+		return nil, rpcRefusal(err)
+	}
+	r := verifyResult{Found: info.Found, Tx: hash.Hex(), Transfers: []transferJSON{}}
+	switch {
+	case !info.Found:
+		r.Status = statusNotFound
+	case !info.Mined:
+		r.Status = statusPending
+	case info.Status == 1:
+		r.Status = statusSuccess
+	default:
+		r.Status = statusReverted
+	}
+	if info.Found {
+		r.From = info.From.Hex()
+		if info.To != nil {
+			r.To = info.To.Hex()
+		}
+		r.Value = policy.FormatAmount(info.Value, 18)
+	}
+	if info.Mined {
+		b := info.Block
+		r.Block = &b
+		r.Confirmations = info.Confirmations
+		r.Fee = policy.FormatAmount(info.Fee(), 18)
+		for _, t := range info.Transfers {
+			r.Transfers = append(r.Transfers, s.transferJSON(ctx, t))
+		}
+	}
+	succeeded := r.Status == statusSuccess
+	if expTo != nil {
+		m := succeeded && paysTo(info, as, *expTo)
+		r.ToMatch = &m
+	}
+	if expAmount != nil {
+		m := succeeded && movesAmount(info, as, expTo, expAmount)
+		r.AmountMatch = &m
+	}
+	return success(r, verifyText(r, as)), nil
+}
+
+// paysTo reports whether the transaction paid to in the asset: for ETH, its
+// recipient; for a token, any Transfer of that token to to.
+func paysTo(info *chain.TxInfo, as asset, to common.Address) bool {
+	if as.Native {
+		return info.To != nil && *info.To == to
+	}
+	for _, t := range info.Transfers {
+		if t.Token == as.Address && t.To == to {
+			return true
+		}
+	}
+	return false
+}
+
+// movesAmount reports whether the transaction moved exactly amount of the
+// asset (to to, when given).
+func movesAmount(info *chain.TxInfo, as asset, to *common.Address, amount *big.Int) bool {
+	if as.Native {
+		return info.Value.Cmp(amount) == 0 && (to == nil || (info.To != nil && *info.To == *to))
+	}
+	for _, t := range info.Transfers {
+		if t.Token == as.Address && t.Amount.Cmp(amount) == 0 && (to == nil || t.To == *to) {
+			return true
+		}
+	}
+	return false
+}
+
+// transferJSON renders a transfer; an unknown token's metadata is read from
+// the chain (and shown inert), and if it cannot be, the raw amount still is.
+func (s *Server) transferJSON(ctx context.Context, t chain.Transfer) transferJSON {
+	out := transferJSON{Token: t.Token.Hex(), From: t.From.Hex(), To: t.To.Hex(), Raw: t.Amount.String()}
+	if known, ok := policy.TokenByAddress(s.chainID, t.Token); ok {
+		out.Symbol, out.Known = known.Symbol, true
+		out.Amount = policy.FormatAmount(t.Amount, known.Decimals)
+		return out
+	}
+	meta, err := s.chain.TokenMeta(ctx, t.Token)
+	if err != nil {
+		out.Symbol = "?"
+		out.Amount = t.Amount.String() + " base units (decimals unknown)"
+		return out
+	}
+	out.Symbol = inert(meta.Symbol, maxSymbolDisplay)
+	out.Amount = policy.FormatAmount(t.Amount, meta.Decimals)
+	return out
+}
+
+func verifyText(r verifyResult, as asset) string {
+	var b strings.Builder
+	switch r.Status {
+	case statusNotFound:
+		fmt.Fprintf(&b, "Transaction %s is not known to the node (never sent, dropped, or on another chain).", r.Tx)
+	case statusPending:
+		fmt.Fprintf(&b, "Transaction %s is pending: sent by %s, not mined yet.", r.Tx, r.From)
+	default:
+		word := "SUCCEEDED"
+		if r.Status == statusReverted {
+			word = "REVERTED (nothing moved but the fee)"
+		}
+		fmt.Fprintf(&b, "Transaction %s %s in block %d (%d confirmations).\n", r.Tx, word, *r.Block, r.Confirmations)
+		fmt.Fprintf(&b, "From %s to %s, value %s ETH, fee %s ETH.", r.From, r.To, r.Value, r.Fee)
+		for _, t := range r.Transfers {
+			label := ""
+			if !t.Known {
+				label = " [unverified token]"
+			}
+			fmt.Fprintf(&b, "\nTransfer: %s %s%s (%s) from %s to %s", t.Amount, t.Symbol, label, t.Token, t.From, t.To)
+		}
+	}
+	if r.ToMatch != nil {
+		fmt.Fprintf(&b, "\nRecipient matches expected (%s): %t", as.Symbol, *r.ToMatch)
+	}
+	if r.AmountMatch != nil {
+		fmt.Fprintf(&b, "\nAmount matches expected (%s): %t", as.Symbol, *r.AmountMatch)
+	}
+	return b.String()
+}
