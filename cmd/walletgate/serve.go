@@ -60,15 +60,19 @@ func cmdServe(argv []string, stderr io.Writer) error {
 		logger.Info("embedded dev chain started", "chain_id", devnet.ChainID, "dev_account", signer.DevAddress.Hex(),
 			"USDT", d.Contracts.USDT.Hex(), "DAI", d.Contracts.DAI.Hex())
 	} else {
+		// Configuration and key first: refusing them needs no network.
+		if len(cfg.RPC) == 0 {
+			return usagef("WALLETGATE_RPC is not set: set it to your node's URL (and WALLETGATE_CHAIN_ID to its chain id), or run walletgate --dev for the embedded dev chain")
+		}
+		s, addr, err := wallet(cfg)
+		if err != nil {
+			return err
+		}
 		c, err := dialChecked(ctx, cfg)
 		if err != nil {
 			return err
 		}
 		defer c.Close()
-		s, addr, err := wallet(cfg)
-		if err != nil {
-			return err
-		}
 		deps = tools.Deps{Chain: c, Signer: s, Address: addr}
 	}
 	deps.Config, deps.Logger, deps.Version = cfg, logger, versionString()
@@ -120,9 +124,6 @@ func startDev(ctx context.Context, cfg policy.Config) (*devnet.Devnet, *chain.Cl
 // dialChecked connects to the configured node and refuses a chain id other
 // than the configured one.
 func dialChecked(ctx context.Context, cfg policy.Config) (*chain.Client, error) {
-	if len(cfg.RPC) == 0 {
-		return nil, usagef("WALLETGATE_RPC is not set: set it to your node's URL (and WALLETGATE_CHAIN_ID to its chain id), or run walletgate --dev for the embedded dev chain")
-	}
 	dctx, cancel := context.WithTimeout(ctx, dialTimeout)
 	defer cancel()
 	c, err := chain.Dial(dctx, cfg.RPC)

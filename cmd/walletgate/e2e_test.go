@@ -1,0 +1,360 @@
+package main_test
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/walletgate/walletgate/policy"
+)
+
+// binary is the walletgate binary built once for these tests.
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "walletgate-e2e-")
+	if err != nil {
+		panic(err)
+	}
+	binary = filepath.Join(dir, "walletgate")
+	build := exec.Command("go", "build", "-o", binary, ".")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build walletgate:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// cleanEnv is the test process's environment without WALLETGATE_* variables,
+// plus extra.
+func cleanEnv(extra ...string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(strings.ToUpper(kv), "WALLETGATE_") {
+			env = append(env, kv)
+		}
+	}
+	return append(env, extra...)
+}
+
+// syncBuffer is a bytes.Buffer safe for a writer goroutine and a reader.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// stdioClient is a minimal, independent JSON-RPC client for an MCP server on
+// stdio: it writes requests line by line and checks that every line the server
+// writes on stdout is a JSON-RPC 2.0 message.
+type stdioClient struct {
+	t      *testing.T
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	lines  chan string
+	stderr *syncBuffer
+	nextID int
+}
+
+func startServer(t *testing.T, env []string, args ...string) *stdioClient {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	cmd.Env = env
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	c := &stdioClient{t: t, cmd: cmd, stdin: stdin, lines: make(chan string, 64), stderr: &syncBuffer{}}
+	cmd.Stderr = c.stderr
+	require.NoError(t, cmd.Start())
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(make([]byte, 1<<20), 16<<20)
+		for sc.Scan() {
+			c.lines <- sc.Text()
+		}
+		close(c.lines)
+	}()
+	t.Cleanup(func() {
+		stdin.Close()
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			<-done
+		}
+	})
+	return c
+}
+
+// send writes one raw line.
+func (c *stdioClient) send(line string) {
+	c.t.Helper()
+	_, err := io.WriteString(c.stdin, line+"\n")
+	require.NoError(c.t, err)
+}
+
+// next reads the next stdout line and checks it is a JSON-RPC 2.0 message.
+func (c *stdioClient) next() map[string]any {
+	c.t.Helper()
+	select {
+	case line, ok := <-c.lines:
+		require.True(c.t, ok, "server closed stdout; stderr:\n%s", c.stderr.String())
+		var msg map[string]any
+		require.NoError(c.t, json.Unmarshal([]byte(line), &msg), "stdout line is not JSON: %q", line)
+		require.Equal(c.t, "2.0", msg["jsonrpc"], "stdout line is not JSON-RPC 2.0: %q", line)
+		return msg
+	case <-time.After(30 * time.Second):
+		c.t.Fatalf("no answer from the server; stderr:\n%s", c.stderr.String())
+		return nil
+	}
+}
+
+// request sends a request and returns its response, skipping notifications.
+func (c *stdioClient) request(method string, params any) map[string]any {
+	c.t.Helper()
+	c.nextID++
+	id := c.nextID
+	b, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+	require.NoError(c.t, err)
+	c.send(string(b))
+	for {
+		msg := c.next()
+		if msg["id"] == float64(id) {
+			return msg
+		}
+	}
+}
+
+func (c *stdioClient) initialize() map[string]any {
+	c.t.Helper()
+	res := c.request("initialize", map[string]any{
+		"protocolVersion": "2025-06-18",
+		"capabilities":    map[string]any{},
+		"clientInfo":      map[string]any{"name": "e2e", "version": "0"},
+	})
+	require.Nil(c.t, res["error"])
+	c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	return res["result"].(map[string]any)
+}
+
+// callTool returns the result object of a tools/call.
+func (c *stdioClient) callTool(name string, args any) map[string]any {
+	c.t.Helper()
+	res := c.request("tools/call", map[string]any{"name": name, "arguments": args})
+	require.Nil(c.t, res["error"], "tools/call %s: %v", name, res["error"])
+	return res["result"].(map[string]any)
+}
+
+func text(result map[string]any) string {
+	var parts []string
+	for _, c := range result["content"].([]any) {
+		parts = append(parts, c.(map[string]any)["text"].(string))
+	}
+	return strings.Join(parts, "\n")
+}
+
+func TestStdioDevServesExactlyTheReadTools(t *testing.T) {
+	c := startServer(t, cleanEnv(), "--dev")
+	init := c.initialize()
+	require.Equal(t, "walletgate", init["serverInfo"].(map[string]any)["name"])
+	require.Contains(t, init["instructions"], "confirm_token")
+
+	list := c.request("tools/list", map[string]any{})["result"].(map[string]any)["tools"].([]any)
+	var names []string
+	for _, tl := range list {
+		tool := tl.(map[string]any)
+		names = append(names, tool["name"].(string))
+		require.Equal(t, true, tool["annotations"].(map[string]any)["readOnlyHint"], tool["name"])
+		require.NotNil(t, tool["outputSchema"], tool["name"])
+	}
+	require.ElementsMatch(t, []string{"wallet_address", "wallet_balance", "wallet_verify_tx", "wallet_policy"}, names)
+
+	addr := c.callTool("wallet_address", map[string]any{})
+	require.Equal(t, "0xE40aed1eB6c2B8b39b55A809685CC93425F60D0c", addr["structuredContent"].(map[string]any)["address"])
+
+	bal := c.callTool("wallet_balance", map[string]any{})["structuredContent"].(map[string]any)
+	require.True(t, strings.HasPrefix(bal["eth"].(string), "9999.99"), "10000 ETH less the deploy fees: %s", bal["eth"])
+	tokens := bal["tokens"].([]any)
+	require.Len(t, tokens, 2)
+	usdt := tokens[0].(map[string]any)
+	require.Equal(t, "USDT", usdt["symbol"])
+	require.Equal(t, "1000000", usdt["balance"])
+	require.Equal(t, true, usdt["known"])
+
+	pol := c.callTool("wallet_policy", map[string]any{})
+	require.Equal(t, "dev", pol["structuredContent"].(map[string]any)["network_kind"])
+
+	v := c.callTool("wallet_verify_tx", map[string]any{"tx": "0x" + strings.Repeat("1", 64)})
+	require.Equal(t, false, v["structuredContent"].(map[string]any)["found"])
+	bad := c.callTool("wallet_verify_tx", map[string]any{"tx": "0x12"})
+	require.Equal(t, true, bad["isError"])
+	require.True(t, strings.HasPrefix(text(bad), "BAD_TX: "), text(bad))
+}
+
+func TestStdioSurvivesMalformedAndOversizedMessages(t *testing.T) {
+	c := startServer(t, cleanEnv(), "--dev")
+	c.initialize()
+
+	c.send(`{"jsonrpc":"2.0","id":99,"method":`) // truncated JSON
+	msg := c.next()
+	require.NotNil(t, msg["error"], "a parse error answers malformed JSON")
+
+	c.send(`{"jsonrpc":"2.0","id":100,"method":"tools/list","params":{"pad":"` + strings.Repeat("x", 5<<20) + `"}}`)
+	msg = c.next()
+	require.NotNil(t, msg["error"], "an oversized message is dropped and answered with an error")
+
+	// Duplicate keys in arguments reach walletgate's strict parser unharmed.
+	c.nextID++
+	c.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"wallet_balance","arguments":{"address":"0x00000000000000000000000000000000000000c1","address":"0x00000000000000000000000000000000000000c2"}}}`, c.nextID))
+	res := c.next()["result"].(map[string]any)
+	require.Equal(t, true, res["isError"])
+	require.Contains(t, text(res), "BAD_ARGUMENT")
+
+	// Still serving.
+	addr := c.callTool("wallet_address", map[string]any{})
+	require.Equal(t, "dev", addr["structuredContent"].(map[string]any)["signer"])
+}
+
+// devnetProc runs `walletgate devnet` and returns what it printed.
+type devnetInfo struct {
+	RPC        string            `json:"rpc"`
+	ChainID    uint64            `json:"chain_id"`
+	DevAccount string            `json:"dev_account"`
+	KeyFile    string            `json:"key_file"`
+	Contracts  map[string]string `json:"contracts"`
+}
+
+func startDevnet(t *testing.T) devnetInfo {
+	t.Helper()
+	cmd := exec.Command(binary, "devnet", "--http", "127.0.0.1:0")
+	cmd.Env = cleanEnv()
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	stderr := &syncBuffer{}
+	cmd.Stderr = stderr
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		cmd.Process.Signal(os.Interrupt)
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			<-done
+		}
+	})
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	require.NoError(t, err, "devnet stderr:\n%s", stderr.String())
+	var info devnetInfo
+	require.NoError(t, json.Unmarshal([]byte(line), &info), "devnet printed %q", line)
+	require.True(t, strings.HasPrefix(info.RPC, "http://127.0.0.1:"), info.RPC)
+	st, err := os.Stat(info.KeyFile)
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o600), st.Mode().Perm())
+	return info
+}
+
+func TestWrongChainIDRefusesToStart(t *testing.T) {
+	info := startDevnet(t)
+	cmd := exec.Command(binary)
+	cmd.Env = cleanEnv("WALLETGATE_RPC="+info.RPC, "WALLETGATE_CHAIN_ID=11155111", "WALLETGATE_KEY_FILE="+info.KeyFile)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var exit *exec.ExitError
+	require.ErrorAs(t, err, &exit)
+	require.Equal(t, 2, exit.ExitCode())
+	require.Empty(t, stdout.String(), "nothing but JSON-RPC on stdout, and here nothing at all")
+	require.Contains(t, stderr.String(), "11155111")
+	require.Contains(t, stderr.String(), "1337")
+	require.Contains(t, stderr.String(), "chain id mismatch")
+}
+
+func TestSecondWalletgateOnDevnetOverHTTP(t *testing.T) {
+	info := startDevnet(t)
+	c := startServer(t, cleanEnv("WALLETGATE_RPC="+info.RPC, "WALLETGATE_CHAIN_ID=1337", "WALLETGATE_KEY_FILE="+info.KeyFile))
+	c.initialize()
+	addr := c.callTool("wallet_address", map[string]any{})["structuredContent"].(map[string]any)
+	require.Equal(t, info.DevAccount, addr["address"])
+	require.Equal(t, "key-file", addr["signer"])
+	require.Equal(t, strings.TrimSuffix(info.RPC, "/"), addr["rpc"])
+
+	bal := c.callTool("wallet_balance", map[string]any{"tokens": []string{"USDT", info.Contracts["DAI"]}})["structuredContent"].(map[string]any)
+	tokens := bal["tokens"].([]any)
+	require.Equal(t, "1000000", tokens[0].(map[string]any)["balance"])
+	require.Equal(t, "DAI", tokens[1].(map[string]any)["symbol"])
+}
+
+func TestStartupRefusals(t *testing.T) {
+	dir := t.TempDir()
+	loose := filepath.Join(dir, "loose.key")
+	require.NoError(t, os.WriteFile(loose, []byte(strings.Repeat("ab", 32)+"\n"), 0o644))
+	cases := []struct {
+		name string
+		env  []string
+		args []string
+		says []string
+	}{
+		{"no rpc", nil, nil, []string{"WALLETGATE_RPC is not set", "--dev"}},
+		{"typo variable", []string{"WALLETGATE_CAP_PERTX=ETH=1"}, []string{"--dev"}, []string{"WALLETGATE_CAP_PERTX", "WALLETGATE_CAP_PER_TX"}},
+		{"bad ttl", []string{"WALLETGATE_CONFIRM_TTL=5 minutes"}, []string{"--dev"}, []string{"WALLETGATE_CONFIRM_TTL", "5 minutes"}},
+		{"rpc with secret", []string{"WALLETGATE_RPC=ftp://user:s3cret-canary@example.invalid/KEY-canary"}, nil, []string{"WALLETGATE_RPC"}},
+		{"group-readable key", []string{"WALLETGATE_RPC=http://127.0.0.1:1", "WALLETGATE_CHAIN_ID=1337", "WALLETGATE_KEY_FILE=" + loose}, nil, []string{"chmod 600"}},
+		{"unknown flag", nil, []string{"--devv"}, []string{"-devv", "--help"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cmd := exec.Command(binary, c.args...)
+			cmd.Env = cleanEnv(c.env...)
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			err := cmd.Run()
+			require.Error(t, err)
+			require.Empty(t, stdout.String())
+			for _, s := range c.says {
+				require.Contains(t, stderr.String(), s)
+			}
+			require.NotContains(t, stderr.String(), "canary")
+		})
+	}
+}
+
+func TestHelpListsEveryVariable(t *testing.T) {
+	out, err := exec.Command(binary, "--help").Output()
+	require.NoError(t, err)
+	readme, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	for _, v := range policy.Variables {
+		require.Contains(t, string(out), v.Name)
+		require.Contains(t, string(readme), "`"+v.Name+"`", "README documents %s", v.Name)
+	}
+}

@@ -1,0 +1,112 @@
+package tools_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/walletgate/walletgate/chain"
+	"github.com/walletgate/walletgate/chain/devnet"
+	"github.com/walletgate/walletgate/policy"
+	"github.com/walletgate/walletgate/signer"
+	"github.com/walletgate/walletgate/tools"
+)
+
+// env is a dev chain with walletgate's MCP server and a connected client.
+type env struct {
+	t     *testing.T
+	ctx   context.Context
+	dev   *devnet.Devnet
+	chain *chain.Client
+	mcp   *client.Client
+}
+
+func newEnv(t *testing.T, mutate ...func(*tools.Deps)) *env {
+	t.Helper()
+	ctx := context.Background()
+	d, err := devnet.Start(ctx, devnet.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { d.Close() })
+	c, err := chain.NewFromRPC(ctx, d.RPC(), "embedded dev chain")
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+	cfg, err := policy.Load(nil)
+	require.NoError(t, err)
+	deps := tools.Deps{Chain: c, Signer: signer.Dev(), Address: signer.DevAddress, Config: cfg}
+	for _, m := range mutate {
+		m(&deps)
+	}
+	mc, err := client.NewInProcessClient(tools.NewMCPServer(deps))
+	require.NoError(t, err)
+	t.Cleanup(func() { mc.Close() })
+	require.NoError(t, mc.Start(ctx))
+	init := mcp.InitializeRequest{}
+	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+	init.Params.ClientInfo = mcp.Implementation{Name: "test", Version: "0"}
+	_, err = mc.Initialize(ctx, init)
+	require.NoError(t, err)
+	return &env{t: t, ctx: ctx, dev: d, chain: c, mcp: mc}
+}
+
+// call calls a tool with arguments given as raw JSON (so tests can send what
+// a hostile client would) and returns the result.
+func (e *env) call(tool string, argsJSON string) *mcp.CallToolResult {
+	e.t.Helper()
+	req := mcp.CallToolRequest{}
+	req.Params.Name = tool
+	req.Params.Arguments = json.RawMessage(argsJSON)
+	req.Params.RawArguments = json.RawMessage(argsJSON)
+	res, err := e.mcp.CallTool(e.ctx, req)
+	require.NoError(e.t, err)
+	return res
+}
+
+// ok calls a tool, requires success and decodes its structured content.
+func (e *env) ok(tool, argsJSON string, out any) string {
+	e.t.Helper()
+	res := e.call(tool, argsJSON)
+	text := resultText(res)
+	require.False(e.t, res.IsError, "%s %s: %s", tool, argsJSON, text)
+	b, err := json.Marshal(res.StructuredContent)
+	require.NoError(e.t, err)
+	require.NoError(e.t, json.Unmarshal(b, out))
+	return text
+}
+
+// refused calls a tool and requires a refusal with the code.
+func (e *env) refused(tool, argsJSON, code string) string {
+	e.t.Helper()
+	res := e.call(tool, argsJSON)
+	text := resultText(res)
+	require.True(e.t, res.IsError, "%s %s should be refused, got: %s", tool, argsJSON, text)
+	require.True(e.t, strings.HasPrefix(text, code+": "), "want code %s, got: %s", code, text)
+	require.Nil(e.t, res.StructuredContent)
+	return text
+}
+
+func resultText(res *mcp.CallToolResult) string {
+	var parts []string
+	for _, c := range res.Content {
+		if t, ok := c.(mcp.TextContent); ok {
+			parts = append(parts, t.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// mustJSON renders v as JSON for building arguments.
+func mustJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+
+func addr(hex string) common.Address { return common.HexToAddress(hex) }

@@ -1,0 +1,61 @@
+package tools_test
+
+import (
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"regexp"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/stretchr/testify/require"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// TestToolListSnapshot fails on any change to the tool list as a client sees
+// it: names, descriptions, annotations, input and output schemas. Review the
+// diff, then regenerate with: go test ./tools/ -run TestToolListSnapshot -update
+func TestToolListSnapshot(t *testing.T) {
+	e := newEnv(t)
+	list, err := e.mcp.ListTools(e.ctx, mcp.ListToolsRequest{})
+	require.NoError(t, err)
+	got, err := json.MarshalIndent(list.Tools, "", "  ")
+	require.NoError(t, err)
+	got = append(got, '\n')
+
+	golden := filepath.Join("testdata", "tools.golden.json")
+	if *update {
+		require.NoError(t, os.MkdirAll("testdata", 0o755))
+		require.NoError(t, os.WriteFile(golden, got, 0o644))
+	}
+	want, err := os.ReadFile(golden)
+	require.NoError(t, err, "run with -update to create it")
+	require.Equal(t, string(want), string(got), "tool list changed; review and run with -update")
+}
+
+// Claude Desktop and the Anthropic API: ^[a-zA-Z0-9_-]{1,64}$; Cursor: letters,
+// digits and underscores, server+tool name at most 60 characters. We use the
+// intersection, lower case.
+var toolNameRE = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+
+func TestToolNamesAndAnnotations(t *testing.T) {
+	e := newEnv(t)
+	list, err := e.mcp.ListTools(e.ctx, mcp.ListToolsRequest{})
+	require.NoError(t, err)
+	names := map[string]bool{}
+	for _, tool := range list.Tools {
+		names[tool.Name] = true
+		require.Regexp(t, toolNameRE, tool.Name)
+		require.LessOrEqual(t, len("walletgate")+len(tool.Name), 60, tool.Name)
+		require.NotNil(t, tool.Annotations.ReadOnlyHint, tool.Name)
+		require.Equal(t, "object", tool.OutputSchema.Type, "%s declares an outputSchema", tool.Name)
+		if *tool.Annotations.ReadOnlyHint {
+			require.False(t, *tool.Annotations.DestructiveHint, tool.Name)
+		} else {
+			require.True(t, *tool.Annotations.DestructiveHint, tool.Name)
+		}
+	}
+	require.Equal(t, map[string]bool{"wallet_address": true, "wallet_balance": true, "wallet_verify_tx": true, "wallet_policy": true}, names)
+}
