@@ -1,0 +1,305 @@
+package caps
+
+import (
+	"bytes"
+	"math/big"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+)
+
+// Limits are the caps, in base units, per window and asset. An asset absent
+// from a window's map is unlimited in that window; an asset absent from every
+// map is uncapped. A zero cap means nothing of the asset may be spent in that
+// window; NewLedger also reads a nil or negative cap as zero.
+type Limits struct {
+	PerTx, PerSession, PerDay map[common.Address]*big.Int
+}
+
+// window returns the caps of w (nil for an unknown window).
+func (lim *Limits) window(w Window) map[common.Address]*big.Int {
+	switch w {
+	case PerTx:
+		return lim.PerTx
+	case PerSession:
+		return lim.PerSession
+	case PerDay:
+		return lim.PerDay
+	default:
+		return nil
+	}
+}
+
+// Spend is what one intent may spend (for a reservation) or did spend (for a
+// settlement), in base units per asset. The caller includes ETH for gas: an
+// ETH send is value + gasLimit × maxFeePerGas; an ERC-20 send is the token
+// amount and the ETH fee. Zero and nil amounts are ignored.
+type Spend map[common.Address]*big.Int
+
+// WindowUsage is the state of one asset in one window.
+type WindowUsage struct {
+	Window Window
+	// Limit is the cap; nil means unlimited in this window.
+	Limit *big.Int
+	// Used is what the window holds, settled plus reserved. It is always 0
+	// for PerTx, where each reservation starts afresh.
+	Used *big.Int
+	// Remaining is Limit - Used, never below 0; nil means unlimited.
+	Remaining *big.Int
+}
+
+// Ledger records spends and refuses those that would pass a cap. It is safe
+// for concurrent use. Its zero value (and a nil *Ledger) refuses every Check
+// and Reserve with CodeNoLedger; build a working one with NewLedger.
+type Ledger struct {
+	mu            sync.Mutex
+	ready         bool // set only by NewLedger; false fails closed
+	limits        Limits
+	allowUncapped bool
+	now           func() time.Time
+	// session holds, per asset, what the ledger has recorded over its
+	// lifetime (settled plus reserved); zero sums are absent.
+	session Spend
+	day     dayLog
+}
+
+// NewLedger returns a ledger enforcing a deep copy of l. When allowUncapped is
+// false, a spend of an asset with no cap in any window is refused with
+// CodeUncapped; when true it passes (and is still recorded, so Usage shows
+// it). now is the clock for the per-day window; nil means time.Now.
+func NewLedger(l Limits, allowUncapped bool, now func() time.Time) *Ledger {
+	if now == nil {
+		now = time.Now
+	}
+	return &Ledger{
+		ready: true,
+		limits: Limits{
+			PerTx:      copyCaps(l.PerTx),
+			PerSession: copyCaps(l.PerSession),
+			PerDay:     copyCaps(l.PerDay),
+		},
+		allowUncapped: allowUncapped,
+		now:           now,
+		session:       make(Spend),
+	}
+}
+
+// copyCaps deep-copies one window's caps, reading nil or negative caps as
+// zero so that a malformed cap refuses rather than allows.
+func copyCaps(m map[common.Address]*big.Int) map[common.Address]*big.Int {
+	out := make(map[common.Address]*big.Int, len(m))
+	for a, v := range m {
+		if v == nil || v.Sign() < 0 {
+			out[a] = new(big.Int)
+			continue
+		}
+		out[a] = new(big.Int).Set(v)
+	}
+	return out
+}
+
+// Check reports whether s would fit right now in every window of every asset,
+// without reserving anything; it is for previews. The answer can change before
+// a later Reserve, which checks again. Errors are *Error.
+func (l *Ledger) Check(s Spend) error {
+	if l == nil {
+		return errNoLedger()
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.ready {
+		return errNoLedger()
+	}
+	_, err := l.checkLocked(s, l.now())
+	return err
+}
+
+// Reserve checks s like Check and, if it fits, records all of it in every
+// window, atomically: either every asset is reserved or nothing is. The
+// reservation counts until it is settled or released, and forever if neither
+// happens. Errors are *Error.
+func (l *Ledger) Reserve(s Spend) (*Reservation, error) {
+	if l == nil {
+		return nil, errNoLedger()
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.ready {
+		return nil, errNoLedger()
+	}
+	now := l.now()
+	want, err := l.checkLocked(s, now)
+	if err != nil {
+		return nil, err
+	}
+	l.recordLocked(now, want)
+	return &Reservation{l: l, at: now, spend: want}, nil
+}
+
+// Capped reports whether asset has a cap (possibly zero) in any window. When
+// the ledger allows uncapped assets, false means the caller must say plainly
+// that no cap applies. The zero Ledger caps nothing (and refuses everything).
+func (l *Ledger) Capped(asset common.Address) bool {
+	if l == nil {
+		return false
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.cappedLocked(asset)
+}
+
+// Usage returns the state of asset in each window, in the order PerTx,
+// PerSession, PerDay. An uncapped asset gets nil Limit and Remaining in every
+// window. The zero Ledger returns nil.
+func (l *Ledger) Usage(asset common.Address) []WindowUsage {
+	if l == nil {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.ready {
+		return nil
+	}
+	day := l.day.sumSince(l.now().Add(-DayLength))
+	out := make([]WindowUsage, 0, len(windows))
+	for _, w := range windows {
+		used := new(big.Int).Set(l.usedLocked(w, asset, day))
+		u := WindowUsage{Window: w, Used: used}
+		if limit, ok := l.limits.window(w)[asset]; ok {
+			u.Limit = new(big.Int).Set(limit)
+			u.Remaining = remaining(limit, used)
+		}
+		out = append(out, u)
+	}
+	return out
+}
+
+// Assets returns every asset with a cap (possibly zero) in any window: ETH
+// first, then tokens in ascending address order. The zero Ledger returns nil.
+func (l *Ledger) Assets() []common.Address {
+	if l == nil {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	seen := make(map[common.Address]bool)
+	for _, w := range windows {
+		for a := range l.limits.window(w) {
+			seen[a] = true
+		}
+	}
+	if len(seen) == 0 {
+		return nil
+	}
+	out := make([]common.Address, 0, len(seen))
+	for a := range seen {
+		out = append(out, a)
+	}
+	sortAssets(out)
+	return out
+}
+
+// checkLocked validates s and checks it against every cap at now. It returns
+// the spend to record: a copy of s without zero or nil amounts.
+func (l *Ledger) checkLocked(s Spend, now time.Time) (Spend, error) {
+	assets := make([]common.Address, 0, len(s))
+	for a, v := range s {
+		if v != nil && v.Sign() != 0 {
+			assets = append(assets, a)
+		}
+	}
+	sortAssets(assets) // so the same spend always gets the same error
+	want := make(Spend, len(assets))
+	for _, a := range assets {
+		v := s[a]
+		if v.Sign() < 0 {
+			return nil, &Error{Code: CodeInvalidSpend, Asset: a, Requested: new(big.Int).Set(v)}
+		}
+		want[a] = new(big.Int).Set(v)
+	}
+	day := l.day.sumSince(now.Add(-DayLength))
+	var total big.Int
+	for _, a := range assets {
+		req := want[a]
+		if !l.cappedLocked(a) {
+			if !l.allowUncapped {
+				return nil, &Error{Code: CodeUncapped, Asset: a, Requested: new(big.Int).Set(req)}
+			}
+			continue
+		}
+		for _, w := range windows {
+			limit, ok := l.limits.window(w)[a]
+			if !ok {
+				continue
+			}
+			used := l.usedLocked(w, a, day)
+			if total.Add(used, req).Cmp(limit) > 0 {
+				return nil, &Error{
+					Code:      CodeExceeded,
+					Asset:     a,
+					Window:    w,
+					Limit:     new(big.Int).Set(limit),
+					Used:      new(big.Int).Set(used),
+					Remaining: remaining(limit, used),
+					Requested: new(big.Int).Set(req),
+				}
+			}
+		}
+	}
+	return want, nil
+}
+
+// recordLocked adds the signed change s, dated at, to the session and day
+// windows. It takes ownership of s.
+func (l *Ledger) recordLocked(at time.Time, s Spend) {
+	for a, v := range s {
+		if v.Sign() == 0 {
+			delete(s, a)
+		}
+	}
+	addSpend(l.session, s, 1)
+	l.day.add(at, s)
+}
+
+// usedLocked returns what window w holds of asset (not a copy). day is the
+// day log's current sum.
+func (l *Ledger) usedLocked(w Window, asset common.Address, day Spend) *big.Int {
+	var v *big.Int
+	switch w {
+	case PerSession:
+		v = l.session[asset]
+	case PerDay:
+		v = day[asset]
+	}
+	if v == nil {
+		return new(big.Int)
+	}
+	return v
+}
+
+func (l *Ledger) cappedLocked(asset common.Address) bool {
+	for _, w := range windows {
+		if _, ok := l.limits.window(w)[asset]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// remaining returns limit - used, or 0 if used is over the limit (which
+// settling more than was reserved can cause).
+func remaining(limit, used *big.Int) *big.Int {
+	r := new(big.Int).Sub(limit, used)
+	if r.Sign() < 0 {
+		r.SetInt64(0)
+	}
+	return r
+}
+
+// sortAssets sorts addresses ascending, which puts ETH (the zero address)
+// first.
+func sortAssets(as []common.Address) {
+	slices.SortFunc(as, func(a, b common.Address) int { return bytes.Compare(a[:], b[:]) })
+}
