@@ -11,6 +11,7 @@ package devnet
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"math/big"
@@ -28,6 +29,7 @@ import (
 	"github.com/ethereum/go-ethereum/eth/ethconfig"
 	"github.com/ethereum/go-ethereum/eth/filters"
 	"github.com/ethereum/go-ethereum/ethclient"
+	"github.com/ethereum/go-ethereum/event"
 	"github.com/ethereum/go-ethereum/node"
 	"github.com/ethereum/go-ethereum/p2p"
 	"github.com/ethereum/go-ethereum/params"
@@ -74,6 +76,50 @@ type Devnet struct {
 	beacon    *catalyst.SimulatedBeacon
 	client    *ethclient.Client
 	Contracts Contracts
+
+	quit, done chan struct{}
+	adjust     chan adjustReq
+}
+
+type adjustReq struct {
+	by  time.Duration
+	err chan error
+}
+
+// mine is the only goroutine that seals blocks: on every batch of new
+// transactions, on a safety tick while executable ones wait, and on
+// AdjustTime requests.
+func (d *Devnet) mine(newTxs chan core.NewTxsEvent, sub event.Subscription) {
+	defer close(d.done)
+	defer sub.Unsubscribe()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-d.quit:
+			return
+		case <-newTxs:
+			d.commitPending()
+		case <-tick.C:
+			if exec, _ := d.backend.TxPool().Stats(); exec > 0 {
+				d.commitPending()
+			}
+		case req := <-d.adjust:
+			req.err <- d.beacon.AdjustTime(req.by)
+		}
+	}
+}
+
+// commitPending seals blocks until no executable transaction waits (at most
+// a few, so a transaction the miner will not include cannot spin forever).
+func (d *Devnet) commitPending() {
+	for i := 0; i < 8; i++ {
+		d.beacon.Commit()
+		d.backend.TxPool().Sync()
+		if exec, _ := d.backend.TxPool().Stats(); exec == 0 {
+			return
+		}
+	}
 }
 
 // Start boots the chain, deploys the test tokens and returns when they are
@@ -120,19 +166,26 @@ func Start(ctx context.Context, opts Options) (*Devnet, error) {
 		Namespace: "eth",
 		Service:   filters.NewFilterAPI(filters.NewFilterSystem(backend.APIBackend, filters.Config{})),
 	}})
-	// Period 0: a block is sealed whenever transactions arrive.
+	// Period 0: the beacon seals a block only when asked; the miner loop
+	// below asks whenever transactions arrive.
 	beacon, err := catalyst.NewSimulatedBeacon(0, common.Address{}, backend)
 	if err != nil {
 		stack.Close()
 		return nil, fmt.Errorf("dev chain: simulated beacon: %w", err)
 	}
-	catalyst.RegisterSimulatedBeaconAPIs(stack, beacon)
 	stack.RegisterLifecycle(beacon)
 	if err := stack.Start(); err != nil {
 		stack.Close()
 		return nil, fmt.Errorf("dev chain: start: %w", err)
 	}
-	d := &Devnet{stack: stack, backend: backend, beacon: beacon, client: ethclient.NewClient(stack.Attach())}
+	d := &Devnet{stack: stack, backend: backend, beacon: beacon, client: ethclient.NewClient(stack.Attach()),
+		quit: make(chan struct{}), done: make(chan struct{}), adjust: make(chan adjustReq)}
+	// Subscribe before anything is sent, so no transaction's arrival is
+	// missed. (go-ethereum's own dev-mode loop subscribes in a goroutine: a
+	// transaction sent right after start can wait forever.)
+	newTxs := make(chan core.NewTxsEvent, 64)
+	sub := backend.TxPool().SubscribeTransactions(newTxs, true)
+	go d.mine(newTxs, sub)
 	if err := d.deploy(ctx); err != nil {
 		d.Close()
 		return nil, err
@@ -269,10 +322,26 @@ func (d *Devnet) HTTPURL() string {
 
 // AdjustTime moves the chain's clock forward by sealing an empty block that
 // much later. Only valid when no transaction is pending.
-func (d *Devnet) AdjustTime(by time.Duration) error { return d.beacon.AdjustTime(by) }
+func (d *Devnet) AdjustTime(by time.Duration) error {
+	req := adjustReq{by: by, err: make(chan error, 1)}
+	select {
+	case d.adjust <- req:
+		return <-req.err
+	case <-d.done:
+		return errors.New("dev chain: closed")
+	}
+}
 
 // Close stops the chain.
 func (d *Devnet) Close() error {
+	if d.quit != nil {
+		select {
+		case <-d.quit:
+		default:
+			close(d.quit)
+			<-d.done
+		}
+	}
 	if d.client != nil {
 		d.client.Close()
 	}

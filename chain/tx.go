@@ -1,0 +1,272 @@
+package chain
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/big"
+	"strings"
+	"time"
+
+	"github.com/ethereum/go-ethereum/accounts/abi"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/rpc"
+)
+
+// Call is a transaction as walletgate means to send it, before a nonce and a
+// signature are attached. It is what is simulated, estimated and signed.
+type Call struct {
+	From   common.Address
+	To     common.Address
+	Value  *big.Int // nil: 0
+	Data   []byte
+	Gas    uint64   // 0: not set (estimation)
+	MaxFee *big.Int // max fee per gas; nil: not set
+	Tip    *big.Int // max priority fee per gas; nil: not set
+}
+
+func (c Call) toArg() map[string]any {
+	arg := map[string]any{"from": c.From, "to": c.To}
+	if c.Value != nil && c.Value.Sign() > 0 {
+		arg["value"] = (*hexutil.Big)(c.Value)
+	}
+	if len(c.Data) > 0 {
+		arg["input"] = hexutil.Bytes(c.Data)
+	}
+	if c.Gas > 0 {
+		arg["gas"] = hexutil.Uint64(c.Gas)
+	}
+	if c.MaxFee != nil {
+		arg["maxFeePerGas"] = (*hexutil.Big)(c.MaxFee)
+	}
+	if c.Tip != nil {
+		arg["maxPriorityFeePerGas"] = (*hexutil.Big)(c.Tip)
+	}
+	return arg
+}
+
+// Tx builds the EIP-1559 transaction for c at nonce.
+func (c Call) Tx(chainID *big.Int, nonce uint64) *types.Transaction {
+	value := c.Value
+	if value == nil {
+		value = new(big.Int)
+	}
+	to := c.To
+	return types.NewTx(&types.DynamicFeeTx{
+		ChainID:   chainID,
+		Nonce:     nonce,
+		GasTipCap: c.Tip,
+		GasFeeCap: c.MaxFee,
+		Gas:       c.Gas,
+		To:        &to,
+		Value:     value,
+		Data:      c.Data,
+	})
+}
+
+// MaxCost is the most the transaction can cost in ETH: value + gas × max fee.
+func (c Call) MaxCost() *big.Int {
+	cost := new(big.Int).Mul(new(big.Int).SetUint64(c.Gas), c.MaxFee)
+	if c.Value != nil {
+		cost.Add(cost, c.Value)
+	}
+	return cost
+}
+
+// SendState is what a write needs to know about the sender, read in one
+// batched round trip.
+type SendState struct {
+	Head    Head
+	BaseFee *big.Int // of the latest block
+	Tip     *big.Int // the node's suggested priority fee
+	Nonce   uint64   // pending nonce
+	ETH     *big.Int // latest balance
+}
+
+// MaxFee is the max fee per gas walletgate offers: twice the base fee plus
+// the tip, which stays valid through six full blocks of base-fee rises.
+func (s SendState) MaxFee() *big.Int {
+	f := new(big.Int).Mul(s.BaseFee, big.NewInt(2))
+	return f.Add(f, s.Tip)
+}
+
+// ReadSendState reads the head, fees, pending nonce and ETH balance of from.
+func (c *Client) ReadSendState(ctx context.Context, from common.Address) (SendState, error) {
+	var (
+		block json.RawMessage
+		tip   hexutil.Big
+		nonce hexutil.Uint64
+		bal   hexutil.Big
+	)
+	elems := []rpc.BatchElem{
+		{Method: "eth_getBlockByNumber", Args: []any{"latest", false}, Result: &block},
+		{Method: "eth_maxPriorityFeePerGas", Result: &tip},
+		{Method: "eth_getTransactionCount", Args: []any{from, "pending"}, Result: &nonce},
+		{Method: "eth_getBalance", Args: []any{from, "latest"}, Result: &bal},
+	}
+	if err := c.batch(ctx, elems); err != nil {
+		return SendState{}, err
+	}
+	for _, e := range elems {
+		if e.Error != nil {
+			return SendState{}, e.Error
+		}
+	}
+	var h struct {
+		Number  hexutil.Uint64 `json:"number"`
+		Time    hexutil.Uint64 `json:"timestamp"`
+		Hash    common.Hash    `json:"hash"`
+		BaseFee *hexutil.Big   `json:"baseFeePerGas"`
+	}
+	if isNull(block) {
+		return SendState{}, errors.New("eth_getBlockByNumber: node returned no latest block")
+	}
+	if err := json.Unmarshal(block, &h); err != nil {
+		return SendState{}, fmt.Errorf("eth_getBlockByNumber: %w", err)
+	}
+	if h.BaseFee == nil {
+		return SendState{}, errors.New("the node's latest block has no base fee: walletgate sends EIP-1559 transactions only")
+	}
+	return SendState{
+		Head:    Head{Number: uint64(h.Number), Time: uint64(h.Time), Hash: h.Hash},
+		BaseFee: h.BaseFee.ToInt(),
+		Tip:     tip.ToInt(),
+		Nonce:   uint64(nonce),
+		ETH:     bal.ToInt(),
+	}, nil
+}
+
+// RevertError is a call the EVM reverted (or refused before executing, such
+// as for insufficient funds). Reason is decoded where the contract gave one.
+type RevertError struct {
+	Reason string // "" when the contract gave none
+	Data   []byte // raw revert data
+}
+
+func (e *RevertError) Error() string {
+	if e.Reason == "" {
+		return "execution reverted without a reason"
+	}
+	return "execution reverted: " + e.Reason
+}
+
+// asRevert turns a node's answer to eth_call or eth_estimateGas into a
+// *RevertError when it is one; transport failures stay as they are.
+func asRevert(err error) error {
+	var e *Error
+	if !errors.As(err, &e) || e.Transport() {
+		return err
+	}
+	msg := strings.ToLower(e.Message)
+	if !strings.Contains(msg, "revert") && !strings.Contains(msg, "insufficient funds") &&
+		!strings.Contains(msg, "gas required exceeds") && !strings.Contains(msg, "out of gas") && e.Code != 3 {
+		return err
+	}
+	re := &RevertError{}
+	if s, ok := e.Data.(string); ok {
+		re.Data, _ = hexutil.Decode(s)
+	}
+	re.Reason = decodeRevert(re.Data)
+	if re.Reason == "" && !strings.Contains(msg, "execution reverted") {
+		re.Reason = e.Message // insufficient funds, out of gas: the node's own words
+	}
+	return re
+}
+
+var (
+	errorSelector = []byte{0x08, 0xc3, 0x79, 0xa0} // Error(string)
+	panicSelector = []byte{0x4e, 0x48, 0x7b, 0x71} // Panic(uint256)
+)
+
+// decodeRevert decodes Error(string) and Panic(uint256) revert data; other
+// custom errors are named by their selector.
+func decodeRevert(data []byte) string {
+	if len(data) < 4 {
+		return ""
+	}
+	switch {
+	case string(data[:4]) == string(errorSelector):
+		if s, err := abi.UnpackRevert(data); err == nil {
+			r, _ := decodeText(append(make([]byte, 0, 64), data[4:]...))
+			if r == "" {
+				r = s
+			}
+			return r
+		}
+	case string(data[:4]) == string(panicSelector) && len(data) >= 36:
+		return fmt.Sprintf("panic code 0x%x", new(big.Int).SetBytes(data[4:36]))
+	}
+	return fmt.Sprintf("custom error 0x%x", data[:4])
+}
+
+// EstimateGas asks the node how much gas c needs. A revert is *RevertError.
+func (c *Client) EstimateGas(ctx context.Context, call Call) (uint64, error) {
+	est := call
+	est.Gas, est.MaxFee, est.Tip = 0, nil, nil
+	var gas hexutil.Uint64
+	if err := c.call(ctx, &gas, "eth_estimateGas", est.toArg()); err != nil {
+		return 0, asRevert(err)
+	}
+	return uint64(gas), nil
+}
+
+// Simulate executes c with eth_call on the latest state, gas limit and fees
+// included (so the node also checks the sender can pay for them), and returns
+// its return data. A revert is *RevertError.
+func (c *Client) Simulate(ctx context.Context, call Call) ([]byte, error) {
+	var out hexutil.Bytes
+	if err := c.call(ctx, &out, "eth_call", call.toArg(), "latest"); err != nil {
+		return nil, asRevert(err)
+	}
+	return out, nil
+}
+
+// SendRaw broadcasts a signed transaction. An error from a node (a JSON-RPC
+// answer) means it was refused, except "already known", which is success; a
+// transport error means the outcome is unknown (see Error.Transport).
+func (c *Client) SendRaw(ctx context.Context, tx *types.Transaction) error {
+	raw, err := tx.MarshalBinary()
+	if err != nil {
+		return fmt.Errorf("encode transaction: %w", err)
+	}
+	var hash common.Hash
+	err = c.call(ctx, &hash, "eth_sendRawTransaction", hexutil.Bytes(raw))
+	if err != nil && strings.Contains(strings.ToLower(err.Error()), "already known") {
+		return nil
+	}
+	return err
+}
+
+// WaitMined polls for the transaction until it has the given confirmations
+// or timeout passes; it then returns what it last saw (Mined may be false).
+// Polling starts fast (the dev chain mines in milliseconds) and backs off to a
+// second.
+func (c *Client) WaitMined(ctx context.Context, hash common.Hash, confirmations uint64, timeout time.Duration) (*TxInfo, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	delay := 5 * time.Millisecond
+	var last *TxInfo
+	for {
+		info, err := c.Transaction(ctx, hash)
+		if err == nil {
+			last = info
+			if info.Mined && info.Confirmations >= confirmations {
+				return info, nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			if last == nil {
+				last = &TxInfo{Hash: hash}
+			}
+			return last, nil
+		case <-time.After(delay):
+		}
+		if delay < time.Second {
+			delay *= 2
+		}
+	}
+}
