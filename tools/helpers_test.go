@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/mark3labs/mcp-go/client"
@@ -29,10 +31,17 @@ type env struct {
 
 func newEnv(t *testing.T, mutate ...func(*tools.Deps)) *env {
 	t.Helper()
-	ctx := context.Background()
-	d, err := devnet.Start(ctx, devnet.Options{})
+	d, err := devnet.Start(context.Background(), devnet.Options{})
 	require.NoError(t, err)
 	t.Cleanup(func() { d.Close() })
+	return serverOn(t, d, mutate...)
+}
+
+// serverOn starts a fresh walletgate server (fresh caps and tokens) on an
+// existing dev chain.
+func serverOn(t *testing.T, d *devnet.Devnet, mutate ...func(*tools.Deps)) *env {
+	t.Helper()
+	ctx := context.Background()
 	c, err := chain.NewFromRPC(ctx, d.RPC(), "embedded dev chain")
 	require.NoError(t, err)
 	t.Cleanup(c.Close)
@@ -41,6 +50,10 @@ func newEnv(t *testing.T, mutate ...func(*tools.Deps)) *env {
 	deps := tools.Deps{Chain: c, Signer: signer.Dev(), Address: signer.DevAddress, Config: cfg}
 	for _, m := range mutate {
 		m(&deps)
+	}
+	if deps.Caps.Limits.PerTx == nil {
+		deps.Caps, err = tools.ResolveCaps(ctx, c, deps.Config, tools.DevCaps)
+		require.NoError(t, err)
 	}
 	mc, err := client.NewInProcessClient(tools.NewMCPServer(deps))
 	require.NoError(t, err)
@@ -110,3 +123,39 @@ func mustJSON(v any) string {
 }
 
 func addr(hex string) common.Address { return common.HexToAddress(hex) }
+
+// clock is a fake clock for TTL tests.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func newClock() *clock { return &clock{now: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)} }
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// listTools maps each tool's name to its amount argument's description (or "").
+func (e *env) listTools() map[string]string {
+	e.t.Helper()
+	list, err := e.mcp.ListTools(e.ctx, mcp.ListToolsRequest{})
+	require.NoError(e.t, err)
+	out := map[string]string{}
+	for _, tool := range list.Tools {
+		desc := ""
+		if p, ok := tool.InputSchema.Properties["amount"].(map[string]any); ok {
+			desc, _ = p["description"].(string)
+		}
+		out[tool.Name] = desc
+	}
+	return out
+}

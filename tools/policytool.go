@@ -10,18 +10,22 @@ import (
 
 // policyResult is wallet_policy's structured result.
 type policyResult struct {
-	Network             string   `json:"network"`
-	ChainID             uint64   `json:"chain_id"`
-	NetworkKind         string   `json:"network_kind"`
-	IsMainnet           bool     `json:"is_mainnet"`
-	Signer              string   `json:"signer"`
-	WritesEnabled       bool     `json:"writes_enabled"`
-	WriteTools          []string `json:"write_tools"`
-	AllowMainnet        bool     `json:"allow_mainnet"`
-	AllowUncappedTokens bool     `json:"allow_uncapped_tokens"`
-	AllowTo             []string `json:"allow_to"`
-	ConfirmMode         string   `json:"confirm_mode"`
-	ConfirmTTL          string   `json:"confirm_ttl"`
+	Network             string     `json:"network"`
+	ChainID             uint64     `json:"chain_id"`
+	NetworkKind         string     `json:"network_kind"`
+	IsMainnet           bool       `json:"is_mainnet"`
+	Signer              string     `json:"signer"`
+	WritesEnabled       bool       `json:"writes_enabled"`
+	WriteTools          []string   `json:"write_tools"`
+	AllowMainnet        bool       `json:"allow_mainnet"`
+	AllowUncappedTokens bool       `json:"allow_uncapped_tokens"`
+	AllowTo             []string   `json:"allow_to"`
+	ConfirmMode         string     `json:"confirm_mode"`
+	ConfirmTTL          string     `json:"confirm_ttl"`
+	Caps                []capUsage `json:"caps"`
+	Pending             int        `json:"pending_confirmations"`
+	WritesOffReason     string     `json:"writes_disabled_reason,omitempty"`
+	DayWindowNote       string     `json:"per_day_note"`
 }
 
 func (s *Server) policyTool() Tool {
@@ -38,7 +42,18 @@ func (s *Server) policyTool() Tool {
 		"allow_to":              array("recipient allow-list; empty means any recipient", map[string]any{"type": "string"}),
 		"confirm_mode":          enum("how a write is confirmed", "token", "human", "elicit"),
 		"confirm_ttl":           str("how long a preview's confirmation stays valid"),
-	}, "network", "chain_id", "network_kind", "is_mainnet", "signer", "writes_enabled", "write_tools", "allow_mainnet",
+		"caps": array("every cap per asset and window, with what is used and what remains", object(map[string]any{
+			"asset":     str("ETH or the token address"),
+			"symbol":    str("the asset's symbol"),
+			"window":    enum("the window", "per transaction", "per session", "per day"),
+			"limit":     str("the cap, a decimal string"),
+			"used":      str("settled plus reserved spend in this window (always 0 per transaction)"),
+			"remaining": str("what may still be spent in this window"),
+		}, "asset", "symbol", "window", "limit", "used", "remaining")),
+		"pending_confirmations":  integer("previews whose confirm_token is still unused and unexpired"),
+		"writes_disabled_reason": str("why no write tool is offered, when none is"),
+		"per_day_note":           str("how the per-day window is kept"),
+	}, "caps", "pending_confirmations", "per_day_note", "network", "chain_id", "network_kind", "is_mainnet", "signer", "writes_enabled", "write_tools", "allow_mainnet",
 		"allow_uncapped_tokens", "allow_to", "confirm_mode", "confirm_ttl")
 	return s.readTool("wallet_policy", "Policy and limits",
 		"What this wallet may do right now: network, signer, write tools offered, opt-ins, recipient allow-list and confirmation mode.",
@@ -57,6 +72,10 @@ func (s *Server) policyTool() Tool {
 				AllowTo:             []string{},
 				ConfirmMode:         s.cfg.Confirm,
 				ConfirmTTL:          s.cfg.ConfirmTTL.String(),
+				Caps:                s.capUsages(),
+				Pending:             s.gate.Pending(),
+				WritesOffReason:     s.writesDisabledReason(),
+				DayWindowNote:       dayWindowNote,
 			}
 			if r.WritesEnabled {
 				for _, t := range s.writeTools() {
@@ -70,6 +89,10 @@ func (s *Server) policyTool() Tool {
 		})
 }
 
+// dayWindowNote says honestly what the per-day window is until the journal
+// persists it.
+const dayWindowNote = "per-day spend is counted in this process only (rolling 24 h); it is not yet persisted across restarts"
+
 func policyText(r policyResult) string {
 	var b strings.Builder
 	marker := map[string]string{"mainnet": "MAINNET (real funds)", "testnet": "testnet", "dev": "local dev chain"}[r.NetworkKind]
@@ -78,8 +101,18 @@ func policyText(r policyResult) string {
 	if r.WritesEnabled {
 		fmt.Fprintf(&b, "Write tools: %s (each needs a preview, then a confirmation within %s).\n", strings.Join(r.WriteTools, ", "), r.ConfirmTTL)
 	} else {
-		b.WriteString("Write tools: none offered; only reads are possible.\n")
+		fmt.Fprintf(&b, "Write tools: none offered (%s); only reads are possible.\n", r.WritesOffReason)
 	}
+	if len(r.Caps) == 0 {
+		b.WriteString("Caps: none configured; every spend is refused.\n")
+	} else {
+		b.WriteString("Caps (used / limit, remaining):\n")
+		for _, c := range r.Caps {
+			fmt.Fprintf(&b, "  %s %s: %s / %s, %s left\n", c.Symbol, c.Window, c.Used, c.Limit, c.Remaining)
+		}
+		fmt.Fprintf(&b, "  Note: %s.\n", r.DayWindowNote)
+	}
+	fmt.Fprintf(&b, "Pending confirmations: %d.\n", r.Pending)
 	fmt.Fprintf(&b, "Writes on a mainnet allowed: %t. Tokens without a cap allowed: %t.\n", r.AllowMainnet, r.AllowUncappedTokens)
 	if len(r.AllowTo) == 0 {
 		b.WriteString("Recipients: any address.\n")

@@ -56,14 +56,6 @@ func (s *Server) addressTool() Tool {
 		})
 }
 
-// writesEnabled reports whether write tools are offered.
-func (s *Server) writesEnabled() bool {
-	return s.signer != nil && s.cfg.Tools != "read" && len(s.writeTools()) > 0
-}
-
-// writeTools lists the write tools (none yet in this build).
-func (s *Server) writeTools() []Tool { return nil }
-
 func onOff(b bool) string {
 	if b {
 		return "enabled"

@@ -3,9 +3,11 @@ package tools_test
 import (
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -32,7 +34,27 @@ func TestToolListSnapshot(t *testing.T) {
 	}
 	want, err := os.ReadFile(golden)
 	require.NoError(t, err, "run with -update to create it")
-	require.Equal(t, string(want), string(got), "tool list changed; review and run with -update")
+	if string(want) != string(got) {
+		t.Fatalf("tool list changed (%s); review and run with -update", firstDiff(string(want), string(got)))
+	}
+}
+
+// firstDiff names the first line where two texts differ.
+func firstDiff(want, got string) string {
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	for i := 0; i < len(w) || i < len(g); i++ {
+		var wl, gl string
+		if i < len(w) {
+			wl = w[i]
+		}
+		if i < len(g) {
+			gl = g[i]
+		}
+		if wl != gl {
+			return fmt.Sprintf("line %d: golden %q, now %q", i+1, wl, gl)
+		}
+	}
+	return "no difference"
 }
 
 // Claude Desktop and the Anthropic API: ^[a-zA-Z0-9_-]{1,64}$; Cursor: letters,
@@ -57,5 +79,5 @@ func TestToolNamesAndAnnotations(t *testing.T) {
 			require.True(t, *tool.Annotations.DestructiveHint, tool.Name)
 		}
 	}
-	require.Equal(t, map[string]bool{"wallet_address": true, "wallet_balance": true, "wallet_verify_tx": true, "wallet_policy": true}, names)
+	require.Equal(t, map[string]bool{"wallet_address": true, "wallet_balance": true, "wallet_verify_tx": true, "wallet_policy": true, "wallet_send": true}, names)
 }

@@ -8,13 +8,16 @@ import (
 	"context"
 	"log/slog"
 	"math/big"
+	"sync"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/walletgate/walletgate/caps"
 	"github.com/walletgate/walletgate/chain"
+	"github.com/walletgate/walletgate/gate"
 	"github.com/walletgate/walletgate/policy"
 	"github.com/walletgate/walletgate/signer"
 )
@@ -25,6 +28,8 @@ type Deps struct {
 	Signer  signer.Signer    // nil: watch-only
 	Address common.Address   // the wallet: the signer's address, or the watch-only one
 	Config  policy.Config    // the validated configuration
+	Caps    Caps             // resolved spend limits (ResolveCaps); the zero value refuses every write
+	Network *policy.Network  // overrides the network table's entry for the chain (tests)
 	Logger  *slog.Logger     // stderr only; nil discards
 	Now     func() time.Time // nil: time.Now
 	Version string
@@ -41,6 +46,11 @@ type Server struct {
 	cfg     policy.Config
 	log     *slog.Logger
 	now     func() time.Time
+
+	gate    *gate.Gate
+	caps    Caps
+	ledger  *caps.Ledger
+	writeMu sync.Mutex // serializes reserve → sign → send, so nonces never collide
 }
 
 // Instructions is what the server tells a client about itself at initialize.
@@ -66,11 +76,24 @@ func New(d Deps) *Server {
 		now:     d.Now,
 	}
 	s.network = policy.LookupNetwork(s.chainID)
+	if d.Network != nil {
+		s.network = *d.Network
+	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
 	if s.now == nil {
 		s.now = time.Now
+	}
+	s.gate = gate.New(s.cfg.ConfirmTTL, maxPending, s.now)
+	s.caps = d.Caps
+	if s.caps.assets == nil {
+		s.caps.assets = map[common.Address]asset{}
+	}
+	if d.Caps.Limits.PerTx != nil || d.Caps.Limits.PerSession != nil || d.Caps.Limits.PerDay != nil {
+		s.ledger = caps.NewLedger(d.Caps.Limits, s.cfg.AllowUncappedTokens, s.now)
+	} else {
+		s.ledger = &caps.Ledger{} // no caps resolved: the zero ledger refuses every spend
 	}
 	return s
 }
@@ -101,12 +124,52 @@ type Tool struct {
 
 // Tools lists the tools this server offers, in a fixed order.
 func (s *Server) Tools() []Tool {
-	return []Tool{
+	tools := []Tool{
 		s.addressTool(),
 		s.balanceTool(),
 		s.verifyTool(),
 		s.policyTool(),
 	}
+	if s.writesEnabled() {
+		tools = append(tools, s.writeTools()...)
+	}
+	return tools
+}
+
+// writeTools lists the write tools.
+func (s *Server) writeTools() []Tool {
+	return []Tool{s.sendTool()}
+}
+
+// writesEnabled reports whether write tools are offered.
+func (s *Server) writesEnabled() bool { return s.writesDisabledReason() == "" }
+
+// writesDisabledReason says why write tools are not offered, or "".
+func (s *Server) writesDisabledReason() string {
+	switch {
+	case s.signer == nil:
+		return "no key is configured (watch-only); set WALLETGATE_KEYSTORE and WALLETGATE_PASSWORD_FILE, or WALLETGATE_KEY_FILE"
+	case s.cfg.Tools == "read":
+		return "the operator set WALLETGATE_TOOLS=read"
+	case s.cfg.Confirm != "" && s.cfg.Confirm != policy.DefaultConfirm:
+		return "confirmation mode " + s.cfg.Confirm + " is not available in this build; writes stay off rather than fall back to token confirmation (set WALLETGATE_CONFIRM=token)"
+	}
+	return ""
+}
+
+// writeTool builds a destructive tool with the preview/confirm output schema.
+func (s *Server) writeTool(name, title, description string, in map[string]any, spec argSpec,
+	h func(ctx context.Context, a args) (*mcp.CallToolResult, *Refusal)) Tool {
+	t := mcp.NewToolWithRawSchema(name, description, mustJSON(in))
+	t.RawOutputSchema = mustJSON(writeOutputSchema())
+	t.Annotations = mcp.ToolAnnotation{
+		Title:           title,
+		ReadOnlyHint:    mcp.ToBoolPtr(false),
+		DestructiveHint: mcp.ToBoolPtr(true),
+		IdempotentHint:  mcp.ToBoolPtr(false),
+		OpenWorldHint:   mcp.ToBoolPtr(true),
+	}
+	return Tool{Tool: t, Handler: s.handler(name, spec, h)}
 }
 
 // readTool builds a read-only tool whose handler gets strictly parsed args.

@@ -5,14 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math/big"
 	"strings"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/walletgate/walletgate/chain"
 	"github.com/walletgate/walletgate/chain/devnet"
 	"github.com/walletgate/walletgate/policy"
 	"github.com/walletgate/walletgate/signer"
@@ -40,7 +38,11 @@ func cmdDemo(argv []string, stdout, stderr io.Writer) error {
 	defer d.Close()
 	defer c.Close()
 
-	ms := tools.NewMCPServer(tools.Deps{Chain: c, Signer: signer.Dev(), Address: signer.DevAddress, Config: cfg, Version: versionString()})
+	limits, err := tools.ResolveCaps(ctx, c, cfg, tools.DevCaps)
+	if err != nil {
+		return err
+	}
+	ms := tools.NewMCPServer(tools.Deps{Chain: c, Signer: signer.Dev(), Address: signer.DevAddress, Config: cfg, Caps: limits, Version: versionString()})
 	mc, err := client.NewInProcessClient(ms)
 	if err != nil {
 		return err
@@ -72,25 +74,33 @@ func cmdDemo(argv []string, stdout, stderr io.Writer) error {
 
 	p.call("Who am I?", "wallet_address", nil)
 	p.call("What does the wallet hold?", "wallet_balance", nil)
-
-	// A transfer made directly on the chain, outside walletgate, to have
-	// something real to verify.
-	rcpt, err := d.SendAsDev(ctx, &d.Contracts.USDT, nil, chain.TransferData(demoRecipient, big.NewInt(25_000_000)), 300_000)
-	if err != nil {
-		return fmt.Errorf("demo transfer: %w", err)
-	}
-	fmt.Fprintf(stdout, "\n(The demo itself now sends 25 USDT from the dev account to %s, directly on the chain: tx %s.)\n", demoRecipient.Hex(), rcpt.TxHash.Hex())
-	p.call("Did that transfer arrive as expected?", "wallet_verify_tx", map[string]any{
-		"tx": rcpt.TxHash.Hex(), "expected_to": demoRecipient.Hex(), "expected_amount": "25", "asset": "USDT",
-	})
-	p.call("And was it 26 USDT? (it was not)", "wallet_verify_tx", map[string]any{
-		"tx": rcpt.TxHash.Hex(), "expected_to": demoRecipient.Hex(), "expected_amount": "26", "asset": "USDT",
-	})
-	p.call("The recipient's balances", "wallet_balance", map[string]any{"address": demoRecipient.Hex(), "tokens": []string{"USDT", "DAI"}})
-	p.call("A hash nobody sent", "wallet_verify_tx", map[string]any{"tx": "0x" + strings.Repeat("ab", 32)})
-	p.call("Bad input is refused with a code and a way out", "wallet_verify_tx", map[string]any{"tx": "0x1234"})
-	p.call("An amount as a JSON number is refused too", "wallet_verify_tx", map[string]any{"tx": rcpt.TxHash.Hex(), "expected_amount": 25})
 	p.call("What may the assistant do?", "wallet_policy", nil)
+
+	to := demoRecipient.Hex()
+	send := map[string]any{"to": to, "amount": "25", "asset": "USDT"}
+	preview := p.call("Send 25 USDT: the first call only previews (nothing is signed)", "wallet_send", send)
+	token, _ := preview["confirm_token"].(string)
+	confirm := map[string]any{"to": to, "amount": "25", "asset": "USDT", "confirm": token}
+	done := p.call("The person agrees: the same call again, plus confirm", "wallet_send", confirm)
+	tx, _ := done["tx_hash"].(string)
+	p.call("Independently: did that transfer arrive as previewed?", "wallet_verify_tx", map[string]any{
+		"tx": tx, "expected_to": to, "expected_amount": "25", "asset": "USDT",
+	})
+	p.call("The recipient's balances", "wallet_balance", map[string]any{"address": to, "tokens": []string{"USDT", "DAI"}})
+	p.call("Replaying the same confirmation is refused", "wallet_send", confirm)
+
+	eth := map[string]any{"to": to, "amount": "0.5"}
+	preview = p.call("Send 0.5 ETH: preview", "wallet_send", eth)
+	token, _ = preview["confirm_token"].(string)
+	p.call("A confirmation for different arguments is refused, and spends the token", "wallet_send", map[string]any{"to": to, "amount": "0.6", "confirm": token})
+	p.call("…so the original confirm no longer works either: ask for a new preview", "wallet_send", map[string]any{"to": to, "amount": "0.5", "confirm": token})
+
+	p.call("More than the per-transaction cap is refused at preview", "wallet_send", map[string]any{"to": to, "amount": "150", "asset": "USDT"})
+	p.call("An amount as a JSON number is refused", "wallet_send", map[string]any{"to": to, "amount": 25, "asset": "USDT"})
+	p.call("A mistyped address checksum is refused", "wallet_send", map[string]any{"to": "0x00000000000000000000000000000000000D3e30", "amount": "1", "asset": "USDT"})
+	p.call("A bad transaction hash is refused with a code and a way out", "wallet_verify_tx", map[string]any{"tx": "0x1234"})
+	p.call("The caps now", "wallet_policy", nil)
+	p.call("The wallet's balances now", "wallet_balance", nil)
 	return p.err
 }
 
@@ -101,9 +111,10 @@ type demoPrinter struct {
 	err error
 }
 
-func (p *demoPrinter) call(title, tool string, args map[string]any) {
+// call calls a tool, prints its text, and returns its structured content.
+func (p *demoPrinter) call(title, tool string, args map[string]any) map[string]any {
 	if p.err != nil {
-		return
+		return nil
 	}
 	req := mcp.CallToolRequest{}
 	req.Params.Name = tool
@@ -117,7 +128,7 @@ func (p *demoPrinter) call(title, tool string, args map[string]any) {
 	res, err := p.c.CallTool(p.ctx, req)
 	if err != nil {
 		p.err = fmt.Errorf("%s: %w", tool, err)
-		return
+		return nil
 	}
 	prefix := "  "
 	if res.IsError {
@@ -128,4 +139,6 @@ func (p *demoPrinter) call(title, tool string, args map[string]any) {
 			fmt.Fprintf(p.w, "%s%s\n", prefix, strings.ReplaceAll(t.Text, "\n", "\n  "))
 		}
 	}
+	out, _ := res.StructuredContent.(map[string]any)
+	return out
 }

@@ -3,9 +3,11 @@ package main_test
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"math/big"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +16,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ethereum/go-ethereum"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/ethclient"
 	"github.com/stretchr/testify/require"
 
 	"github.com/walletgate/walletgate/policy"
@@ -182,7 +187,7 @@ func text(result map[string]any) string {
 }
 
 func TestStdioDevServesExactlyTheReadTools(t *testing.T) {
-	c := startServer(t, cleanEnv(), "--dev")
+	c := startServer(t, cleanEnv("WALLETGATE_TOOLS=read"), "--dev")
 	init := c.initialize()
 	require.Equal(t, "walletgate", init["serverInfo"].(map[string]any)["name"])
 	require.Contains(t, init["instructions"], "confirm_token")
@@ -357,4 +362,62 @@ func TestHelpListsEveryVariable(t *testing.T) {
 		require.Contains(t, string(out), v.Name)
 		require.Contains(t, string(readme), "`"+v.Name+"`", "README documents %s", v.Name)
 	}
+}
+
+func TestStdioDevOffersSendAsDestructive(t *testing.T) {
+	c := startServer(t, cleanEnv(), "--dev")
+	c.initialize()
+	list := c.request("tools/list", map[string]any{})["result"].(map[string]any)["tools"].([]any)
+	found := false
+	for _, tl := range list {
+		tool := tl.(map[string]any)
+		if tool["name"] == "wallet_send" {
+			found = true
+			ann := tool["annotations"].(map[string]any)
+			require.Equal(t, false, ann["readOnlyHint"])
+			require.Equal(t, true, ann["destructiveHint"])
+			amount := tool["inputSchema"].(map[string]any)["properties"].(map[string]any)["amount"].(map[string]any)
+			require.Contains(t, amount["description"], "USDT: at most 100 per transaction, 500 per session")
+		}
+	}
+	require.True(t, found)
+}
+
+// TestStdioTwoStepSendOnDevnet drives the built binary over stdio against
+// `walletgate devnet`, and checks the effect through the node itself.
+func TestStdioTwoStepSendOnDevnet(t *testing.T) {
+	info := startDevnet(t)
+	c := startServer(t, cleanEnv("WALLETGATE_RPC="+info.RPC, "WALLETGATE_CHAIN_ID=1337", "WALLETGATE_KEY_FILE="+info.KeyFile,
+		"WALLETGATE_CAP_PER_TX=ETH=0.1,USDT=50", "WALLETGATE_CAP_PER_SESSION=ETH=0.5,USDT=80"))
+	c.initialize()
+	node, err := ethclient.Dial(info.RPC)
+	require.NoError(t, err)
+	defer node.Close()
+	usdt := common.HexToAddress(info.Contracts["USDT"])
+	to := common.HexToAddress("0x00000000000000000000000000000000000e2e01")
+	balance := func() *big.Int {
+		out, err := node.CallContract(context.Background(), ethereum.CallMsg{To: &usdt, Data: append(common.FromHex("0x70a08231"), common.LeftPadBytes(to.Bytes(), 32)...)}, nil)
+		require.NoError(t, err)
+		return new(big.Int).SetBytes(out)
+	}
+	require.Zero(t, balance().Sign())
+
+	args := map[string]any{"to": to.Hex(), "amount": "42.5", "asset": "USDT"}
+	preview := c.callTool("wallet_send", args)
+	sc := preview["structuredContent"].(map[string]any)
+	require.Equal(t, "confirmation_required", sc["status"])
+	require.Contains(t, text(preview), "PREVIEW")
+	require.Zero(t, balance().Sign(), "a preview moves nothing")
+
+	args["confirm"] = sc["confirm_token"]
+	done := c.callTool("wallet_send", args)
+	require.Nil(t, done["isError"], text(done))
+	require.Equal(t, "confirmed", done["structuredContent"].(map[string]any)["status"])
+	require.Equal(t, big.NewInt(42_500_000), balance())
+
+	// The session cap (80) now leaves 37.5: 40 is refused, and nothing moves.
+	over := c.callTool("wallet_send", map[string]any{"to": to.Hex(), "amount": "40", "asset": "USDT"})
+	require.Equal(t, true, over["isError"])
+	require.True(t, strings.HasPrefix(text(over), "CAP_EXCEEDED: "), text(over))
+	require.Equal(t, big.NewInt(42_500_000), balance())
 }

@@ -76,6 +76,13 @@ func cmdServe(argv []string, stderr io.Writer) error {
 		deps = tools.Deps{Chain: c, Signer: s, Address: addr}
 	}
 	deps.Config, deps.Logger, deps.Version = cfg, logger, versionString()
+	defaults := tools.DefaultCaps
+	if *dev {
+		defaults = tools.DevCaps
+	}
+	if deps.Caps, err = tools.ResolveCaps(ctx, deps.Chain, cfg, defaults); err != nil {
+		return usagef("%v", err)
+	}
 	net := policy.LookupNetwork(deps.Chain.ChainID().Uint64())
 	logger.Info("serving MCP on stdio", "wallet", deps.Address.Hex(), "network", net.Name, "kind", string(net.Kind), "rpc", deps.Chain.Host())
 	return serveStdio(ctx, tools.NewMCPServer(deps), os.Stdin, os.Stdout, stderr)

@@ -1,0 +1,251 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"strings"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/walletgate/walletgate/caps"
+	"github.com/walletgate/walletgate/chain"
+	"github.com/walletgate/walletgate/policy"
+)
+
+const sendTool = "wallet_send"
+
+// sendIntent is wallet_send's validated, resolved arguments.
+type sendIntent struct {
+	from   common.Address
+	to     common.Address
+	asset  asset
+	amount *big.Int // base units, > 0
+}
+
+// canonical is the intent as the gate fingerprints it: every field resolved
+// (addresses as checksummed hex, the asset by address, the amount in base
+// units) and the chain and sender included, in a fixed order. Cosmetic
+// differences in the call cannot change it; any difference in meaning does.
+func (i sendIntent) canonical(chainID uint64) []byte {
+	b, err := json.Marshal(struct {
+		V       int    `json:"v"`
+		ChainID uint64 `json:"chain_id"`
+		From    string `json:"from"`
+		To      string `json:"to"`
+		Asset   string `json:"asset"`
+		Amount  string `json:"amount"`
+	}{1, chainID, i.from.Hex(), i.to.Hex(), assetID(i.asset), i.amount.String()})
+	if err != nil {
+		panic(err) // fixed struct of strings
+	}
+	return b
+}
+
+func (s *Server) sendTool() Tool {
+	in := object(map[string]any{
+		"to": strPattern("recipient: 0x + 40 hex digits; mixed case must be a valid EIP-55 checksum; not the zero address", addressPattern),
+		"amount": strPattern("amount to send, a decimal string in the asset's units (e.g. \"0.05\"), never a number. "+
+			s.capsHint()+" The first call only previews; nothing is sent until the same call is repeated with confirm.", amountPattern),
+		"asset":   str("ETH (default), a known token symbol (e.g. USDT), or a token contract address"),
+		"confirm": str("the confirm_token of a preview of exactly these arguments; omit it to get a preview"),
+	}, "to", "amount")
+	return s.writeTool(sendTool, "Send ETH or a token",
+		"Send ETH or an ERC-20 token. Two calls: the first returns a preview and a confirm_token (nothing is signed); show the preview to the user, and only with their agreement call again with the same arguments plus confirm.",
+		in, argSpec{"to": argString, "amount": argString, "asset": argString, "confirm": argString}, s.sendHandler)
+}
+
+// parseSend validates and resolves wallet_send's arguments.
+func (s *Server) parseSend(ctx context.Context, a args) (sendIntent, *Refusal) {
+	toRaw, _ := a.str("to")
+	to, err := policy.ParseRecipient(toRaw)
+	if err != nil {
+		return sendIntent{}, refuse(CodeBadAddress, "to %s: %s. Give the recipient as 0x followed by 40 hex digits, all lower case or with a correct EIP-55 checksum.", displayInput(toRaw), reason(err))
+	}
+	as := ethAsset
+	if v, ok := a.str("asset"); ok {
+		var ref *Refusal
+		if as, ref = s.resolveAsset(ctx, v); ref != nil {
+			return sendIntent{}, ref
+		}
+	}
+	amtRaw, ok := a.str("amount")
+	if !ok {
+		return sendIntent{}, refuse(CodeBadAmount, "amount is missing. Give a decimal string such as \"0.05\".")
+	}
+	amount, err := policy.ParsePositiveAmount(amtRaw, as.Decimals)
+	if err != nil {
+		return sendIntent{}, refuse(CodeBadAmount, "amount %s: %s. Give a decimal string greater than zero with at most %d decimals for %s, e.g. \"0.05\".", displayInput(amtRaw), reason(err), as.Decimals, as.Symbol)
+	}
+	return sendIntent{from: s.address, to: to, asset: as, amount: amount}, nil
+}
+
+// sendHandler is wallet_send: a preview, or with confirm, the send.
+func (s *Server) sendHandler(ctx context.Context, a args) (*mcp.CallToolResult, *Refusal) {
+	token, confirming := a.str("confirm")
+	in, ref := s.parseSend(ctx, a)
+	if ref != nil {
+		if confirming {
+			// Consumed on every outcome: a confirm with bad arguments burns it.
+			_, _ = s.gate.Consume(token, sendTool, nil)
+			ref.Message += " The confirmation token is spent; call again without confirm for a new preview."
+		}
+		return nil, ref
+	}
+	if confirming {
+		p, err := s.gate.Consume(token, sendTool, in.canonical(s.chainID))
+		if err != nil {
+			return nil, gateRefusal(err)
+		}
+		return s.execute(ctx, p.(*plan))
+	}
+	return s.previewSend(ctx, in)
+}
+
+// sendPreview is the preview's facts.
+type sendPreview struct {
+	Action         string       `json:"action"`
+	Summary        string       `json:"summary"`
+	Asset          string       `json:"asset"`
+	Symbol         string       `json:"symbol"`
+	Decimals       uint8        `json:"decimals"`
+	KnownToken     bool         `json:"known_token"`
+	Amount         string       `json:"amount"`
+	AmountBase     string       `json:"amount_base"`
+	From           string       `json:"from"`
+	To             string       `json:"to"`
+	ToIsContract   bool         `json:"to_is_contract"`
+	Network        string       `json:"network"`
+	ChainID        uint64       `json:"chain_id"`
+	NetworkKind    string       `json:"network_kind"`
+	NetworkMarker  string       `json:"network_marker"`
+	Nonce          uint64       `json:"nonce"`
+	GasLimit       uint64       `json:"gas_limit"`
+	MaxFeePerGas   string       `json:"max_fee_per_gas_gwei"`
+	MaxFee         string       `json:"max_fee"`
+	Caps           []capAfter   `json:"caps_after"`
+	NoCap          []string     `json:"no_cap"`
+	Simulation     string       `json:"simulation"`
+	Warnings       []string     `json:"warnings"`
+	ExpectedEffect []effectJSON `json:"expected_effects"`
+}
+
+// previewResult is a preview's structured result.
+type previewResult struct {
+	Status       string      `json:"status"`
+	Preview      sendPreview `json:"preview"`
+	ConfirmToken string      `json:"confirm_token"`
+	ExpiresAt    string      `json:"expires_at"`
+}
+
+func (s *Server) previewSend(ctx context.Context, in sendIntent) (*mcp.CallToolResult, *Refusal) {
+	if ref := s.writeAllowed(in.to); ref != nil {
+		return nil, ref
+	}
+	call := chain.Call{From: in.from, To: in.to, Value: in.amount}
+	if !in.asset.Native {
+		call = chain.Call{From: in.from, To: in.asset.Address, Data: chain.TransferData(in.to, in.amount)}
+	}
+	spendOf := func(c chain.Call) caps.Spend {
+		sp := caps.Spend{policy.NativeAsset: c.MaxCost()}
+		if !in.asset.Native {
+			sp[in.asset.Address] = new(big.Int).Set(in.amount)
+		}
+		return sp
+	}
+	call, st, ret, spend, ref := s.build(ctx, call, spendOf)
+	if ref != nil {
+		return nil, ref
+	}
+	// A token that returns false instead of reverting failed all the same.
+	if !in.asset.Native && len(ret) == 32 && new(big.Int).SetBytes(ret).Sign() == 0 {
+		return nil, refuse(CodeSimulationReverted, "the token contract answered the simulated transfer with false (it would not move the tokens). Nothing was signed or sent.")
+	}
+	code, err := s.chain.Code(ctx, in.to)
+	if err != nil {
+		return nil, rpcRefusal(err)
+	}
+	effect := expectedEffect{asset: in.asset, from: in.from, to: in.to, amount: in.amount}
+	p := &plan{tool: sendTool, call: call, spend: spend, effects: []expectedEffect{effect}}
+
+	capsAfter, noCap := s.capsAfter(spend)
+	pv := sendPreview{
+		Action: "send", Asset: assetID(in.asset), Symbol: in.asset.Symbol, Decimals: in.asset.Decimals, KnownToken: in.asset.Known,
+		Amount: policy.FormatAmount(in.amount, in.asset.Decimals), AmountBase: in.amount.String(),
+		From: in.from.Hex(), To: in.to.Hex(), ToIsContract: len(code) > 0,
+		Network: s.network.Name, ChainID: s.chainID, NetworkKind: string(s.network.Kind), NetworkMarker: s.network.Marker(),
+		Nonce: st.Nonce, GasLimit: call.Gas, MaxFeePerGas: policy.FormatAmount(call.MaxFee, 9),
+		MaxFee: policy.FormatAmount(new(big.Int).Mul(new(big.Int).SetUint64(call.Gas), call.MaxFee), 18),
+		Caps:   capsAfter, NoCap: noCap, Warnings: []string{},
+		Simulation:     fmt.Sprintf("succeeds against block %d", st.Head.Number),
+		ExpectedEffect: []effectJSON{effect.json()},
+	}
+	if pv.Caps == nil {
+		pv.Caps = []capAfter{}
+	}
+	if pv.NoCap == nil {
+		pv.NoCap = []string{}
+	}
+	pv.Summary = fmt.Sprintf("Send %s %s to %s on %s (%s)", pv.Amount, pv.Symbol, pv.To, pv.Network, pv.NetworkMarker)
+	if pv.ToIsContract {
+		pv.Warnings = append(pv.Warnings, "the recipient is a contract: make sure it can receive "+pv.Symbol+" (tokens sent to a contract that cannot move them are lost)")
+	}
+	if !in.asset.Native && in.to == in.asset.Address {
+		pv.Warnings = append(pv.Warnings, "the recipient is the token contract itself: tokens sent there are usually lost")
+	}
+	if !in.asset.Known {
+		pv.Warnings = append(pv.Warnings, "UNVERIFIED token: not in walletgate's known-token table; its symbol is what the contract says")
+	}
+	if in.to == in.from {
+		pv.Warnings = append(pv.Warnings, "the recipient is this wallet itself")
+	}
+
+	token, expires, err := s.gate.Issue(sendTool, in.canonical(s.chainID), p)
+	if err != nil {
+		return nil, gateRefusal(err)
+	}
+	r := previewResult{Status: "confirmation_required", Preview: pv, ConfirmToken: token, ExpiresAt: expires.UTC().Format(time.RFC3339)}
+	return success(r, s.previewText(r, expires)), nil
+}
+
+// previewText is the preview as a person reads it.
+func (s *Server) previewText(r previewResult, expires time.Time) string {
+	pv := r.Preview
+	var b strings.Builder
+	b.WriteString("PREVIEW — nothing has been signed or sent.\n")
+	fmt.Fprintf(&b, "Network:   %s, chain id %d — %s\n", pv.Network, pv.ChainID, strings.ToUpper(pv.NetworkMarker[:1])+pv.NetworkMarker[1:])
+	fmt.Fprintf(&b, "Action:    send %s %s (%s base units, %d decimals)\n", pv.Amount, pv.Symbol, pv.AmountBase, pv.Decimals)
+	if pv.Asset == policy.NativeSymbol {
+		b.WriteString("Asset:     ETH (native)\n")
+	} else {
+		known := "known token"
+		if !pv.KnownToken {
+			known = "UNVERIFIED token"
+		}
+		fmt.Fprintf(&b, "Asset:     %s, contract %s (%s)\n", pv.Symbol, pv.Asset, known)
+	}
+	fmt.Fprintf(&b, "From:      %s (this wallet)\n", pv.From)
+	kind := "an account without code"
+	if pv.ToIsContract {
+		kind = "a CONTRACT"
+	}
+	fmt.Fprintf(&b, "To:        %s (%s)\n", pv.To, kind)
+	fmt.Fprintf(&b, "Max fee:   %s ETH (gas limit %d × max %s gwei), paid in ETH; the actual fee is usually lower\n", pv.MaxFee, pv.GasLimit, pv.MaxFeePerGas)
+	b.WriteString("Caps after this (ETH counts value plus max fee):\n")
+	for _, c := range pv.Caps {
+		fmt.Fprintf(&b, "  %s %s: %s of %s used, %s left\n", c.Symbol, c.Window, c.UsedAfter, c.Limit, c.RemainingAfter)
+	}
+	for _, n := range pv.NoCap {
+		fmt.Fprintf(&b, "  %s: NO CAP APPLIES (the operator allowed uncapped tokens)\n", n)
+	}
+	fmt.Fprintf(&b, "Simulation: %s.\n", pv.Simulation)
+	for _, w := range pv.Warnings {
+		fmt.Fprintf(&b, "WARNING:   %s\n", w)
+	}
+	fmt.Fprintf(&b, "Expires:   %s (in %s)\n", r.ExpiresAt, expiresIn(expires.Sub(s.now())))
+	fmt.Fprintf(&b, "To confirm, call %s again with exactly the same arguments plus \"confirm\": \"%s\". Any change needs a new preview.", sendTool, r.ConfirmToken)
+	return b.String()
+}
