@@ -228,3 +228,12 @@ func (c *Client) Code(ctx context.Context, addr common.Address) ([]byte, error) 
 	}
 	return code, nil
 }
+
+// TokenBalanceAt reads token.balanceOf(owner) at a block number.
+func (c *Client) TokenBalanceAt(ctx context.Context, token, owner common.Address, block uint64) (*big.Int, error) {
+	var out hexutil.Bytes
+	if err := c.call(ctx, &out, "eth_call", map[string]any{"to": token, "input": pack("balanceOf", owner)}, hexutil.EncodeUint64(block)); err != nil {
+		return nil, err
+	}
+	return decodeUint256(out)
+}

@@ -31,6 +31,7 @@ type argKind int
 const (
 	argString argKind = iota
 	argStringList
+	argUint // a small whole number: a JSON integer, or a string of digits
 )
 
 // argSpec declares a tool's arguments.
@@ -118,6 +119,12 @@ func parseArgs(raw []byte, spec argSpec) (args, *Refusal) {
 				return out, r
 			}
 			out.lists[name] = l
+		case argUint:
+			u, r := decodeUint(name, value)
+			if r != nil {
+				return out, r
+			}
+			out.strs[name] = u
 		}
 	}
 	if _, err := dec.Token(); err != nil {
@@ -142,6 +149,23 @@ func decodeString(name string, value json.RawMessage) (string, *Refusal) {
 		return "", refuse(CodeBadArgument, "argument %s is not valid UTF-8", quote(name))
 	}
 	return s, nil
+}
+
+// decodeUint accepts 500 or "500": digits only, at most 9 of them, so that
+// no float, exponent or sign form ever reaches a handler.
+func decodeUint(name string, value json.RawMessage) (string, *Refusal) {
+	v := string(bytes.TrimSpace(value))
+	if strings.HasPrefix(v, `"`) {
+		var s string
+		if err := json.Unmarshal([]byte(v), &s); err != nil {
+			return "", refuse(CodeBadArgument, "argument %s is not a valid JSON string", quote(name))
+		}
+		v = s
+	}
+	if v == "" || len(v) > 9 || strings.Trim(v, "0123456789") != "" {
+		return "", refuse(CodeBadArgument, "argument %s must be a whole number such as 500, got %s", quote(name), displayInput(v))
+	}
+	return v, nil
 }
 
 func decodeStringList(name string, value json.RawMessage) ([]string, *Refusal) {

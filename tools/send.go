@@ -142,7 +142,7 @@ type previewResult struct {
 }
 
 func (s *Server) previewSend(ctx context.Context, in sendIntent) (*mcp.CallToolResult, *Refusal) {
-	if ref := s.writeAllowed(in.to); ref != nil {
+	if ref := s.writeAllowed(&in.to); ref != nil {
 		return nil, ref
 	}
 	call := chain.Call{From: in.from, To: in.to, Value: in.amount}
@@ -156,7 +156,7 @@ func (s *Server) previewSend(ctx context.Context, in sendIntent) (*mcp.CallToolR
 		}
 		return sp
 	}
-	call, st, ret, spend, ref := s.build(ctx, call, spendOf)
+	call, st, ret, spend, ref := s.build(ctx, call, spendOf, nil)
 	if ref != nil {
 		return nil, ref
 	}
@@ -169,7 +169,8 @@ func (s *Server) previewSend(ctx context.Context, in sendIntent) (*mcp.CallToolR
 		return nil, rpcRefusal(err)
 	}
 	effect := expectedEffect{asset: in.asset, from: in.from, to: in.to, amount: in.amount}
-	p := &plan{tool: sendTool, call: call, spend: spend, effects: []expectedEffect{effect}}
+	to := in.to
+	p := &plan{tool: sendTool, legs: []leg{{label: "send", call: call}}, spend: spend, recipient: &to, effects: []expectedEffect{effect}}
 
 	capsAfter, noCap := s.capsAfter(spend)
 	pv := sendPreview{

@@ -25,14 +25,17 @@ import (
 // Deps is what the tools need from the wiring.
 type Deps struct {
 	Chain   *chain.Client
-	Signer  signer.Signer    // nil: watch-only
-	Address common.Address   // the wallet: the signer's address, or the watch-only one
-	Config  policy.Config    // the validated configuration
-	Caps    Caps             // resolved spend limits (ResolveCaps); the zero value refuses every write
-	Network *policy.Network  // overrides the network table's entry for the chain (tests)
-	Logger  *slog.Logger     // stderr only; nil discards
-	Now     func() time.Time // nil: time.Now
-	Version string
+	Signer  signer.Signer   // nil: watch-only
+	Address common.Address  // the wallet: the signer's address, or the watch-only one
+	Config  policy.Config   // the validated configuration
+	Caps    Caps            // resolved spend limits (ResolveCaps); the zero value refuses every write
+	Network *policy.Network // overrides the network table's entry for the chain (tests)
+	// SwapsOff, when set, says why the swap tools are not offered (the dev
+	// chain without the Uniswap artifacts).
+	SwapsOff string
+	Logger   *slog.Logger     // stderr only; nil discards
+	Now      func() time.Time // nil: time.Now
+	Version  string
 }
 
 // Server holds the tools' shared state. It is safe for concurrent use: mcp-go
@@ -51,6 +54,9 @@ type Server struct {
 	caps    Caps
 	ledger  *caps.Ledger
 	writeMu sync.Mutex // serializes reserve → sign → send, so nonces never collide
+
+	swapsDisabled string
+	code          codeChecked
 }
 
 // Instructions is what the server tells a client about itself at initialize.
@@ -85,6 +91,7 @@ func New(d Deps) *Server {
 	if s.now == nil {
 		s.now = time.Now
 	}
+	s.swapsDisabled = d.SwapsOff
 	s.gate = gate.New(s.cfg.ConfirmTTL, maxPending, s.now)
 	s.caps = d.Caps
 	if s.caps.assets == nil {
@@ -130,6 +137,9 @@ func (s *Server) Tools() []Tool {
 		s.verifyTool(),
 		s.policyTool(),
 	}
+	if s.swapsOff() == "" {
+		tools = append(tools, s.quoteTool())
+	}
 	if s.writesEnabled() {
 		tools = append(tools, s.writeTools()...)
 	}
@@ -138,7 +148,11 @@ func (s *Server) Tools() []Tool {
 
 // writeTools lists the write tools.
 func (s *Server) writeTools() []Tool {
-	return []Tool{s.sendTool()}
+	tools := []Tool{s.sendTool()}
+	if s.swapsOff() == "" {
+		tools = append(tools, s.swapTool())
+	}
+	return tools
 }
 
 // writesEnabled reports whether write tools are offered.

@@ -64,12 +64,37 @@ type expectedEffect struct {
 	amount   *big.Int
 }
 
-// plan is a previewed write: exactly what the confirm executes.
+// leg is one transaction of a plan.
+type leg struct {
+	label string // "send", "approve", "reset approval", "swap"
+	call  chain.Call
+}
+
+// plan is a previewed write: exactly what the confirm executes. Its legs are
+// sent in order, each only after the one before it succeeded.
 type plan struct {
-	tool    string
-	call    chain.Call
-	spend   caps.Spend
-	effects []expectedEffect
+	tool      string
+	legs      []leg
+	spend     caps.Spend
+	recipient *common.Address // checked against the allow-list; nil: the wallet itself
+	effects   []expectedEffect
+	// check, if set, re-checks what the plan assumed at preview (an
+	// allowance, say) before anything is signed.
+	check func(ctx context.Context) *Refusal
+	// verify, if set, replaces verifyEffects for the final leg: it returns
+	// the effects found and what is missing.
+	verify func(ctx context.Context, info *chain.TxInfo) ([]effectJSON, []string)
+	// explain turns a simulation revert into plain words for this plan.
+	explain func(re *chain.RevertError) *Refusal
+}
+
+// maxCost is the most all legs together can cost in ETH.
+func (p *plan) maxCost() *big.Int {
+	total := new(big.Int)
+	for _, l := range p.legs {
+		total.Add(total, l.call.MaxCost())
+	}
+	return total
 }
 
 // effectJSON is one verified (or expected) on-chain effect.
@@ -102,8 +127,10 @@ type capAfter struct {
 	RemainingAfter string `json:"remaining_after"`
 }
 
-// writeAllowed is the policy check both calls of a write make.
-func (s *Server) writeAllowed(to common.Address) *Refusal {
+// writeAllowed is the policy check both calls of a write make; to is the
+// recipient checked against the allow-list (nil: the wallet itself, as for a
+// swap's output).
+func (s *Server) writeAllowed(to *common.Address) *Refusal {
 	if !s.writesEnabled() {
 		return refuse(CodeWritesDisabled, "write tools are not available: %s. Nothing was signed or sent.", s.writesDisabledReason())
 	}
@@ -111,9 +138,9 @@ func (s *Server) writeAllowed(to common.Address) *Refusal {
 		return refuse(CodeMainnetNotAllowed, "%s (chain id %d) is a value-bearing network (%s) and the operator has not allowed writes on it. Nothing was signed or sent. The operator can allow it with %s=true.",
 			s.network.Name, s.chainID, s.network.Marker(), policy.EnvAllowMainnet)
 	}
-	if len(s.cfg.AllowTo) > 0 {
+	if len(s.cfg.AllowTo) > 0 && to != nil {
 		for _, a := range s.cfg.AllowTo {
-			if a == to {
+			if a == *to {
 				return nil
 			}
 		}
@@ -133,14 +160,15 @@ func hexList(as []common.Address) string {
 
 // build fills in fees and gas for call, simulates it, and checks the spend
 // against the caps. It signs nothing.
-func (s *Server) build(ctx context.Context, call chain.Call, spendOf func(chain.Call) caps.Spend) (chain.Call, chain.SendState, []byte, caps.Spend, *Refusal) {
+func (s *Server) build(ctx context.Context, call chain.Call, spendOf func(chain.Call) caps.Spend, explain func(*chain.RevertError) *Refusal) (chain.Call, chain.SendState, []byte, caps.Spend, *Refusal) {
+	p := &plan{explain: explain}
 	st, err := s.chain.ReadSendState(ctx, call.From)
 	if err != nil {
 		return call, st, nil, nil, rpcRefusal(err)
 	}
 	gas, err := s.chain.EstimateGas(ctx, call)
 	if err != nil {
-		return call, st, nil, nil, s.simulationRefusal(err)
+		return call, st, nil, nil, s.planRevert(p, err)
 	}
 	if !(len(call.Data) == 0 && gas == 21000) {
 		gas += gas * gasMargin / 100
@@ -152,7 +180,7 @@ func (s *Server) build(ctx context.Context, call chain.Call, spendOf func(chain.
 	}
 	ret, err := s.chain.Simulate(ctx, call)
 	if err != nil {
-		return call, st, nil, nil, s.simulationRefusal(err)
+		return call, st, nil, nil, s.planRevert(p, err)
 	}
 	spend := spendOf(call)
 	if err := s.ledger.Check(spend); err != nil {
@@ -246,34 +274,44 @@ type confirmResult struct {
 
 // execute runs the confirm half of the pipeline for a consumed plan.
 func (s *Server) execute(ctx context.Context, p *plan) (*mcp.CallToolResult, *Refusal) {
-	if ref := s.writeAllowed(p.effects[0].to); ref != nil {
+	if ref := s.writeAllowed(p.recipient); ref != nil {
 		return nil, ref
 	}
-	hash, nonce, reservation, ref := s.send(ctx, p)
+	out, ref := s.sendLegs(ctx, p)
 	if ref != nil {
 		return nil, ref
 	}
-	info, err := s.chain.WaitMined(ctx, hash, s.cfg.Confirmations, s.cfg.ReceiptTimeout)
-	r := confirmResult{TxHash: hash.Hex(), Nonce: nonce, Effects: []effectJSON{}}
+	if out.early != nil {
+		return out.early, nil
+	}
+	info, err := s.chain.WaitMined(ctx, out.hash, s.cfg.Confirmations, s.cfg.ReceiptTimeout)
+	r := confirmResult{TxHash: out.hash.Hex(), Nonce: out.nonce, Effects: []effectJSON{}}
 	if err != nil || !info.Mined {
-		// Unknown outcome: the reservation stays counted.
-		r.Status = statusPendingW
-		r.Message = fmt.Sprintf("The transaction was sent but not seen included within %s. It is counted against the caps until its outcome is known. Check it with wallet_verify_tx {\"tx\": \"%s\"}; do not send it again.", s.cfg.ReceiptTimeout, hash.Hex())
-		return success(r, "PENDING: "+r.Message), nil
+		return s.pendingResult(r, out.hash), nil
 	}
 	block := info.Block
 	r.Block, r.Confirmations, r.GasUsed = &block, info.Confirmations, info.GasUsed
-	r.Fee = policy.FormatAmount(info.Fee(), 18)
-	actual := caps.Spend{policy.NativeAsset: new(big.Int).Set(info.Fee())}
+	fees := new(big.Int).Add(out.fees, info.Fee())
+	r.Fee = policy.FormatAmount(fees, 18)
+	actual := caps.Spend{policy.NativeAsset: fees}
 	if info.Status != 1 {
-		reservation.Settle(actual)
+		out.reservation.Settle(actual)
 		r.Status = statusRevertedW
-		r.Message = fmt.Sprintf("The transaction %s was included in block %d but REVERTED: nothing moved except the network fee of %s ETH, which counts against the ETH caps.", hash.Hex(), block, r.Fee)
+		r.Message = fmt.Sprintf("The transaction %s was included in block %d but REVERTED: nothing moved except network fees of %s ETH, which count against the ETH caps.%s", out.hash.Hex(), block, r.Fee, out.note)
 		res := success(r, CodeReverted+": "+r.Message)
 		res.IsError = true
 		return res, nil
 	}
-	missing := s.verifyEffects(p, info)
+	var found []effectJSON
+	var missing []string
+	if p.verify != nil {
+		found, missing = p.verify(ctx, info)
+	} else {
+		missing = s.verifyEffects(p, info)
+		for _, e := range p.effects {
+			found = append(found, e.json())
+		}
+	}
 	for _, e := range p.effects {
 		if e.asset.Native {
 			actual[policy.NativeAsset].Add(actual[policy.NativeAsset], e.amount)
@@ -281,67 +319,163 @@ func (s *Server) execute(ctx context.Context, p *plan) (*mcp.CallToolResult, *Re
 			actual[e.asset.Address] = new(big.Int).Set(e.amount)
 		}
 	}
-	reservation.Settle(actual)
+	out.reservation.Settle(actual)
+	r.Status = statusConfirmed
 	if len(missing) > 0 {
-		r.Status = statusConfirmed
 		for _, t := range info.Transfers {
 			r.Effects = append(r.Effects, s.transferEffect(ctx, t))
 		}
-		r.Message = fmt.Sprintf("The transaction %s succeeded in block %d, but its effects do not match the preview: %s. The intended amount stays counted against the caps. Inspect it with wallet_verify_tx.", hash.Hex(), block, strings.Join(missing, "; "))
+		r.Message = fmt.Sprintf("The transaction %s succeeded in block %d, but its effects do not match the preview: %s. The intended amounts stay counted against the caps. Inspect it with wallet_verify_tx.", out.hash.Hex(), block, strings.Join(missing, "; "))
 		res := success(r, CodeEffectMismatch+": "+r.Message)
 		res.IsError = true
 		return res, nil
 	}
-	r.Status = statusConfirmed
-	for _, e := range p.effects {
-		r.Effects = append(r.Effects, e.json())
-	}
+	r.Effects = found
 	r.Message = fmt.Sprintf("Confirmed in block %d with %d confirmation(s); effects verified from the receipt.", block, info.Confirmations)
 	return success(r, confirmText(r)), nil
 }
 
-// send reserves, re-simulates, signs and broadcasts under the write lock, so
-// nonces never collide. On any refusal the reservation is released.
-func (s *Server) send(ctx context.Context, p *plan) (common.Hash, uint64, *caps.Reservation, *Refusal) {
+// pendingResult reports a transaction whose inclusion was not seen in time.
+// Its reservation stays counted.
+func (s *Server) pendingResult(r confirmResult, hash common.Hash) *mcp.CallToolResult {
+	r.Status = statusPendingW
+	r.Message = fmt.Sprintf("The transaction was sent but not seen included within %s. It is counted against the caps until its outcome is known. Check it with wallet_verify_tx {\"tx\": \"%s\"}; do not send it again.", s.cfg.ReceiptTimeout, hash.Hex())
+	return success(r, "PENDING: "+r.Message)
+}
+
+// sentLegs is what sendLegs did.
+type sentLegs struct {
+	hash        common.Hash // the final leg's transaction
+	nonce       uint64      // its nonce
+	fees        *big.Int    // fees paid by the legs before it
+	reservation *caps.Reservation
+	note        string              // what the earlier legs did, for messages
+	early       *mcp.CallToolResult // an outcome reached before the final leg
+}
+
+// sendLegs reserves, re-checks, re-simulates, signs and broadcasts the plan's
+// legs under the write lock, so nonces never collide; an earlier leg must be
+// included and succeed before the next is sent. On any refusal before the
+// first broadcast the reservation is released.
+func (s *Server) sendLegs(ctx context.Context, p *plan) (sentLegs, *Refusal) {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
 	reservation, err := s.ledger.Reserve(p.spend)
 	if err != nil {
-		return common.Hash{}, 0, nil, s.capsRefusal(err)
+		return sentLegs{}, s.capsRefusal(err)
 	}
-	fail := func(r *Refusal) (common.Hash, uint64, *caps.Reservation, *Refusal) {
+	fail := func(r *Refusal) (sentLegs, *Refusal) {
 		reservation.Release()
-		return common.Hash{}, 0, nil, r
+		return sentLegs{}, r
 	}
-	st, err := s.chain.ReadSendState(ctx, p.call.From)
+	from := p.legs[0].call.From
+	st, err := s.chain.ReadSendState(ctx, from)
 	if err != nil {
 		return fail(rpcRefusal(err))
 	}
-	if st.BaseFee.Cmp(p.call.MaxFee) > 0 {
-		return fail(refuse(CodeFeesRose, "the network's base fee (%s gwei) has risen above the previewed max fee per gas (%s gwei). Nothing was signed or sent. Call the tool again without confirm for a new preview.",
-			policy.FormatAmount(st.BaseFee, 9), policy.FormatAmount(p.call.MaxFee, 9)))
-	}
-	if st.ETH.Cmp(p.call.MaxCost()) < 0 {
-		return fail(refuse(CodeInsufficientFunds, "the wallet now holds %s ETH but this needs up to %s ETH. Nothing was signed or sent.",
-			policy.FormatAmount(st.ETH, 18), policy.FormatAmount(p.call.MaxCost(), 18)))
-	}
-	if _, err := s.chain.Simulate(ctx, p.call); err != nil {
-		return fail(s.simulationRefusal(err))
-	}
-	tx, err := s.signer.SignTx(p.call.Tx(s.chainIDBig(), st.Nonce), s.chainIDBig())
-	if err != nil {
-		return fail(refuse(CodeSendFailed, "the transaction could not be signed (%s). Nothing was sent.", err))
-	}
-	s.log.Info("broadcasting", "tool", p.tool, "tx", tx.Hash().Hex(), "nonce", st.Nonce)
-	if err := s.chain.SendRaw(ctx, tx); err != nil {
-		var ce *chain.Error
-		if errors.As(err, &ce) && !ce.Transport() {
-			return fail(refuse(CodeSendFailed, "the node refused the transaction (%s). Nothing was sent; the caps are as before. Call the tool again without confirm for a new preview.", inert(ce.Message, 200)))
+	for _, l := range p.legs {
+		if st.BaseFee.Cmp(l.call.MaxFee) > 0 {
+			return fail(refuse(CodeFeesRose, "the network's base fee (%s gwei) has risen above the previewed max fee per gas (%s gwei). Nothing was signed or sent. Call the tool again without confirm for a new preview.",
+				policy.FormatAmount(st.BaseFee, 9), policy.FormatAmount(l.call.MaxFee, 9)))
 		}
-		// Transport failure: the node may have it. Counted until known.
-		s.log.Warn("broadcast outcome unknown", "tx", tx.Hash().Hex(), "err", err)
 	}
-	return tx.Hash(), st.Nonce, reservation, nil
+	if st.ETH.Cmp(p.maxCost()) < 0 {
+		return fail(refuse(CodeInsufficientFunds, "the wallet now holds %s ETH but this needs up to %s ETH. Nothing was signed or sent.",
+			policy.FormatAmount(st.ETH, 18), policy.FormatAmount(p.maxCost(), 18)))
+	}
+	if p.check != nil {
+		if ref := p.check(ctx); ref != nil {
+			return fail(ref)
+		}
+	}
+	if ref := s.resimulate(ctx, p); ref != nil {
+		return fail(ref)
+	}
+	out := sentLegs{reservation: reservation, fees: new(big.Int)}
+	for i, l := range p.legs {
+		nonce := st.Nonce + uint64(i)
+		tx, err := s.signer.SignTx(l.call.Tx(s.chainIDBig(), nonce), s.chainIDBig())
+		if err != nil {
+			if i == 0 {
+				return fail(refuse(CodeSendFailed, "the transaction could not be signed (%s). Nothing was sent.", err))
+			}
+			return out, refuse(CodeSendFailed, "leg %q could not be signed (%s) after earlier legs were sent:%s", l.label, err, out.note)
+		}
+		s.log.Info("broadcasting", "tool", p.tool, "leg", l.label, "tx", tx.Hash().Hex(), "nonce", nonce)
+		if err := s.chain.SendRaw(ctx, tx); err != nil {
+			var ce *chain.Error
+			if errors.As(err, &ce) && !ce.Transport() {
+				if i == 0 {
+					return fail(refuse(CodeSendFailed, "the node refused the transaction (%s). Nothing was sent; the caps are as before. Call the tool again without confirm for a new preview.", inert(ce.Message, 200)))
+				}
+				settled := caps.Spend{policy.NativeAsset: new(big.Int).Set(out.fees)}
+				reservation.Settle(settled)
+				return out, refuse(CodeSendFailed, "the node refused leg %q (%s) after earlier legs were included:%s Only their fees were spent.", l.label, inert(ce.Message, 200), out.note)
+			}
+			s.log.Warn("broadcast outcome unknown", "tx", tx.Hash().Hex(), "err", err)
+		}
+		out.hash, out.nonce = tx.Hash(), nonce
+		if i == len(p.legs)-1 {
+			break
+		}
+		// An earlier leg must be included and succeed before the next goes.
+		info, err := s.chain.WaitMined(ctx, tx.Hash(), s.cfg.Confirmations, s.cfg.ReceiptTimeout)
+		r := confirmResult{TxHash: tx.Hash().Hex(), Nonce: nonce, Effects: []effectJSON{}}
+		if err != nil || !info.Mined {
+			out.early = s.pendingResult(r, tx.Hash())
+			return out, nil
+		}
+		out.fees.Add(out.fees, info.Fee())
+		if info.Status != 1 {
+			reservation.Settle(caps.Spend{policy.NativeAsset: new(big.Int).Set(out.fees)})
+			block := info.Block
+			r.Block, r.Confirmations, r.GasUsed, r.Status = &block, info.Confirmations, info.GasUsed, statusRevertedW
+			r.Fee = policy.FormatAmount(out.fees, 18)
+			r.Message = fmt.Sprintf("Leg %q (%s) REVERTED in block %d; the later legs were not sent. Only fees of %s ETH were spent.", l.label, tx.Hash().Hex(), block, r.Fee)
+			res := success(r, CodeReverted+": "+r.Message)
+			res.IsError = true
+			out.early = res
+			return out, nil
+		}
+		out.note += fmt.Sprintf(" %s %s succeeded in block %d.", l.label, tx.Hash().Hex(), info.Block)
+	}
+	return out, nil
+}
+
+// resimulate runs the stored plan against the current state: one leg with
+// eth_call (fees included), several in sequence with eth_simulateV1.
+func (s *Server) resimulate(ctx context.Context, p *plan) *Refusal {
+	if len(p.legs) == 1 {
+		if _, err := s.chain.Simulate(ctx, p.legs[0].call); err != nil {
+			return s.planRevert(p, err)
+		}
+		return nil
+	}
+	calls := make([]chain.Call, len(p.legs))
+	for i, l := range p.legs {
+		calls[i] = l.call
+	}
+	res, err := s.chain.SimulateSequence(ctx, calls)
+	if err != nil {
+		return rpcRefusal(err)
+	}
+	for _, r := range res {
+		if r.Revert != nil {
+			return s.planRevert(p, r.Revert)
+		}
+	}
+	return nil
+}
+
+// planRevert explains a simulation failure of a plan.
+func (s *Server) planRevert(p *plan, err error) *Refusal {
+	var re *chain.RevertError
+	if p.explain != nil && errors.As(err, &re) {
+		if r := p.explain(re); r != nil {
+			return r
+		}
+	}
+	return s.simulationRefusal(err)
 }
 
 // verifyEffects checks the receipt for each expected effect and returns what

@@ -1,0 +1,189 @@
+package chain
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/big"
+	"strings"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+)
+
+// Uniswap v3 through QuoterV2 and SwapRouter02. Calldata is packed with the
+// go-ethereum ABI encoder from these declarations; the selectors are checked
+// by a test against the published ones (quoteExactInputSingle 0xc6a5026a,
+// exactInputSingle 0x04e45aaf).
+const uniswapABI = `[
+ {"type":"function","name":"quoteExactInputSingle","stateMutability":"nonpayable",
+  "inputs":[{"name":"params","type":"tuple","components":[
+    {"name":"tokenIn","type":"address"},{"name":"tokenOut","type":"address"},{"name":"amountIn","type":"uint256"},
+    {"name":"fee","type":"uint24"},{"name":"sqrtPriceLimitX96","type":"uint160"}]}],
+  "outputs":[{"name":"amountOut","type":"uint256"},{"name":"sqrtPriceX96After","type":"uint160"},
+    {"name":"initializedTicksCrossed","type":"uint32"},{"name":"gasEstimate","type":"uint256"}]},
+ {"type":"function","name":"exactInputSingle","stateMutability":"payable",
+  "inputs":[{"name":"params","type":"tuple","components":[
+    {"name":"tokenIn","type":"address"},{"name":"tokenOut","type":"address"},{"name":"fee","type":"uint24"},
+    {"name":"recipient","type":"address"},{"name":"amountIn","type":"uint256"},{"name":"amountOutMinimum","type":"uint256"},
+    {"name":"sqrtPriceLimitX96","type":"uint160"}]}],
+  "outputs":[{"name":"amountOut","type":"uint256"}]},
+ {"type":"function","name":"multicall","stateMutability":"payable",
+  "inputs":[{"name":"deadline","type":"uint256"},{"name":"data","type":"bytes[]"}],
+  "outputs":[{"name":"results","type":"bytes[]"}]}
+]`
+
+// UniswapABI is the parsed QuoterV2/SwapRouter02 subset.
+var UniswapABI = mustABI(uniswapABI)
+
+type quoteParams struct {
+	TokenIn           common.Address
+	TokenOut          common.Address
+	AmountIn          *big.Int
+	Fee               *big.Int
+	SqrtPriceLimitX96 *big.Int
+}
+
+type swapParams struct {
+	TokenIn           common.Address
+	TokenOut          common.Address
+	Fee               *big.Int
+	Recipient         common.Address
+	AmountIn          *big.Int
+	AmountOutMinimum  *big.Int
+	SqrtPriceLimitX96 *big.Int
+}
+
+// QuoteData is the calldata of QuoterV2.quoteExactInputSingle with no price limit.
+func QuoteData(tokenIn, tokenOut common.Address, amountIn *big.Int, fee uint32) []byte {
+	data, err := UniswapABI.Pack("quoteExactInputSingle", quoteParams{tokenIn, tokenOut, amountIn, big.NewInt(int64(fee)), new(big.Int)})
+	if err != nil {
+		panic(err) // static types
+	}
+	return data
+}
+
+// SwapData is the calldata of SwapRouter02.multicall(deadline,
+// [exactInputSingle(...)]): SwapRouter02's exactInputSingle has no deadline
+// of its own, so the multicall carries it.
+func SwapData(tokenIn, tokenOut common.Address, fee uint32, recipient common.Address, amountIn, minOut *big.Int, deadline uint64) []byte {
+	inner, err := UniswapABI.Pack("exactInputSingle", swapParams{tokenIn, tokenOut, big.NewInt(int64(fee)), recipient, amountIn, minOut, new(big.Int)})
+	if err != nil {
+		panic(err)
+	}
+	data, err := UniswapABI.Pack("multicall", new(big.Int).SetUint64(deadline), [][]byte{inner})
+	if err != nil {
+		panic(err)
+	}
+	return data
+}
+
+// Quote is QuoterV2's answer.
+type Quote struct {
+	AmountOut         *big.Int
+	SqrtPriceX96After *big.Int // the pool's price after the swap, Q64.96 — not a human rate
+	TicksCrossed      uint32
+	GasEstimate       *big.Int
+	Block             Head
+	Calldata          []byte
+}
+
+// QuoteExactInputSingle asks the quoter, at the latest block, what amountIn of
+// tokenIn buys of tokenOut in the fee tier's pool.
+func (c *Client) QuoteExactInputSingle(ctx context.Context, quoter, tokenIn, tokenOut common.Address, amountIn *big.Int, fee uint32) (*Quote, error) {
+	head, err := c.LatestHead(ctx)
+	if err != nil {
+		return nil, err
+	}
+	data := QuoteData(tokenIn, tokenOut, amountIn, fee)
+	var out hexutil.Bytes
+	if err := c.call(ctx, &out, "eth_call", map[string]any{"to": quoter, "input": hexutil.Bytes(data)}, hexutil.EncodeUint64(head.Number)); err != nil {
+		return nil, asRevert(err)
+	}
+	vals, err := UniswapABI.Methods["quoteExactInputSingle"].Outputs.Unpack(out)
+	if err != nil || len(vals) != 4 {
+		return nil, fmt.Errorf("quoter answered %d bytes that are not a quote", len(out))
+	}
+	return &Quote{
+		AmountOut:         vals[0].(*big.Int),
+		SqrtPriceX96After: vals[1].(*big.Int),
+		TicksCrossed:      vals[2].(uint32),
+		GasEstimate:       vals[3].(*big.Int),
+		Block:             head,
+		Calldata:          data,
+	}, nil
+}
+
+// Allowance reads token.allowance(owner, spender) at the latest block.
+func (c *Client) Allowance(ctx context.Context, token, owner, spender common.Address) (*big.Int, error) {
+	var out hexutil.Bytes
+	if err := c.call(ctx, &out, "eth_call", map[string]any{"to": token, "input": pack("allowance", owner, spender)}, "latest"); err != nil {
+		return nil, asRevert(err)
+	}
+	return decodeUint256(out)
+}
+
+// SimResult is one call's outcome in a multi-call simulation.
+type SimResult struct {
+	GasUsed uint64
+	Return  []byte
+	Revert  *RevertError // nil when the call succeeded
+}
+
+// SimulateSequence executes calls one after another on top of the latest
+// state (each sees the previous one's effects) with eth_simulateV1, without
+// fee or nonce validation. It is how a plan with an approval followed by a
+// swap is simulated before anything is signed.
+func (c *Client) SimulateSequence(ctx context.Context, calls []Call) ([]SimResult, error) {
+	args := make([]map[string]any, len(calls))
+	for i, call := range calls {
+		a := call
+		a.Gas, a.MaxFee, a.Tip = 0, nil, nil
+		args[i] = a.toArg()
+	}
+	opts := map[string]any{
+		"blockStateCalls": []map[string]any{{"calls": args}},
+		"validation":      false,
+	}
+	var blocks []struct {
+		Calls []struct {
+			ReturnData hexutil.Bytes  `json:"returnData"`
+			GasUsed    hexutil.Uint64 `json:"gasUsed"`
+			Status     hexutil.Uint64 `json:"status"`
+			Error      *struct {
+				Code    int    `json:"code"`
+				Message string `json:"message"`
+				Data    string `json:"data"`
+			} `json:"error"`
+		} `json:"calls"`
+	}
+	if err := c.call(ctx, &blocks, "eth_simulateV1", opts, "latest"); err != nil {
+		var e *Error
+		if errors.As(err, &e) && !e.Transport() && (e.Code == -32601 || strings.Contains(strings.ToLower(e.Message), "not found") || strings.Contains(strings.ToLower(e.Message), "does not exist")) {
+			return nil, ErrNoSimulateV1
+		}
+		return nil, err
+	}
+	if len(blocks) != 1 || len(blocks[0].Calls) != len(calls) {
+		return nil, errors.New("eth_simulateV1: the node answered a different number of calls")
+	}
+	out := make([]SimResult, len(calls))
+	for i, r := range blocks[0].Calls {
+		out[i] = SimResult{GasUsed: uint64(r.GasUsed), Return: r.ReturnData}
+		if r.Status != 1 {
+			re := &RevertError{Data: r.ReturnData}
+			if r.Error != nil && r.Error.Data != "" {
+				re.Data, _ = hexutil.Decode(r.Error.Data)
+			}
+			re.Reason = decodeRevert(re.Data)
+			if re.Reason == "" && r.Error != nil && !strings.Contains(r.Error.Message, "execution reverted") {
+				re.Reason = r.Error.Message
+			}
+			out[i].Revert = re
+		}
+	}
+	return out, nil
+}
+
+// ErrNoSimulateV1 is returned when the node does not offer eth_simulateV1.
+var ErrNoSimulateV1 = errors.New("the node does not offer eth_simulateV1, which walletgate needs to simulate an approval followed by a swap")

@@ -1,0 +1,652 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/shopspring/decimal"
+
+	"github.com/walletgate/walletgate/caps"
+	"github.com/walletgate/walletgate/chain"
+	"github.com/walletgate/walletgate/policy"
+)
+
+// Swaps: exact-input, single-pool, through Uniswap v3's QuoterV2 and
+// SwapRouter02. The preview quotes, fixes amountOutMinimum and a deadline,
+// and lists every leg: an exact approval when the router's allowance is short
+// (reset to zero first when it is not zero, as USDT requires), then the swap.
+// The confirm executes exactly those legs; a price that moved below the
+// minimum fails the re-simulation (PRICE_MOVED) before anything is signed.
+
+const (
+	quoteTool = "wallet_swap_quote"
+	swapTool  = "wallet_swap"
+
+	defaultFee      = 500 // the fee tier when none is given
+	defaultSlippage = 50  // basis points
+	maxSlippage     = 1000
+
+	CodeSwapsUnavailable = "SWAPS_UNAVAILABLE"
+	CodeBadSwap          = "BAD_SWAP"
+	CodeNoQuote          = "NO_QUOTE"
+	CodePriceMoved       = "PRICE_MOVED"
+	CodeDeadlinePassed   = "DEADLINE_PASSED"
+	CodeAllowanceChanged = "ALLOWANCE_CHANGED"
+)
+
+var feeTiers = map[uint32]bool{100: true, 500: true, 3000: true, 10000: true}
+
+// swapIntent is a swap's validated, resolved arguments.
+type swapIntent struct {
+	from     common.Address
+	in, out  asset
+	amountIn *big.Int
+	fee      uint32
+	bps      uint32
+}
+
+// routerIn is the token the router takes: WETH for ETH (paid as msg.value).
+func (s *Server) routerIn(in asset) common.Address {
+	if in.Native {
+		return s.weth()
+	}
+	return in.Address
+}
+
+func (s *Server) weth() common.Address {
+	t, _ := policy.TokenBySymbol(s.chainID, "WETH")
+	return t.Address
+}
+
+func (i swapIntent) canonical(chainID uint64) []byte {
+	b, err := json.Marshal(struct {
+		V        int    `json:"v"`
+		ChainID  uint64 `json:"chain_id"`
+		From     string `json:"from"`
+		TokenIn  string `json:"token_in"`
+		TokenOut string `json:"token_out"`
+		AmountIn string `json:"amount_in"`
+		Fee      uint32 `json:"fee"`
+		Bps      uint32 `json:"slippage_bps"`
+	}{1, chainID, i.from.Hex(), assetID(i.in), assetID(i.out), i.amountIn.String(), i.fee, i.bps})
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// MinOut is A - (A*bps)/10000 in integers: never below what the slippage
+// allows, and one base unit above flooring A*(10000-bps)/10000 when that does
+// not divide evenly.
+func MinOut(quoted *big.Int, bps uint32) *big.Int {
+	cut := new(big.Int).Mul(quoted, big.NewInt(int64(bps)))
+	cut.Quo(cut, big.NewInt(10_000))
+	return cut.Sub(quoted, cut)
+}
+
+// swapsOff says why swaps are not offered, or "".
+func (s *Server) swapsOff() string {
+	if s.swapsDisabled != "" {
+		return s.swapsDisabled
+	}
+	if s.network.Uniswap == nil {
+		return "walletgate knows no Uniswap v3 deployment on " + s.network.Name
+	}
+	if (s.weth() == common.Address{}) {
+		return "walletgate knows no WETH on " + s.network.Name
+	}
+	return ""
+}
+
+// codeChecked remembers contracts already seen to have code.
+type codeChecked struct {
+	mu sync.Mutex
+	ok map[common.Address]bool
+}
+
+// requireCode refuses when one of the Uniswap contracts has no code: the
+// table names an address, the node must agree it is a contract.
+func (s *Server) requireCode(ctx context.Context, addrs ...common.Address) *Refusal {
+	for _, a := range addrs {
+		s.code.mu.Lock()
+		ok := s.code.ok[a]
+		s.code.mu.Unlock()
+		if ok {
+			continue
+		}
+		code, err := s.chain.Code(ctx, a)
+		if err != nil {
+			return rpcRefusal(err)
+		}
+		if len(code) == 0 {
+			return refuse(CodeSwapsUnavailable, "the Uniswap contract %s that walletgate expects on %s has no code on this node, so swaps are unavailable. Nothing was signed or sent.", a.Hex(), s.network.Name)
+		}
+		s.code.mu.Lock()
+		if s.code.ok == nil {
+			s.code.ok = map[common.Address]bool{}
+		}
+		s.code.ok[a] = true
+		s.code.mu.Unlock()
+	}
+	return nil
+}
+
+func swapInputSchema(amountHint string, confirm bool) map[string]any {
+	props := map[string]any{
+		"token_in":     str("what you pay: ETH, a known symbol (e.g. USDT) or a token address"),
+		"token_out":    str("what you receive: a known symbol or a token address (not ETH: use WETH)"),
+		"amount_in":    strPattern("amount of token_in, a decimal string in its units (e.g. \"100\"), never a number. "+amountHint, amountPattern),
+		"fee":          map[string]any{"type": []string{"integer", "string"}, "description": "the pool's fee tier in hundredths of a basis point: 100, 500 (default), 3000 or 10000"},
+		"slippage_bps": map[string]any{"type": []string{"integer", "string"}, "description": "how far below the quote the output may fall, in basis points (default 50 = 0.5%, at most 1000)"},
+	}
+	if confirm {
+		props["confirm"] = str("the confirm_token of a preview of exactly these arguments; omit it to get a preview")
+	}
+	return object(props, "token_in", "token_out", "amount_in")
+}
+
+var swapSpec = argSpec{"token_in": argString, "token_out": argString, "amount_in": argString, "fee": argUint, "slippage_bps": argUint}
+
+func (s *Server) parseSwap(ctx context.Context, a args) (swapIntent, *Refusal) {
+	if off := s.swapsOff(); off != "" {
+		return swapIntent{}, refuse(CodeSwapsUnavailable, "%s. Nothing was signed or sent.", off)
+	}
+	inRaw, _ := a.str("token_in")
+	outRaw, _ := a.str("token_out")
+	in, ref := s.resolveAsset(ctx, inRaw)
+	if ref != nil {
+		return swapIntent{}, ref
+	}
+	if strings.EqualFold(outRaw, policy.NativeSymbol) {
+		return swapIntent{}, refuse(CodeBadSwap, "token_out ETH is not supported: walletgate swaps into tokens only. Use token_out WETH (%s).", s.weth().Hex())
+	}
+	out, ref := s.resolveAsset(ctx, outRaw)
+	if ref != nil {
+		return swapIntent{}, ref
+	}
+	if s.routerIn(in) == out.Address {
+		return swapIntent{}, refuse(CodeBadSwap, "token_in and token_out are the same token (%s). Choose two different tokens.", out.Address.Hex())
+	}
+	amtRaw, ok := a.str("amount_in")
+	if !ok {
+		return swapIntent{}, refuse(CodeBadAmount, "amount_in is missing. Give a decimal string such as \"100\".")
+	}
+	amount, err := policy.ParsePositiveAmount(amtRaw, in.Decimals)
+	if err != nil {
+		return swapIntent{}, refuse(CodeBadAmount, "amount_in %s: %s. Give a decimal string greater than zero with at most %d decimals for %s.", displayInput(amtRaw), reason(err), in.Decimals, in.Symbol)
+	}
+	fee := uint32(defaultFee)
+	if v, ok := a.str("fee"); ok {
+		n, _ := strconv.ParseUint(v, 10, 32)
+		if !feeTiers[uint32(n)] {
+			return swapIntent{}, refuse(CodeBadSwap, "fee %s is not a Uniswap v3 fee tier. Use 100, 500, 3000 or 10000 (hundredths of a basis point; 500 = 0.05%%).", displayInput(v))
+		}
+		fee = uint32(n)
+	}
+	bps := uint32(defaultSlippage)
+	if v, ok := a.str("slippage_bps"); ok {
+		n, _ := strconv.ParseUint(v, 10, 32)
+		if n > maxSlippage {
+			return swapIntent{}, refuse(CodeBadSwap, "slippage_bps %s is above the most walletgate allows (%d = 10%%). Use a smaller value, e.g. 50 for 0.5%%.", displayInput(v), maxSlippage)
+		}
+		bps = uint32(n)
+	}
+	return swapIntent{from: s.address, in: in, out: out, amountIn: amount, fee: fee, bps: bps}, nil
+}
+
+// tokenRef is an asset in a swap result.
+type tokenRef struct {
+	Symbol   string `json:"symbol"`
+	Address  string `json:"address"`
+	Decimals uint8  `json:"decimals"`
+	Known    bool   `json:"known"`
+}
+
+func ref(as asset) tokenRef {
+	return tokenRef{Symbol: as.Symbol, Address: assetID(as), Decimals: as.Decimals, Known: as.Known}
+}
+
+// quoteResult is wallet_swap_quote's structured result.
+type quoteResult struct {
+	TokenIn           tokenRef `json:"token_in"`
+	TokenOut          tokenRef `json:"token_out"`
+	AmountIn          string   `json:"amount_in"`
+	AmountInBase      string   `json:"amount_in_base"`
+	AmountOut         string   `json:"amount_out"`
+	AmountOutBase     string   `json:"amount_out_base"`
+	MinOut            string   `json:"min_out"`
+	MinOutBase        string   `json:"min_out_base"`
+	SlippageBps       uint32   `json:"slippage_bps"`
+	Fee               uint32   `json:"fee"`
+	Rate              string   `json:"rate"`
+	SqrtPriceX96After string   `json:"sqrt_price_x96_after"`
+	TicksCrossed      uint32   `json:"ticks_crossed"`
+	GasEstimate       string   `json:"gas_estimate"`
+	Block             uint64   `json:"block"`
+	At                string   `json:"at"`
+	Quoter            string   `json:"quoter"`
+	Calldata          string   `json:"calldata"`
+}
+
+func (s *Server) quoteTool() Tool {
+	out := object(map[string]any{
+		"token_in":             map[string]any{"type": "object", "description": "what is paid: symbol, address (or ETH), decimals, known"},
+		"token_out":            map[string]any{"type": "object", "description": "what is received: symbol, address, decimals, known"},
+		"amount_in":            str("amount paid, in token_in's units"),
+		"amount_in_base":       str("amount paid in base units"),
+		"amount_out":           str("quoted amount received, in token_out's units"),
+		"amount_out_base":      str("quoted amount received in base units"),
+		"min_out":              str("the least accepted at slippage_bps: amount_out - amount_out*bps/10000 (integers)"),
+		"min_out_base":         str("min_out in base units"),
+		"slippage_bps":         integer("the slippage used"),
+		"fee":                  integer("the pool's fee tier"),
+		"rate":                 str("token_out per token_in, rounded, for display only"),
+		"sqrt_price_x96_after": str("the pool's price after this swap as Uniswap's Q64.96 sqrtPriceX96 (token1/token0 in base units); not a human rate"),
+		"ticks_crossed":        integer("initialized ticks the swap crosses"),
+		"gas_estimate":         str("the quoter's estimate of the swap's gas"),
+		"block":                integer("the block the quote was read at"),
+		"at":                   str("that block's time (RFC 3339, UTC)"),
+		"quoter":               strPattern("the QuoterV2 contract asked", addressPattern),
+		"calldata":             str("the eth_call data sent to the quoter (quoteExactInputSingle, selector 0xc6a5026a)"),
+	}, "token_in", "token_out", "amount_in", "amount_in_base", "amount_out", "amount_out_base", "min_out", "min_out_base",
+		"slippage_bps", "fee", "rate", "sqrt_price_x96_after", "ticks_crossed", "gas_estimate", "block", "at", "quoter", "calldata")
+	return s.readTool(quoteTool, "Swap quote",
+		"Quote an exact-input swap in one Uniswap v3 pool (QuoterV2 quoteExactInputSingle): amount out, the minimum at a slippage, and the pool price after. Reads only.",
+		swapInputSchema("", false), out, swapSpec, s.quoteHandler)
+}
+
+func (s *Server) quoteHandler(ctx context.Context, a args) (*mcp.CallToolResult, *Refusal) {
+	in, ref := s.parseSwap(ctx, a)
+	if ref != nil {
+		return nil, ref
+	}
+	q, ref := s.quote(ctx, in)
+	if ref != nil {
+		return nil, ref
+	}
+	r := s.quoteResult(in, q)
+	return success(r, quoteText(r)), nil
+}
+
+func (s *Server) quote(ctx context.Context, in swapIntent) (*chain.Quote, *Refusal) {
+	u := s.network.Uniswap
+	if ref := s.requireCode(ctx, u.QuoterV2, u.SwapRouter02); ref != nil {
+		return nil, ref
+	}
+	q, err := s.chain.QuoteExactInputSingle(ctx, u.QuoterV2, s.routerIn(in.in), in.out.Address, in.amountIn, in.fee)
+	if err != nil {
+		if _, ok := err.(*chain.RevertError); ok {
+			return nil, refuse(CodeNoQuote, "no quote for %s → %s at fee tier %d: there is no such pool, or it lacks liquidity for %s %s (%s). Try another fee tier or a smaller amount.",
+				in.in.Symbol, in.out.Symbol, in.fee, policy.FormatAmount(in.amountIn, in.in.Decimals), in.in.Symbol, err)
+		}
+		return nil, rpcRefusal(err)
+	}
+	if q.AmountOut.Sign() == 0 {
+		return nil, refuse(CodeNoQuote, "the pool would give nothing for %s %s. Try a larger amount or another fee tier.", policy.FormatAmount(in.amountIn, in.in.Decimals), in.in.Symbol)
+	}
+	return q, nil
+}
+
+func (s *Server) quoteResult(in swapIntent, q *chain.Quote) quoteResult {
+	minOut := MinOut(q.AmountOut, in.bps)
+	rate := decimal.NewFromBigInt(q.AmountOut, -int32(in.out.Decimals)).
+		Div(decimal.NewFromBigInt(in.amountIn, -int32(in.in.Decimals))).Round(8)
+	return quoteResult{
+		TokenIn: ref(in.in), TokenOut: ref(in.out),
+		AmountIn: policy.FormatAmount(in.amountIn, in.in.Decimals), AmountInBase: in.amountIn.String(),
+		AmountOut: policy.FormatAmount(q.AmountOut, in.out.Decimals), AmountOutBase: q.AmountOut.String(),
+		MinOut: policy.FormatAmount(minOut, in.out.Decimals), MinOutBase: minOut.String(),
+		SlippageBps: in.bps, Fee: in.fee, Rate: rate.String(),
+		SqrtPriceX96After: q.SqrtPriceX96After.String(), TicksCrossed: q.TicksCrossed, GasEstimate: q.GasEstimate.String(),
+		Block: q.Block.Number, At: time.Unix(int64(q.Block.Time), 0).UTC().Format(time.RFC3339),
+		Quoter: s.network.Uniswap.QuoterV2.Hex(), Calldata: hexutil.Encode(q.Calldata),
+	}
+}
+
+func quoteText(r quoteResult) string {
+	return fmt.Sprintf("Quote at block %d (%s): %s %s → %s %s in the fee-%d pool (1 %s ≈ %s %s).\n"+
+		"At %d bps slippage the minimum accepted is %s %s (%s base units).\n"+
+		"Pool price after (sqrtPriceX96, Q64.96, not a human rate): %s; ticks crossed: %d; quoter gas estimate: %s.",
+		r.Block, r.At, r.AmountIn, r.TokenIn.Symbol, r.AmountOut, r.TokenOut.Symbol, r.Fee, r.TokenIn.Symbol, r.Rate, r.TokenOut.Symbol,
+		r.SlippageBps, r.MinOut, r.TokenOut.Symbol, r.MinOutBase, r.SqrtPriceX96After, r.TicksCrossed, r.GasEstimate)
+}
+
+func (s *Server) swapTool() Tool {
+	spec := argSpec{"confirm": argString}
+	for k, v := range swapSpec {
+		spec[k] = v
+	}
+	return s.writeTool(swapTool, "Swap tokens",
+		"Swap an exact amount of one token for another in a Uniswap v3 pool. Two calls: the first quotes, fixes the minimum output and a deadline, and returns a preview of every transaction (an exact approval when needed, then the swap) with a confirm_token; nothing is signed. Only with the user's agreement call again with the same arguments plus confirm.",
+		swapInputSchema(s.capsHint()+" The first call only previews.", true), spec, s.swapHandler)
+}
+
+func (s *Server) swapHandler(ctx context.Context, a args) (*mcp.CallToolResult, *Refusal) {
+	token, confirming := a.str("confirm")
+	in, ref := s.parseSwap(ctx, a)
+	if ref != nil {
+		if confirming {
+			_, _ = s.gate.Consume(token, swapTool, nil)
+			ref.Message += " The confirmation token is spent; call again without confirm for a new preview."
+		}
+		return nil, ref
+	}
+	if confirming {
+		p, err := s.gate.Consume(token, swapTool, in.canonical(s.chainID))
+		if err != nil {
+			return nil, gateRefusal(err)
+		}
+		return s.execute(ctx, p.(*plan))
+	}
+	return s.previewSwap(ctx, in)
+}
+
+// swapPreview is a swap preview's facts.
+type swapPreview struct {
+	Action        string       `json:"action"`
+	Summary       string       `json:"summary"`
+	Quote         quoteResult  `json:"quote"`
+	From          string       `json:"from"`
+	Router        string       `json:"router"`
+	Deadline      string       `json:"deadline"`
+	Legs          []legPreview `json:"legs"`
+	AllowanceNow  string       `json:"allowance_before"`
+	Network       string       `json:"network"`
+	ChainID       uint64       `json:"chain_id"`
+	NetworkKind   string       `json:"network_kind"`
+	NetworkMarker string       `json:"network_marker"`
+	MaxFee        string       `json:"max_fee"`
+	Caps          []capAfter   `json:"caps_after"`
+	NoCap         []string     `json:"no_cap"`
+	Simulation    string       `json:"simulation"`
+	Warnings      []string     `json:"warnings"`
+}
+
+type legPreview struct {
+	Label    string `json:"label"`
+	To       string `json:"to"`
+	Value    string `json:"value"`
+	GasLimit uint64 `json:"gas_limit"`
+	MaxFee   string `json:"max_fee"`
+	Calldata string `json:"calldata"`
+}
+
+type swapPreviewResult struct {
+	Status       string      `json:"status"`
+	Preview      swapPreview `json:"preview"`
+	ConfirmToken string      `json:"confirm_token"`
+	ExpiresAt    string      `json:"expires_at"`
+}
+
+func (s *Server) previewSwap(ctx context.Context, in swapIntent) (*mcp.CallToolResult, *Refusal) {
+	if ref := s.writeAllowed(nil); ref != nil {
+		return nil, ref
+	}
+	q, ref := s.quote(ctx, in)
+	if ref != nil {
+		return nil, ref
+	}
+	router := s.network.Uniswap.SwapRouter02
+	minOut := MinOut(q.AmountOut, in.bps)
+	deadline := uint64(s.now().Add(s.cfg.ConfirmTTL + 10*time.Minute).Unix())
+	if head := q.Block.Time + uint64((s.cfg.ConfirmTTL + 10*time.Minute).Seconds()); head > deadline {
+		deadline = head
+	}
+	swapCall := chain.Call{From: in.from, To: router, Data: chain.SwapData(s.routerIn(in.in), in.out.Address, in.fee, in.from, in.amountIn, minOut, deadline)}
+	var legs []leg
+	allowance := new(big.Int)
+	if in.in.Native {
+		swapCall.Value = new(big.Int).Set(in.amountIn)
+	} else {
+		var err error
+		if allowance, err = s.chain.Allowance(ctx, in.in.Address, in.from, router); err != nil {
+			return nil, rpcRefusal(err)
+		}
+		if allowance.Cmp(in.amountIn) < 0 {
+			if allowance.Sign() > 0 {
+				legs = append(legs, leg{label: "reset approval", call: chain.Call{From: in.from, To: in.in.Address, Data: chain.ApproveData(router, new(big.Int))}})
+			}
+			total := new(big.Int).Add(allowance, in.amountIn)
+			legs = append(legs, leg{label: "approve", call: chain.Call{From: in.from, To: in.in.Address, Data: chain.ApproveData(router, total)}})
+		}
+	}
+	legs = append(legs, leg{label: "swap", call: swapCall})
+
+	p := &plan{tool: swapTool, legs: legs, explain: s.explainSwap}
+	spendOf := func(legs []leg) caps.Spend {
+		sp := caps.Spend{policy.NativeAsset: new(big.Int)}
+		for _, l := range legs {
+			sp[policy.NativeAsset].Add(sp[policy.NativeAsset], l.call.MaxCost())
+		}
+		if !in.in.Native {
+			sp[in.in.Address] = new(big.Int).Set(in.amountIn)
+		}
+		return sp
+	}
+	st, simOut, ref := s.buildLegs(ctx, p, spendOf)
+	if ref != nil {
+		return nil, ref
+	}
+	p.spend = spendOf(p.legs)
+	p.effects = []expectedEffect{{asset: in.in, from: in.from, to: router, amount: in.amountIn}}
+	allowanceBefore := new(big.Int).Set(allowance)
+	if !in.in.Native {
+		p.check = func(ctx context.Context) *Refusal {
+			now, err := s.chain.Allowance(ctx, in.in.Address, in.from, router)
+			if err != nil {
+				return rpcRefusal(err)
+			}
+			if now.Cmp(allowanceBefore) != 0 {
+				return refuse(CodeAllowanceChanged, "the router's allowance for %s changed since the preview (was %s, now %s base units), so the previewed approvals no longer fit. Nothing was signed or sent. Call wallet_swap again without confirm for a new preview.",
+					in.in.Symbol, allowanceBefore, now)
+			}
+			return nil
+		}
+	}
+	p.verify = s.swapVerifier(in, minOut)
+
+	capsAfter, noCap := s.capsAfter(p.spend)
+	qr := s.quoteResult(in, q)
+	pv := swapPreview{
+		Action: "swap", Quote: qr, From: in.from.Hex(), Router: router.Hex(),
+		Deadline:     time.Unix(int64(deadline), 0).UTC().Format(time.RFC3339),
+		AllowanceNow: policy.FormatAmount(allowance, in.in.Decimals),
+		Network:      s.network.Name, ChainID: s.chainID, NetworkKind: string(s.network.Kind), NetworkMarker: s.network.Marker(),
+		MaxFee: policy.FormatAmount(new(big.Int).Sub(p.maxCost(), valueOf(p.legs)), 18),
+		Caps:   capsAfter, NoCap: noCap, Warnings: []string{},
+		Simulation: fmt.Sprintf("all %d transaction(s) succeed in sequence against block %d; the swap returns %s %s", len(p.legs), st.Head.Number,
+			policy.FormatAmount(simOut, in.out.Decimals), in.out.Symbol),
+	}
+	if pv.Caps == nil {
+		pv.Caps = []capAfter{}
+	}
+	if pv.NoCap == nil {
+		pv.NoCap = []string{}
+	}
+	for _, l := range p.legs {
+		pv.Legs = append(pv.Legs, legPreview{Label: l.label, To: l.call.To.Hex(), Value: policy.FormatAmount(valueOrZero(l.call.Value), 18),
+			GasLimit: l.call.Gas, MaxFee: policy.FormatAmount(new(big.Int).Mul(new(big.Int).SetUint64(l.call.Gas), l.call.MaxFee), 18),
+			Calldata: hexutil.Encode(l.call.Data)})
+	}
+	for _, as := range []asset{in.in, in.out} {
+		if !as.Known {
+			pv.Warnings = append(pv.Warnings, "UNVERIFIED token "+as.Address.Hex()+": not in walletgate's known-token table; its symbol is what the contract says")
+		}
+	}
+	pv.Summary = fmt.Sprintf("Swap %s %s for at least %s %s (quoted %s) on %s (%s)", qr.AmountIn, qr.TokenIn.Symbol, qr.MinOut, qr.TokenOut.Symbol, qr.AmountOut, pv.Network, pv.NetworkMarker)
+
+	token, expires, err := s.gate.Issue(swapTool, in.canonical(s.chainID), p)
+	if err != nil {
+		return nil, gateRefusal(err)
+	}
+	r := swapPreviewResult{Status: "confirmation_required", Preview: pv, ConfirmToken: token, ExpiresAt: expires.UTC().Format(time.RFC3339)}
+	return success(r, s.swapPreviewText(r, expires)), nil
+}
+
+func valueOrZero(v *big.Int) *big.Int {
+	if v == nil {
+		return new(big.Int)
+	}
+	return v
+}
+
+func valueOf(legs []leg) *big.Int {
+	total := new(big.Int)
+	for _, l := range legs {
+		total.Add(total, valueOrZero(l.call.Value))
+	}
+	return total
+}
+
+// buildLegs fills in fees and gas for every leg, simulating them in sequence
+// (one leg: eth_estimateGas and eth_call; several: eth_simulateV1), and
+// checks the spend against the caps. It returns the swap's simulated output.
+func (s *Server) buildLegs(ctx context.Context, p *plan, spendOf func([]leg) caps.Spend) (chain.SendState, *big.Int, *Refusal) {
+	if len(p.legs) == 1 {
+		call, st, ret, _, ref := s.build(ctx, p.legs[0].call, func(c chain.Call) caps.Spend { return spendOf([]leg{{call: c}}) }, p.explain)
+		if ref != nil {
+			return st, nil, ref
+		}
+		p.legs[0].call = call
+		return st, swapOutput(ret), nil
+	}
+	st, err := s.chain.ReadSendState(ctx, p.legs[0].call.From)
+	if err != nil {
+		return st, nil, rpcRefusal(err)
+	}
+	calls := make([]chain.Call, len(p.legs))
+	for i, l := range p.legs {
+		calls[i] = l.call
+	}
+	res, err := s.chain.SimulateSequence(ctx, calls)
+	if err != nil {
+		return st, nil, rpcRefusal(err)
+	}
+	for i, r := range res {
+		if r.Revert != nil {
+			return st, nil, s.planRevert(p, r.Revert)
+		}
+		gas := r.GasUsed + r.GasUsed*gasMargin/100
+		p.legs[i].call.Gas, p.legs[i].call.MaxFee, p.legs[i].call.Tip = gas, st.MaxFee(), st.Tip
+	}
+	if st.ETH.Cmp(p.maxCost()) < 0 {
+		return st, nil, refuse(CodeInsufficientFunds, "the wallet holds %s ETH but these transactions need up to %s ETH (value plus fees). Nothing was signed or sent.",
+			policy.FormatAmount(st.ETH, 18), policy.FormatAmount(p.maxCost(), 18))
+	}
+	if err := s.ledger.Check(spendOf(p.legs)); err != nil {
+		return st, nil, s.capsRefusal(err)
+	}
+	return st, swapOutput(res[len(res)-1].Return), nil
+}
+
+// swapOutput decodes multicall's bytes[] result whose one element is
+// exactInputSingle's amountOut.
+func swapOutput(ret []byte) *big.Int {
+	vals, err := chain.UniswapABI.Methods["multicall"].Outputs.Unpack(ret)
+	if err != nil || len(vals) != 1 {
+		return new(big.Int)
+	}
+	results, ok := vals[0].([][]byte)
+	if !ok || len(results) != 1 || len(results[0]) < 32 {
+		return new(big.Int)
+	}
+	return new(big.Int).SetBytes(results[0][:32])
+}
+
+// explainSwap turns Uniswap's terse revert reasons into plain words.
+func (s *Server) explainSwap(re *chain.RevertError) *Refusal {
+	switch {
+	case strings.Contains(re.Reason, "Too little received"):
+		return refuse(CodePriceMoved, "the price moved: the swap would now return less than the previewed minimum, so it was not sent. Nothing was signed or spent, and the caps are as before. Call wallet_swap again without confirm for a fresh quote.")
+	case strings.Contains(re.Reason, "Transaction too old"):
+		return refuse(CodeDeadlinePassed, "the swap's deadline has passed. Nothing was signed or sent. Call wallet_swap again without confirm for a fresh preview.")
+	case strings.Contains(re.Reason, "STF"):
+		return refuse(CodeSimulationReverted, "the router could not take the input tokens (STF: the wallet's balance or its allowance to the router is short). Nothing was signed or sent. Check the balance with wallet_balance.")
+	}
+	return nil
+}
+
+// swapVerifier checks a swap's receipt: the input left the wallet and at
+// least the minimum of the output arrived, in the logs and in the balance.
+func (s *Server) swapVerifier(in swapIntent, minOut *big.Int) func(context.Context, *chain.TxInfo) ([]effectJSON, []string) {
+	return func(ctx context.Context, info *chain.TxInfo) ([]effectJSON, []string) {
+		var found []effectJSON
+		var missing []string
+		tokenIn := s.routerIn(in.in)
+		var paid, got *chain.Transfer
+		for i := range info.Transfers {
+			t := &info.Transfers[i]
+			if t.Token == tokenIn && t.Amount.Cmp(in.amountIn) == 0 && (t.From == in.from || (in.in.Native && t.From == s.network.Uniswap.SwapRouter02)) {
+				paid = t
+			}
+			if t.Token == in.out.Address && t.To == in.from && t.Amount.Cmp(minOut) >= 0 {
+				got = t
+			}
+		}
+		if paid == nil {
+			missing = append(missing, fmt.Sprintf("no Transfer of exactly %s %s paid in", policy.FormatAmount(in.amountIn, in.in.Decimals), in.in.Symbol))
+		} else {
+			found = append(found, effectJSON{Kind: "swap_in", Asset: assetID(in.in), Symbol: in.in.Symbol, From: in.from.Hex(), To: paid.To.Hex(),
+				Amount: policy.FormatAmount(in.amountIn, in.in.Decimals), Raw: in.amountIn.String()})
+		}
+		if got == nil {
+			missing = append(missing, fmt.Sprintf("no Transfer of at least %s %s to the wallet", policy.FormatAmount(minOut, in.out.Decimals), in.out.Symbol))
+		} else {
+			// The balance must agree with the log.
+			before, err1 := s.chain.TokenBalanceAt(ctx, in.out.Address, in.from, info.Block-1)
+			after, err2 := s.chain.TokenBalanceAt(ctx, in.out.Address, in.from, info.Block)
+			if err1 != nil || err2 != nil {
+				missing = append(missing, "the output balance could not be read to confirm the log")
+			} else if delta := new(big.Int).Sub(after, before); delta.Cmp(got.Amount) < 0 {
+				missing = append(missing, fmt.Sprintf("the %s balance grew by %s, less than the logged %s", in.out.Symbol, policy.FormatAmount(delta, in.out.Decimals), policy.FormatAmount(got.Amount, in.out.Decimals)))
+			}
+			found = append(found, effectJSON{Kind: "swap_out", Asset: in.out.Address.Hex(), Symbol: in.out.Symbol, From: got.From.Hex(), To: in.from.Hex(),
+				Amount: policy.FormatAmount(got.Amount, in.out.Decimals), Raw: got.Amount.String()})
+		}
+		return found, missing
+	}
+}
+
+func (s *Server) swapPreviewText(r swapPreviewResult, expires time.Time) string {
+	pv := r.Preview
+	q := pv.Quote
+	var b strings.Builder
+	b.WriteString("PREVIEW — nothing has been signed or sent.\n")
+	fmt.Fprintf(&b, "Network:   %s, chain id %d — %s\n", pv.Network, pv.ChainID, strings.ToUpper(pv.NetworkMarker[:1])+pv.NetworkMarker[1:])
+	fmt.Fprintf(&b, "Action:    swap %s %s (%s base units) for at least %s %s (%s base units)\n", q.AmountIn, q.TokenIn.Symbol, q.AmountInBase, q.MinOut, q.TokenOut.Symbol, q.MinOutBase)
+	fmt.Fprintf(&b, "Quote:     %s %s at block %d (fee tier %d, slippage %d bps; 1 %s ≈ %s %s)\n", q.AmountOut, q.TokenOut.Symbol, q.Block, q.Fee, q.SlippageBps, q.TokenIn.Symbol, q.Rate, q.TokenOut.Symbol)
+	fmt.Fprintf(&b, "Tokens:    %s %s → %s %s\n", q.TokenIn.Symbol, q.TokenIn.Address, q.TokenOut.Symbol, q.TokenOut.Address)
+	fmt.Fprintf(&b, "From/to:   %s (this wallet receives the output)\n", pv.From)
+	fmt.Fprintf(&b, "Router:    %s (Uniswap SwapRouter02); deadline %s\n", pv.Router, pv.Deadline)
+	fmt.Fprintf(&b, "Transactions, in order (%d):\n", len(pv.Legs))
+	for i, l := range pv.Legs {
+		fmt.Fprintf(&b, "  %d. %s: to %s, value %s ETH, gas limit %d, max fee %s ETH\n", i+1, l.Label, l.To, l.Value, l.GasLimit, l.MaxFee)
+	}
+	if len(pv.Legs) > 1 {
+		fmt.Fprintf(&b, "  The approval is exact (the router's allowance was %s %s; it returns there after the swap), never unlimited.\n", pv.AllowanceNow, q.TokenIn.Symbol)
+	}
+	fmt.Fprintf(&b, "Max fees:  %s ETH in all, paid in ETH\n", pv.MaxFee)
+	b.WriteString("Caps after this (ETH counts value plus max fees):\n")
+	for _, c := range pv.Caps {
+		fmt.Fprintf(&b, "  %s %s: %s of %s used, %s left\n", c.Symbol, c.Window, c.UsedAfter, c.Limit, c.RemainingAfter)
+	}
+	for _, n := range pv.NoCap {
+		fmt.Fprintf(&b, "  %s: NO CAP APPLIES (the operator allowed uncapped tokens)\n", n)
+	}
+	fmt.Fprintf(&b, "Simulation: %s.\n", pv.Simulation)
+	for _, w := range pv.Warnings {
+		fmt.Fprintf(&b, "WARNING:   %s\n", w)
+	}
+	fmt.Fprintf(&b, "Expires:   %s (in %s)\n", r.ExpiresAt, expiresIn(expires.Sub(s.now())))
+	fmt.Fprintf(&b, "To confirm, call %s again with exactly the same arguments plus \"confirm\": \"%s\". Any change needs a new preview.", swapTool, r.ConfirmToken)
+	return b.String()
+}
