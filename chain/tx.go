@@ -82,7 +82,7 @@ type SendState struct {
 	Head    Head
 	BaseFee *big.Int // of the latest block
 	Tip     *big.Int // the node's suggested priority fee
-	Nonce   uint64   // pending nonce
+	Nonce   uint64   // the next nonce: pending, or latest if a lagging pool reports less
 	ETH     *big.Int // latest balance
 }
 
@@ -96,15 +96,16 @@ func (s SendState) MaxFee() *big.Int {
 // ReadSendState reads the head, fees, pending nonce and ETH balance of from.
 func (c *Client) ReadSendState(ctx context.Context, from common.Address) (SendState, error) {
 	var (
-		block json.RawMessage
-		tip   hexutil.Big
-		nonce hexutil.Uint64
-		bal   hexutil.Big
+		block        json.RawMessage
+		tip          hexutil.Big
+		nonce, mined hexutil.Uint64
+		bal          hexutil.Big
 	)
 	elems := []rpc.BatchElem{
 		{Method: "eth_getBlockByNumber", Args: []any{"latest", false}, Result: &block},
 		{Method: "eth_maxPriorityFeePerGas", Result: &tip},
 		{Method: "eth_getTransactionCount", Args: []any{from, "pending"}, Result: &nonce},
+		{Method: "eth_getTransactionCount", Args: []any{from, "latest"}, Result: &mined},
 		{Method: "eth_getBalance", Args: []any{from, "latest"}, Result: &bal},
 	}
 	if err := c.batch(ctx, elems); err != nil {
@@ -134,7 +135,7 @@ func (c *Client) ReadSendState(ctx context.Context, from common.Address) (SendSt
 		Head:    Head{Number: uint64(h.Number), Time: uint64(h.Time), Hash: h.Hash},
 		BaseFee: h.BaseFee.ToInt(),
 		Tip:     tip.ToInt(),
-		Nonce:   uint64(nonce),
+		Nonce:   max(uint64(nonce), uint64(mined)),
 		ETH:     bal.ToInt(),
 	}, nil
 }

@@ -125,7 +125,7 @@ func (c *Client) Allowance(ctx context.Context, token, owner, spender common.Add
 
 // SimResult is one call's outcome in a multi-call simulation.
 type SimResult struct {
-	GasUsed uint64
+	GasUsed uint64 // the gas the call needs: the peak before refunds, where the node reports it
 	Return  []byte
 	Revert  *RevertError // nil when the call succeeded
 }
@@ -149,6 +149,7 @@ func (c *Client) SimulateSequence(ctx context.Context, calls []Call) ([]SimResul
 		Calls []struct {
 			ReturnData hexutil.Bytes  `json:"returnData"`
 			GasUsed    hexutil.Uint64 `json:"gasUsed"`
+			MaxUsedGas hexutil.Uint64 `json:"maxUsedGas"`
 			Status     hexutil.Uint64 `json:"status"`
 			Error      *struct {
 				Code    int    `json:"code"`
@@ -169,7 +170,14 @@ func (c *Client) SimulateSequence(ctx context.Context, calls []Call) ([]SimResul
 	}
 	out := make([]SimResult, len(calls))
 	for i, r := range blocks[0].Calls {
-		out[i] = SimResult{GasUsed: uint64(r.GasUsed), Return: r.ReturnData}
+		// gasUsed is net of refunds; a transaction's gas limit must cover the
+		// peak before them (clearing an allowance refunds most of its cost),
+		// which nodes report as maxUsedGas.
+		gas := uint64(r.GasUsed)
+		if uint64(r.MaxUsedGas) > gas {
+			gas = uint64(r.MaxUsedGas)
+		}
+		out[i] = SimResult{GasUsed: gas, Return: r.ReturnData}
 		if r.Status != 1 {
 			re := &RevertError{Data: r.ReturnData}
 			if r.Error != nil && r.Error.Data != "" {

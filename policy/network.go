@@ -48,7 +48,8 @@ type Uniswap struct {
 }
 
 // Network describes an EVM chain walletgate knows by chain id. Uniswap is nil
-// where no deployment has been checked against an official source.
+// where no deployment has been checked against an official source; on the
+// walletgate dev chain (1337) it is the deployment walletgate makes itself.
 type Network struct {
 	ChainID uint64
 	Name    string
@@ -94,8 +95,19 @@ var networks = []Network{
 		QuoterV2:     mustAddress("0xC5290058841028F1614F3A6F0F5816cAd0df5E27"),
 		SwapRouter02: mustAddress("0x94cC0AaC535CCDB3C01d6787D6413C739ae12bc4"),
 	}},
-	// 1337 is also go-ethereum's --dev and simulated-backend chain id.
-	{ChainID: 1337, Name: "walletgate dev chain", Kind: Dev},
+	// 1337 is also go-ethereum's --dev and simulated-backend chain id. The
+	// Uniswap contracts are the ones walletgate's dev chain deploys at start-up
+	// (chain/devnet): CREATE addresses of the dev account
+	// 0xE40aed1eB6c2B8b39b55A809685CC93425F60D0c at nonces 3 (factory), 5
+	// (QuoterV2) and 6 (SwapRouter02). They exist only when the Uniswap npm
+	// artifacts were installed (`cd testdata && npm ci`); otherwise there is no
+	// code at these addresses. network_test.go recomputes them; the dev-chain
+	// package's tests check the deployed contracts against this entry.
+	{ChainID: 1337, Name: "walletgate dev chain", Kind: Dev, Uniswap: &Uniswap{
+		Factory:      mustAddress("0x9e06930f33f47fc033f19a37a3ED61E5D377DDb0"),
+		QuoterV2:     mustAddress("0x822006857350e9535B148A8F8185a42E4cF78F04"),
+		SwapRouter02: mustAddress("0x1E0aF1ab8983d418EDE9dA543395CaaD0Fe6c755"),
+	}},
 	{ChainID: 31337, Name: "Hardhat/Anvil local chain", Kind: Dev},
 }
 

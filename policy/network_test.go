@@ -3,6 +3,7 @@ package policy
 import (
 	"testing"
 
+	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/stretchr/testify/require"
 )
 
@@ -23,7 +24,7 @@ func TestLookupNetwork(t *testing.T) {
 		{"holesky", 17000, "Holesky", Testnet, false},
 		{"hoodi", 560048, "Hoodi", Testnet, false},
 		{"base sepolia", 84532, "Base Sepolia", Testnet, true},
-		{"walletgate dev", 1337, "walletgate dev chain", Dev, false},
+		{"walletgate dev", 1337, "walletgate dev chain", Dev, true},
 		{"hardhat/anvil", 31337, "Hardhat/Anvil local chain", Dev, false},
 		{"unknown is mainnet", 999999, "unknown chain 999999", Mainnet, false},
 		{"zero is unknown", 0, "unknown chain 0", Mainnet, false},
@@ -76,6 +77,17 @@ func TestNetworkTable(t *testing.T) {
 	require.Equal(t, "0x61fFE014bA17989E743c5F6cB21bF9697530B21e", u.QuoterV2.Hex())
 	require.Equal(t, "0x1F98431c8aD98523631AE4a59f267346ea31F984", u.Factory.Hex())
 	require.Equal(t, "0x68b3465833fb72A70ecDF485E0e4C7bD8665Fc45", u.SwapRouter02.Hex())
+}
+
+func TestDevUniswapIsDevAccountCreateAddresses(t *testing.T) {
+	dev := mustAddress("0xE40aed1eB6c2B8b39b55A809685CC93425F60D0c")
+	u := LookupNetwork(1337).Uniswap
+	require.NotNil(t, u)
+	// Deployment order on the dev chain: USDT 0, DAI 1, WETH9 2, factory 3,
+	// position manager 4, QuoterV2 5, SwapRouter02 6.
+	require.Equal(t, crypto.CreateAddress(dev, 3), u.Factory)
+	require.Equal(t, crypto.CreateAddress(dev, 5), u.QuoterV2)
+	require.Equal(t, crypto.CreateAddress(dev, 6), u.SwapRouter02)
 }
 
 func TestLookupNetworkReturnsCopy(t *testing.T) {

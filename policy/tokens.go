@@ -73,12 +73,16 @@ var tokenSpecs = map[uint64][]tokenSpec{
 	},
 	// walletgate dev chain. These tokens are deployed by walletgate itself at
 	// start-up: they are the CREATE addresses of the dev account
-	// 0xE40aed1eB6c2B8b39b55A809685CC93425F60D0c at nonces 0 (USDT-like) and
-	// 1 (DAI-like). tokens_test.go recomputes them; the dev-chain package's
-	// tests check the deployed contracts against this table.
+	// 0xE40aed1eB6c2B8b39b55A809685CC93425F60D0c at nonces 0 (USDT-like), 1
+	// (DAI-like) and 2 (WETH9, deployed with Uniswap). WETH exists only when
+	// the Uniswap npm artifacts were installed (`cd testdata && npm ci`);
+	// otherwise there is no code at its address. tokens_test.go recomputes
+	// them; the dev-chain package's tests check the deployed contracts against
+	// this table.
 	1337: {
 		{"0x412c113686C5eC57D6DC7A01d0499e93Cc9E8dcC", "USDT", "Tether USD (walletgate dev)", 6},
 		{"0x724E69488a4fbd92D7ef62c614229104D4CeF976", "DAI", "Dai Stablecoin (walletgate dev)", 18},
+		{"0xAb3FdEd59bC78b898549724cbD7Be930a8aa913D", "WETH", "Wrapped Ether (walletgate dev)", 18},
 	},
 }
 

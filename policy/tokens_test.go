@@ -41,6 +41,12 @@ func TestDevTokensAreDevAccountCreateAddresses(t *testing.T) {
 	require.Equal(t, crypto.CreateAddress(dev, 1), dai.Address, "DAI is deployed second (nonce 1)")
 	require.Equal(t, uint8(6), usdt.Decimals)
 	require.Equal(t, uint8(18), dai.Decimals)
+
+	weth, ok := TokenBySymbol(1337, "WETH")
+	require.True(t, ok)
+	require.Equal(t, crypto.CreateAddress(dev, 2), weth.Address, "WETH9 is deployed third (nonce 2), first of the Uniswap contracts")
+	require.Equal(t, uint8(18), weth.Decimals)
+	require.Len(t, KnownTokens(1337), 3)
 }
 
 func TestTokenBySymbol(t *testing.T) {

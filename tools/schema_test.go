@@ -79,5 +79,6 @@ func TestToolNamesAndAnnotations(t *testing.T) {
 			require.True(t, *tool.Annotations.DestructiveHint, tool.Name)
 		}
 	}
-	require.Equal(t, map[string]bool{"wallet_address": true, "wallet_balance": true, "wallet_verify_tx": true, "wallet_policy": true, "wallet_send": true}, names)
+	require.Equal(t, map[string]bool{"wallet_address": true, "wallet_balance": true, "wallet_verify_tx": true, "wallet_policy": true, "wallet_send": true,
+		"wallet_swap_quote": true, "wallet_swap": true}, names)
 }

@@ -55,7 +55,8 @@ func (s *Server) sendTool() Tool {
 	}, "to", "amount")
 	return s.writeTool(sendTool, "Send ETH or a token",
 		"Send ETH or an ERC-20 token. Two calls: the first returns a preview and a confirm_token (nothing is signed); show the preview to the user, and only with their agreement call again with the same arguments plus confirm.",
-		in, argSpec{"to": argString, "amount": argString, "asset": argString, "confirm": argString}, s.sendHandler)
+		in, argSpec{"to": argString, "amount": argString, "asset": argString, "confirm": argString},
+		twoStep(s, sendTool, s.parseSend, func(i sendIntent) []byte { return i.canonical(s.chainID) }, s.previewSend))
 }
 
 // parseSend validates and resolves wallet_send's arguments.
@@ -81,28 +82,6 @@ func (s *Server) parseSend(ctx context.Context, a args) (sendIntent, *Refusal) {
 		return sendIntent{}, refuse(CodeBadAmount, "amount %s: %s. Give a decimal string greater than zero with at most %d decimals for %s, e.g. \"0.05\".", displayInput(amtRaw), reason(err), as.Decimals, as.Symbol)
 	}
 	return sendIntent{from: s.address, to: to, asset: as, amount: amount}, nil
-}
-
-// sendHandler is wallet_send: a preview, or with confirm, the send.
-func (s *Server) sendHandler(ctx context.Context, a args) (*mcp.CallToolResult, *Refusal) {
-	token, confirming := a.str("confirm")
-	in, ref := s.parseSend(ctx, a)
-	if ref != nil {
-		if confirming {
-			// Consumed on every outcome: a confirm with bad arguments burns it.
-			_, _ = s.gate.Consume(token, sendTool, nil)
-			ref.Message += " The confirmation token is spent; call again without confirm for a new preview."
-		}
-		return nil, ref
-	}
-	if confirming {
-		p, err := s.gate.Consume(token, sendTool, in.canonical(s.chainID))
-		if err != nil {
-			return nil, gateRefusal(err)
-		}
-		return s.execute(ctx, p.(*plan))
-	}
-	return s.previewSend(ctx, in)
 }
 
 // sendPreview is the preview's facts.

@@ -327,27 +327,8 @@ func (s *Server) swapTool() Tool {
 	}
 	return s.writeTool(swapTool, "Swap tokens",
 		"Swap an exact amount of one token for another in a Uniswap v3 pool. Two calls: the first quotes, fixes the minimum output and a deadline, and returns a preview of every transaction (an exact approval when needed, then the swap) with a confirm_token; nothing is signed. Only with the user's agreement call again with the same arguments plus confirm.",
-		swapInputSchema(s.capsHint()+" The first call only previews.", true), spec, s.swapHandler)
-}
-
-func (s *Server) swapHandler(ctx context.Context, a args) (*mcp.CallToolResult, *Refusal) {
-	token, confirming := a.str("confirm")
-	in, ref := s.parseSwap(ctx, a)
-	if ref != nil {
-		if confirming {
-			_, _ = s.gate.Consume(token, swapTool, nil)
-			ref.Message += " The confirmation token is spent; call again without confirm for a new preview."
-		}
-		return nil, ref
-	}
-	if confirming {
-		p, err := s.gate.Consume(token, swapTool, in.canonical(s.chainID))
-		if err != nil {
-			return nil, gateRefusal(err)
-		}
-		return s.execute(ctx, p.(*plan))
-	}
-	return s.previewSwap(ctx, in)
+		swapInputSchema(s.capsHint()+" The first call only previews.", true), spec,
+		twoStep(s, swapTool, s.parseSwap, func(i swapIntent) []byte { return i.canonical(s.chainID) }, s.previewSwap))
 }
 
 // swapPreview is a swap preview's facts.

@@ -272,6 +272,33 @@ type confirmResult struct {
 	Message       string       `json:"message"`
 }
 
+// twoStep is every write tool's handler: parse and resolve the arguments,
+// then either preview (no confirm) or consume the token and execute the
+// stored plan. A confirm whose arguments do not even parse still spends its
+// token: tokens are consumed on every outcome.
+func twoStep[I any](s *Server, tool string, parse func(context.Context, args) (I, *Refusal), canonical func(I) []byte,
+	preview func(context.Context, I) (*mcp.CallToolResult, *Refusal)) func(context.Context, args) (*mcp.CallToolResult, *Refusal) {
+	return func(ctx context.Context, a args) (*mcp.CallToolResult, *Refusal) {
+		token, confirming := a.str("confirm")
+		in, ref := parse(ctx, a)
+		if ref != nil {
+			if confirming {
+				_, _ = s.gate.Consume(token, tool, nil)
+				ref.Message += " The confirmation token is spent; call again without confirm for a new preview."
+			}
+			return nil, ref
+		}
+		if !confirming {
+			return preview(ctx, in)
+		}
+		p, err := s.gate.Consume(token, tool, canonical(in))
+		if err != nil {
+			return nil, gateRefusal(err)
+		}
+		return s.execute(ctx, p.(*plan))
+	}
+}
+
 // execute runs the confirm half of the pipeline for a consumed plan.
 func (s *Server) execute(ctx context.Context, p *plan) (*mcp.CallToolResult, *Refusal) {
 	if ref := s.writeAllowed(p.recipient); ref != nil {
@@ -331,8 +358,12 @@ func (s *Server) execute(ctx context.Context, p *plan) (*mcp.CallToolResult, *Re
 		return res, nil
 	}
 	r.Effects = found
-	r.Message = fmt.Sprintf("Confirmed in block %d with %d confirmation(s); effects verified from the receipt.", block, info.Confirmations)
-	return success(r, confirmText(r)), nil
+	r.Message = fmt.Sprintf("Confirmed in block %d with %d confirmation(s); effects verified from the receipt.%s", block, info.Confirmations, out.note)
+	text := confirmText(r)
+	if out.note != "" {
+		text += "\nBefore it:" + out.note
+	}
+	return success(r, text), nil
 }
 
 // pendingResult reports a transaction whose inclusion was not seen in time.

@@ -3,6 +3,13 @@
 // as a transaction arrives, with a funded dev account and the test tokens
 // deployed from their compiled bytecode.
 //
+// When Uniswap's npm artifacts are installed (`cd testdata && npm ci`), it
+// also deploys Uniswap v3 (WETH9, factory, position manager, QuoterV2,
+// SwapRouter02) with two seeded fee-500 pools, WETH/USDT at 3000 USDT per WETH
+// and DAI/USDT at 1:1, so swaps can be quoted and executed against real
+// bytecode. Without them it starts all the same, with no Uniswap
+// (Contracts.Uniswap is nil; EnableSwapsHint says how to turn swaps on).
+//
 // It is the engine behind `walletgate --dev`, `walletgate demo` and
 // `walletgate devnet`, and what every integration test runs against: real
 // bytecode, real receipts, real reverts. It opens no socket unless asked for
@@ -60,6 +67,10 @@ var (
 type Contracts struct {
 	USDT common.Address // TetherLike: 6 decimals, mainnet-USDT quirks
 	DAI  common.Address // TestToken: 18 decimals, standard
+
+	// Uniswap is the Uniswap v3 deployment, deployed right after the tokens
+	// (nonces 2 to 6), or nil when its npm artifacts were not found.
+	Uniswap *Uniswap
 }
 
 // Options configure a dev chain.
@@ -67,6 +78,11 @@ type Options struct {
 	// HTTPAddr, when set, serves JSON-RPC over HTTP on this loopback
 	// host:port ("127.0.0.1:0" picks a free port).
 	HTTPAddr string
+
+	// ArtifactsDir is the node_modules directory holding Uniswap's npm
+	// packages (see testdata/package.json). Empty means FindArtifacts, and
+	// no Uniswap if they are not found; when set, they must be there.
+	ArtifactsDir string
 }
 
 // Devnet is a running dev chain. Close stops it.
@@ -122,8 +138,8 @@ func (d *Devnet) commitPending() {
 	}
 }
 
-// Start boots the chain, deploys the test tokens and returns when they are
-// mined.
+// Start boots the chain, deploys the test tokens and, when its artifacts are
+// installed, Uniswap (see Contracts.Uniswap), and returns when all is mined.
 func Start(ctx context.Context, opts Options) (*Devnet, error) {
 	nodeConf := node.DefaultConfig
 	nodeConf.DataDir = "" // in memory
@@ -187,6 +203,10 @@ func Start(ctx context.Context, opts Options) (*Devnet, error) {
 	sub := backend.TxPool().SubscribeTransactions(newTxs, true)
 	go d.mine(newTxs, sub)
 	if err := d.deploy(ctx); err != nil {
+		d.Close()
+		return nil, err
+	}
+	if err := d.startUniswap(ctx, opts.ArtifactsDir); err != nil {
 		d.Close()
 		return nil, err
 	}
@@ -296,7 +316,9 @@ func (d *Devnet) WaitReceipt(ctx context.Context, hash common.Hash) (*types.Rece
 	for {
 		rcpt, err := d.client.TransactionReceipt(ctx, hash)
 		if err == nil {
-			return rcpt, nil
+			// A receipt is visible before the pool resets to its block; a
+			// send right after could be checked against the older state.
+			return rcpt, d.poolCaughtUp(ctx, hash)
 		}
 		select {
 		case <-ctx.Done():

@@ -42,7 +42,8 @@ func cmdDemo(argv []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	ms := tools.NewMCPServer(tools.Deps{Chain: c, Signer: signer.Dev(), Address: signer.DevAddress, Config: cfg, Caps: limits, Version: versionString()})
+	ms := tools.NewMCPServer(tools.Deps{Chain: c, Signer: signer.Dev(), Address: signer.DevAddress, Config: cfg, Caps: limits,
+		SwapsOff: devSwapsOff(d), Version: versionString()})
 	mc, err := client.NewInProcessClient(ms)
 	if err != nil {
 		return err
@@ -95,6 +96,16 @@ func cmdDemo(argv []string, stdout, stderr io.Writer) error {
 	p.call("A confirmation for different arguments is refused, and spends the token", "wallet_send", map[string]any{"to": to, "amount": "0.6", "confirm": token})
 	p.call("…so the original confirm no longer works either: ask for a new preview", "wallet_send", map[string]any{"to": to, "amount": "0.5", "confirm": token})
 
+	if d.Contracts.Uniswap == nil {
+		fmt.Fprintf(stdout, "\n(%s)\n", devnet.EnableSwapsHint)
+	} else {
+		p.call("How much WETH would 50 USDT buy? (a read: nothing is signed)", "wallet_swap_quote", map[string]any{"token_in": "USDT", "token_out": "WETH", "amount_in": "50"})
+		swap := map[string]any{"token_in": "USDT", "token_out": "WETH", "amount_in": "50", "slippage_bps": 50}
+		preview = p.call("Swap 50 USDT for WETH: the preview lists every transaction (an exact approval, then the swap)", "wallet_swap", swap)
+		token, _ = preview["confirm_token"].(string)
+		swap["confirm"] = token
+		p.call("Confirmed: both transactions are sent in order and the output is verified", "wallet_swap", swap)
+	}
 	p.call("More than the per-transaction cap is refused at preview", "wallet_send", map[string]any{"to": to, "amount": "150", "asset": "USDT"})
 	p.call("An amount as a JSON number is refused", "wallet_send", map[string]any{"to": to, "amount": 25, "asset": "USDT"})
 	p.call("A mistyped address checksum is refused", "wallet_send", map[string]any{"to": "0x00000000000000000000000000000000000D3e30", "amount": "1", "asset": "USDT"})

@@ -23,6 +23,7 @@ type devnetInfo struct {
 	DevAccount string            `json:"dev_account"`
 	KeyFile    string            `json:"key_file"`
 	Contracts  map[string]string `json:"contracts"`
+	Swaps      string            `json:"swaps"` // "on", or how to turn them on
 }
 
 func cmdDevnet(argv []string, stdout, stderr io.Writer) error {
@@ -71,6 +72,15 @@ func cmdDevnet(argv []string, stdout, stderr io.Writer) error {
 		DevAccount: signer.DevAddress.Hex(),
 		KeyFile:    path,
 		Contracts:  map[string]string{"USDT": d.Contracts.USDT.Hex(), "DAI": d.Contracts.DAI.Hex()},
+		Swaps:      "on",
+	}
+	if u := d.Contracts.Uniswap; u != nil {
+		for name, a := range map[string]string{"WETH": u.WETH9.Hex(), "UniswapV3Factory": u.Factory.Hex(), "NonfungiblePositionManager": u.PositionManager.Hex(),
+			"QuoterV2": u.QuoterV2.Hex(), "SwapRouter02": u.SwapRouter02.Hex(), "PoolWETHUSDT": u.PoolWETHUSDT.Hex(), "PoolDAIUSDT": u.PoolDAIUSDT.Hex(), "PoolWETHDAI": u.PoolWETHDAI.Hex()} {
+			info.Contracts[name] = a
+		}
+	} else {
+		info.Swaps = devnet.EnableSwapsHint
 	}
 	line, err := json.Marshal(info)
 	if err != nil {

@@ -200,15 +200,15 @@ func TestStdioDevServesExactlyTheReadTools(t *testing.T) {
 		require.Equal(t, true, tool["annotations"].(map[string]any)["readOnlyHint"], tool["name"])
 		require.NotNil(t, tool["outputSchema"], tool["name"])
 	}
-	require.ElementsMatch(t, []string{"wallet_address", "wallet_balance", "wallet_verify_tx", "wallet_policy"}, names)
+	require.ElementsMatch(t, []string{"wallet_address", "wallet_balance", "wallet_verify_tx", "wallet_policy", "wallet_swap_quote"}, names)
 
 	addr := c.callTool("wallet_address", map[string]any{})
 	require.Equal(t, "0xE40aed1eB6c2B8b39b55A809685CC93425F60D0c", addr["structuredContent"].(map[string]any)["address"])
 
 	bal := c.callTool("wallet_balance", map[string]any{})["structuredContent"].(map[string]any)
-	require.True(t, strings.HasPrefix(bal["eth"].(string), "9999.99"), "10000 ETH less the deploy fees: %s", bal["eth"])
+	require.True(t, strings.HasPrefix(bal["eth"].(string), "8999.9"), "10000 ETH less 1000 wrapped for the pools and the deploy fees: %s", bal["eth"])
 	tokens := bal["tokens"].([]any)
-	require.Len(t, tokens, 2)
+	require.Len(t, tokens, 3, "USDT, DAI, WETH")
 	usdt := tokens[0].(map[string]any)
 	require.Equal(t, "USDT", usdt["symbol"])
 	require.Equal(t, "1000000", usdt["balance"])

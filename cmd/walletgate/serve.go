@@ -56,9 +56,12 @@ func cmdServe(argv []string, stderr io.Writer) error {
 		}
 		defer d.Close()
 		defer c.Close()
-		deps = tools.Deps{Chain: c, Signer: signer.Dev(), Address: signer.DevAddress}
+		deps = tools.Deps{Chain: c, Signer: signer.Dev(), Address: signer.DevAddress, SwapsOff: devSwapsOff(d)}
 		logger.Info("embedded dev chain started", "chain_id", devnet.ChainID, "dev_account", signer.DevAddress.Hex(),
 			"USDT", d.Contracts.USDT.Hex(), "DAI", d.Contracts.DAI.Hex())
+		if deps.SwapsOff != "" {
+			logger.Warn(deps.SwapsOff)
+		}
 	} else {
 		// Configuration and key first: refusing them needs no network.
 		if len(cfg.RPC) == 0 {
@@ -126,6 +129,14 @@ func startDev(ctx context.Context, cfg policy.Config) (*devnet.Devnet, *chain.Cl
 		return nil, nil, err
 	}
 	return d, c, nil
+}
+
+// devSwapsOff is why the dev chain has no swaps ("" when it has them).
+func devSwapsOff(d *devnet.Devnet) string {
+	if d.Contracts.Uniswap == nil {
+		return devnet.EnableSwapsHint
+	}
+	return ""
 }
 
 // dialChecked connects to the configured node and refuses a chain id other
