@@ -14,7 +14,9 @@ import (
 
 	"github.com/walletgate/walletgate/chain"
 	"github.com/walletgate/walletgate/chain/devnet"
+	"github.com/walletgate/walletgate/policy"
 	"github.com/walletgate/walletgate/signer"
+	"github.com/walletgate/walletgate/tools"
 )
 
 type quoteOut struct {
@@ -240,4 +242,33 @@ func TestSwapRefusals(t *testing.T) {
 	e.refused("wallet_send", mustJSON(with(send, p.ConfirmToken)), "TOKEN_USED")
 	require.Equal(t, before, e.state())
 	_ = context.Background
+}
+
+func TestSwapRefusedWhereTheTableNamesNoContract(t *testing.T) {
+	// A network entry whose Uniswap addresses have no code on this node (a
+	// different chain with the same id, say): refused, nothing signed.
+	net := policy.LookupNetwork(devnet.ChainID)
+	u := *net.Uniswap
+	u.QuoterV2 = common.HexToAddress("0x00000000000000000000000000000000000000ee")
+	net.Uniswap = &u
+	e := newEnv(t, func(d *tools.Deps) { d.Network = &net })
+	before := e.state()
+	e.refused("wallet_swap_quote", `{"token_in":"USDT","token_out":"WETH","amount_in":"1"}`, "SWAPS_UNAVAILABLE")
+	e.refused("wallet_swap", `{"token_in":"USDT","token_out":"WETH","amount_in":"1"}`, "SWAPS_UNAVAILABLE")
+	require.Equal(t, before, e.state())
+}
+
+func TestAllowanceChangedBetweenPreviewAndConfirm(t *testing.T) {
+	e := swapEnv(t)
+	args := map[string]any{"token_in": "DAI", "token_out": "USDT", "amount_in": "3"}
+	var p swapPreviewOut
+	e.ok("wallet_swap", mustJSON(args), &p)
+	require.Len(t, p.Preview.Legs, 2, "approve, then swap")
+	// Someone (another client of this wallet) approves the router meanwhile.
+	_, err := e.dev.SendAsDev(e.ctx, &e.dev.Contracts.DAI, nil, chain.ApproveData(e.dev.Contracts.Uniswap.SwapRouter02, big.NewInt(7)), 300_000)
+	require.NoError(t, err)
+	before := e.state()
+	e.refused("wallet_swap", mustJSON(with(args, p.ConfirmToken)), "ALLOWANCE_CHANGED")
+	require.Equal(t, before, e.state())
+	require.Equal(t, big.NewInt(7), e.allowance(e.dev.Contracts.DAI))
 }
