@@ -93,15 +93,29 @@ func (s SendState) MaxFee() *big.Int {
 	return f.Add(f, s.Tip)
 }
 
-// ReadSendState reads the head, fees, pending nonce and ETH balance of from.
+// ChainChangedError is a node that now reports another chain id than the
+// one walletgate started on. No write may proceed against it.
+type ChainChangedError struct {
+	Want, Got *big.Int
+	Host      string
+}
+
+func (e *ChainChangedError) Error() string {
+	return fmt.Sprintf("the node at %s now reports chain id %s, not %s", e.Host, e.Got, e.Want)
+}
+
+// ReadSendState reads the head, fees, pending nonce and ETH balance of from,
+// and checks that the node is still on the chain walletgate started on.
 func (c *Client) ReadSendState(ctx context.Context, from common.Address) (SendState, error) {
 	var (
 		block        json.RawMessage
 		tip          hexutil.Big
 		nonce, mined hexutil.Uint64
 		bal          hexutil.Big
+		id           hexutil.Big
 	)
 	elems := []rpc.BatchElem{
+		{Method: "eth_chainId", Result: &id},
 		{Method: "eth_getBlockByNumber", Args: []any{"latest", false}, Result: &block},
 		{Method: "eth_maxPriorityFeePerGas", Result: &tip},
 		{Method: "eth_getTransactionCount", Args: []any{from, "pending"}, Result: &nonce},
@@ -115,6 +129,9 @@ func (c *Client) ReadSendState(ctx context.Context, from common.Address) (SendSt
 		if e.Error != nil {
 			return SendState{}, e.Error
 		}
+	}
+	if got := id.ToInt(); got.Cmp(c.chainID) != 0 {
+		return SendState{}, &ChainChangedError{Want: c.ChainID(), Got: new(big.Int).Set(got), Host: c.Host()}
 	}
 	var h struct {
 		Number  hexutil.Uint64 `json:"number"`

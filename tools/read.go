@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -219,5 +220,9 @@ func reason(err error) string {
 
 // rpcRefusal reports a node failure. chain errors carry the host only.
 func rpcRefusal(err error) *Refusal {
+	var cc *chain.ChainChangedError
+	if errors.As(err, &cc) {
+		return refuse(CodeChainChanged, "%s. walletgate refuses every write until it is restarted against the right node (WALLETGATE_RPC, WALLETGATE_CHAIN_ID). Nothing was signed or sent.", cc.Error())
+	}
 	return refuse(CodeRPC, "the node did not answer: %s. Nothing was changed; try again, or check WALLETGATE_RPC.", err)
 }

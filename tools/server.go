@@ -6,6 +6,8 @@ package tools
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"log/slog"
 	"math/big"
 	"sync"
@@ -222,6 +224,11 @@ func (s *Server) handler(name string, spec argSpec, h func(ctx context.Context, 
 		if ref != nil {
 			outcome = ref.Code
 			res = ref.result()
+			s.log.Debug("refusal", "tool", name, "text", ref.Error())
+		}
+		if s.log.Enabled(ctx, slog.LevelDebug) {
+			sum := sha256.Sum256(raw)
+			s.log.Debug("tool arguments", "tool", name, "sha256", hex.EncodeToString(sum[:]), "bytes", len(raw))
 		}
 		s.log.Info("tool call", "tool", name, "outcome", outcome, "ms", time.Since(start).Milliseconds())
 		return res, nil

@@ -517,6 +517,9 @@ func (s *Server) buildLegs(ctx context.Context, p *plan, spendOf func([]leg) cap
 			return st, nil, s.planRevert(p, r.Revert)
 		}
 		gas := r.GasUsed + r.GasUsed*gasMargin/100
+		if gas > maxGasPerTx {
+			return st, nil, feeTooHigh(gas)
+		}
 		p.legs[i].call.Gas, p.legs[i].call.MaxFee, p.legs[i].call.Tip = gas, st.MaxFee(), st.Tip
 	}
 	if st.ETH.Cmp(p.maxCost()) < 0 {

@@ -41,7 +41,13 @@ const (
 	CodeSendFailed         = "SEND_FAILED"
 	CodeReverted           = "REVERTED"
 	CodeEffectMismatch     = "EFFECT_MISMATCH"
+	CodeChainChanged       = "CHAIN_CHANGED"
+	CodeFeeTooHigh         = "FEE_TOO_HIGH"
 )
+
+// maxGasPerTx bounds a transaction's gas limit: a node that answers a huge
+// estimate is refused outright, before the ETH cap would catch it.
+const maxGasPerTx = 3_000_000
 
 // Confirm result statuses.
 const (
@@ -173,6 +179,9 @@ func (s *Server) build(ctx context.Context, call chain.Call, spendOf func(chain.
 	if !(len(call.Data) == 0 && gas == 21000) {
 		gas += gas * gasMargin / 100
 	}
+	if gas > maxGasPerTx {
+		return call, st, nil, nil, feeTooHigh(gas)
+	}
 	call.Gas, call.MaxFee, call.Tip = gas, st.MaxFee(), st.Tip
 	if st.ETH.Cmp(call.MaxCost()) < 0 {
 		return call, st, nil, nil, refuse(CodeInsufficientFunds, "the wallet holds %s ETH but this needs up to %s ETH (value plus gas limit %d × max fee %s gwei). Nothing was signed or sent. Send less, or fund the wallet.",
@@ -187,6 +196,10 @@ func (s *Server) build(ctx context.Context, call chain.Call, spendOf func(chain.
 		return call, st, nil, nil, s.capsRefusal(err)
 	}
 	return call, st, ret, spend, nil
+}
+
+func feeTooHigh(gas uint64) *Refusal {
+	return refuse(CodeFeeTooHigh, "the node estimates %d gas for this transaction, more than walletgate ever allows (%d): a plain send or swap needs a small fraction of that. Nothing was signed or sent. Check the node (WALLETGATE_RPC) and the token.", gas, maxGasPerTx)
 }
 
 func (s *Server) simulationRefusal(err error) *Refusal {
