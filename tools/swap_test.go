@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/crypto"
@@ -271,4 +272,39 @@ func TestAllowanceChangedBetweenPreviewAndConfirm(t *testing.T) {
 	e.refused("wallet_swap", mustJSON(with(args, p.ConfirmToken)), "ALLOWANCE_CHANGED")
 	require.Equal(t, before, e.state())
 	require.Equal(t, big.NewInt(7), e.allowance(e.dev.Contracts.DAI))
+}
+
+func TestSwapDeadlinePassed(t *testing.T) {
+	e := swapEnv(t)
+	args := map[string]any{"token_in": "ETH", "token_out": "USDT", "amount_in": "0.001"}
+	var p swapPreviewOut
+	e.ok("wallet_swap", mustJSON(args), &p)
+	// The chain's clock runs past the deadline (preview + TTL + 10 min)
+	// while the confirmation itself is still valid.
+	require.NoError(t, e.dev.AdjustTime(2*time.Hour))
+	before := e.state()
+	text := e.refused("wallet_swap", mustJSON(with(args, p.ConfirmToken)), "DEADLINE_PASSED")
+	require.Contains(t, text, "deadline has passed")
+	require.Equal(t, before, e.state())
+}
+
+func TestSwapWithoutTheInputTokenExplainsSTF(t *testing.T) {
+	d, err := devnet.Start(context.Background(), devnet.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { d.Close() })
+	if d.Contracts.Uniswap == nil {
+		t.Skip(devnet.EnableSwapsHint)
+	}
+	// A wallet with ETH for fees but no USDT at all.
+	key, err := crypto.GenerateKey()
+	require.NoError(t, err)
+	path := t.TempDir() + "/k"
+	require.NoError(t, os.WriteFile(path, []byte(common.Bytes2Hex(crypto.FromECDSA(key))), 0o600))
+	poor, err := signer.FromKeyFile(path)
+	require.NoError(t, err)
+	require.NoError(t, d.FundAccount(context.Background(), poor.Address(), devnet.Ether, nil, nil))
+	e := serverOn(t, d, func(deps *tools.Deps) { deps.Signer, deps.Address = poor, poor.Address() })
+	text := e.refused("wallet_swap", `{"token_in":"USDT","token_out":"WETH","amount_in":"1"}`, "SIMULATION_REVERTED")
+	require.Contains(t, text, "STF")
+	require.Contains(t, text, "balance or its allowance")
 }

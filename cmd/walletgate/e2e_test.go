@@ -88,7 +88,14 @@ type stdioClient struct {
 
 func startServer(t *testing.T, env []string, args ...string) *stdioClient {
 	t.Helper()
+	return startServerIn(t, "", env, args...)
+}
+
+// startServerIn starts walletgate in working directory dir ("" = this one).
+func startServerIn(t *testing.T, dir string, env []string, args ...string) *stdioClient {
+	t.Helper()
 	cmd := exec.Command(binary, args...)
+	cmd.Dir = dir
 	cmd.Env = env
 	stdin, err := cmd.StdinPipe()
 	require.NoError(t, err)
@@ -420,4 +427,19 @@ func TestStdioTwoStepSendOnDevnet(t *testing.T) {
 	require.Equal(t, true, over["isError"])
 	require.True(t, strings.HasPrefix(text(over), "CAP_EXCEEDED: "), text(over))
 	require.Equal(t, big.NewInt(42_500_000), balance())
+}
+
+// Without the Uniswap npm artifacts (run outside the source tree), --dev
+// starts with sends only and says in one line how to enable swaps.
+func TestDevWithoutArtifactsOffersSendsOnly(t *testing.T) {
+	// Nothing to find upward from a temporary directory, nor beside the binary.
+	c := startServerIn(t, t.TempDir(), cleanEnv(), "--dev")
+	c.initialize()
+	list := c.request("tools/list", map[string]any{})["result"].(map[string]any)["tools"].([]any)
+	var names []string
+	for _, tl := range list {
+		names = append(names, tl.(map[string]any)["name"].(string))
+	}
+	require.ElementsMatch(t, []string{"wallet_address", "wallet_balance", "wallet_verify_tx", "wallet_policy", "wallet_send"}, names)
+	require.Contains(t, c.stderr.String(), "swaps are off: run 'cd testdata && npm ci'")
 }
