@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -21,6 +22,9 @@ import (
 
 // maxArgsBytes bounds a tool call's arguments.
 const maxArgsBytes = 16 << 10
+
+// jsonNumberRE is a JSON number literal: safe to repeat in a message as is.
+var jsonNumberRE = regexp.MustCompile(`^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$`)
 
 // maxListLen bounds a string-list argument.
 const maxListLen = 32
@@ -215,7 +219,10 @@ func describeJSON(v []byte) string {
 	case '"':
 		return "a string"
 	default:
-		return "the number " + displayInput(string(v))
+		if len(v) <= 40 && jsonNumberRE.Match(v) {
+			return "the number " + string(v)
+		}
+		return "a number"
 	}
 }
 

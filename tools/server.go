@@ -177,6 +177,7 @@ func (s *Server) writesDisabledReason() string {
 func (s *Server) writeTool(name, title, description string, in map[string]any, spec argSpec,
 	h func(ctx context.Context, a args) (*mcp.CallToolResult, *Refusal)) Tool {
 	t := mcp.NewToolWithRawSchema(name, description, mustJSON(in))
+	t.Title = title
 	t.RawOutputSchema = mustJSON(writeOutputSchema())
 	t.Annotations = mcp.ToolAnnotation{
 		Title:           title,
@@ -192,6 +193,7 @@ func (s *Server) writeTool(name, title, description string, in map[string]any, s
 func (s *Server) readTool(name, title, description string, in, out map[string]any, spec argSpec,
 	h func(ctx context.Context, a args) (*mcp.CallToolResult, *Refusal)) Tool {
 	t := mcp.NewToolWithRawSchema(name, description, mustJSON(in))
+	t.Title = title
 	t.RawOutputSchema = mustJSON(out)
 	t.Annotations = mcp.ToolAnnotation{
 		Title:           title,
