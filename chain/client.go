@@ -28,6 +28,7 @@ import (
 type endpoint struct {
 	rpc      *rpc.Client
 	host     string   // scheme://host[:port], safe to display
+	raw      string   // the URL as configured: never displayed
 	secrets  []string // substrings of the URL that must never be displayed
 	verified bool     // its chain id has been checked against Client.chainID
 }
@@ -71,9 +72,9 @@ func Dial(ctx context.Context, urls []string) (*Client, error) {
 		host, secrets := redact(raw)
 		rc, err := rpc.DialOptions(ctx, raw)
 		if err != nil {
-			return nil, fmt.Errorf("dial %s: %s", host, scrub(err.Error(), raw, secrets))
+			return nil, fmt.Errorf("dial %s: %s", host, scrub(err.Error(), raw, host, secrets))
 		}
-		c.endpoints = append(c.endpoints, &endpoint{rpc: rc, host: host, secrets: append(secrets, raw)})
+		c.endpoints = append(c.endpoints, &endpoint{rpc: rc, host: host, raw: raw, secrets: secrets})
 	}
 	if err := c.readChainID(ctx); err != nil {
 		c.Close()
@@ -223,7 +224,7 @@ func (ep *endpoint) wrap(method string, err error) *Error {
 	if errors.As(err, &we) {
 		return we
 	}
-	e := &Error{Host: ep.host, Method: method, Message: scrub(err.Error(), "", ep.secrets)}
+	e := &Error{Host: ep.host, Method: method, Message: scrub(err.Error(), ep.raw, ep.host, ep.secrets)}
 	var re rpc.Error
 	if errors.As(err, &re) {
 		e.Code = re.ErrorCode()
@@ -274,10 +275,12 @@ func redact(raw string) (string, []string) {
 	return u.Scheme + "://" + u.Host, secrets
 }
 
-// scrub removes every secret substring from msg.
-func scrub(msg, raw string, secrets []string) string {
+// scrub replaces the configured URL in msg by its display form, then removes
+// every remaining secret substring (library errors may quote the URL with the
+// password masked, or only parts of it).
+func scrub(msg, raw, host string, secrets []string) string {
 	if raw != "" {
-		msg = strings.ReplaceAll(msg, raw, "(rpc)")
+		msg = strings.ReplaceAll(msg, raw, host)
 	}
 	for _, s := range secrets {
 		if len(s) >= 2 {
