@@ -237,3 +237,8 @@ func (c *Client) TokenBalanceAt(ctx context.Context, token, owner common.Address
 	}
 	return decodeUint256(out)
 }
+
+// Remember seeds the metadata cache with what walletgate already knows about
+// a token (its known-token table), so that reading its balance needs no
+// decimals/symbol/name calls.
+func (c *Client) Remember(m TokenMeta) { c.meta.put(m) }

@@ -107,6 +107,90 @@ func (e *ChainChangedError) Error() string {
 // ReadSendState reads the head, fees, pending nonce and ETH balance of from,
 // and checks that the node is still on the chain walletgate started on.
 func (c *Client) ReadSendState(ctx context.Context, from common.Address) (SendState, error) {
+	elems, decode := c.sendStateElems(from)
+	if err := c.batch(ctx, elems); err != nil {
+		return SendState{}, err
+	}
+	return decode()
+}
+
+// Prepare is ReadSendState plus, in the same round trip, the node's gas
+// estimate for call and the code at codeOf (whether a recipient is a
+// contract). A revert of the estimate is *RevertError.
+func (c *Client) Prepare(ctx context.Context, call Call, codeOf common.Address) (SendState, uint64, []byte, error) {
+	elems, decode := c.sendStateElems(call.From)
+	est := call
+	est.Gas, est.MaxFee, est.Tip = 0, nil, nil
+	var (
+		gas  hexutil.Uint64
+		code hexutil.Bytes
+	)
+	n := len(elems)
+	elems = append(elems,
+		rpc.BatchElem{Method: "eth_estimateGas", Args: []any{est.toArg()}, Result: &gas},
+		rpc.BatchElem{Method: "eth_getCode", Args: []any{codeOf, "latest"}, Result: &code})
+	if err := c.batch(ctx, elems); err != nil {
+		return SendState{}, 0, nil, err
+	}
+	st, err := decode()
+	if err != nil {
+		return SendState{}, 0, nil, err
+	}
+	if err := elems[n].Error; err != nil {
+		return st, 0, nil, asRevert(err)
+	}
+	if err := elems[n+1].Error; err != nil {
+		return st, 0, nil, err
+	}
+	return st, uint64(gas), code, nil
+}
+
+// StateAndSimulate is ReadSendState plus, in the same round trip, a
+// simulation of calls on the latest state: one call with eth_call (its gas
+// and fees included, so the node also checks the sender can pay), several in
+// sequence with eth_simulateV1.
+func (c *Client) StateAndSimulate(ctx context.Context, from common.Address, calls []Call) (SendState, []SimResult, error) {
+	elems, decode := c.sendStateElems(from)
+	n := len(elems)
+	var (
+		ret      hexutil.Bytes
+		decodeV1 func() ([]SimResult, error)
+	)
+	if len(calls) == 1 {
+		elems = append(elems, rpc.BatchElem{Method: "eth_call", Args: []any{calls[0].toArg(), "latest"}, Result: &ret})
+	} else {
+		var el rpc.BatchElem
+		el, decodeV1 = simulateV1Elem(calls)
+		elems = append(elems, el)
+	}
+	if err := c.batch(ctx, elems); err != nil {
+		return SendState{}, nil, err
+	}
+	st, err := decode()
+	if err != nil {
+		return SendState{}, nil, err
+	}
+	if len(calls) == 1 {
+		if err := elems[n].Error; err != nil {
+			re := asRevert(err)
+			var rev *RevertError
+			if errors.As(re, &rev) {
+				return st, []SimResult{{Revert: rev}}, nil
+			}
+			return st, nil, re
+		}
+		return st, []SimResult{{Return: ret}}, nil
+	}
+	if err := elems[n].Error; err != nil {
+		return st, nil, simulateV1Error(err)
+	}
+	res, err := decodeV1()
+	return st, res, err
+}
+
+// sendStateElems are the batch elements of a send-state read and how to
+// decode them once the batch has run.
+func (c *Client) sendStateElems(from common.Address) ([]rpc.BatchElem, func() (SendState, error)) {
 	var (
 		block        json.RawMessage
 		tip          hexutil.Big
@@ -122,39 +206,39 @@ func (c *Client) ReadSendState(ctx context.Context, from common.Address) (SendSt
 		{Method: "eth_getTransactionCount", Args: []any{from, "latest"}, Result: &mined},
 		{Method: "eth_getBalance", Args: []any{from, "latest"}, Result: &bal},
 	}
-	if err := c.batch(ctx, elems); err != nil {
-		return SendState{}, err
-	}
-	for _, e := range elems {
-		if e.Error != nil {
-			return SendState{}, e.Error
+	decode := func() (SendState, error) {
+		for _, e := range elems[:6] {
+			if e.Error != nil {
+				return SendState{}, e.Error
+			}
 		}
+		if got := id.ToInt(); got.Cmp(c.chainID) != 0 {
+			return SendState{}, &ChainChangedError{Want: c.ChainID(), Got: new(big.Int).Set(got), Host: c.Host()}
+		}
+		var h struct {
+			Number  hexutil.Uint64 `json:"number"`
+			Time    hexutil.Uint64 `json:"timestamp"`
+			Hash    common.Hash    `json:"hash"`
+			BaseFee *hexutil.Big   `json:"baseFeePerGas"`
+		}
+		if isNull(block) {
+			return SendState{}, errors.New("eth_getBlockByNumber: node returned no latest block")
+		}
+		if err := json.Unmarshal(block, &h); err != nil {
+			return SendState{}, fmt.Errorf("eth_getBlockByNumber: %w", err)
+		}
+		if h.BaseFee == nil {
+			return SendState{}, errors.New("the node's latest block has no base fee: walletgate sends EIP-1559 transactions only")
+		}
+		return SendState{
+			Head:    Head{Number: uint64(h.Number), Time: uint64(h.Time), Hash: h.Hash},
+			BaseFee: h.BaseFee.ToInt(),
+			Tip:     tip.ToInt(),
+			Nonce:   max(uint64(nonce), uint64(mined)),
+			ETH:     bal.ToInt(),
+		}, nil
 	}
-	if got := id.ToInt(); got.Cmp(c.chainID) != 0 {
-		return SendState{}, &ChainChangedError{Want: c.ChainID(), Got: new(big.Int).Set(got), Host: c.Host()}
-	}
-	var h struct {
-		Number  hexutil.Uint64 `json:"number"`
-		Time    hexutil.Uint64 `json:"timestamp"`
-		Hash    common.Hash    `json:"hash"`
-		BaseFee *hexutil.Big   `json:"baseFeePerGas"`
-	}
-	if isNull(block) {
-		return SendState{}, errors.New("eth_getBlockByNumber: node returned no latest block")
-	}
-	if err := json.Unmarshal(block, &h); err != nil {
-		return SendState{}, fmt.Errorf("eth_getBlockByNumber: %w", err)
-	}
-	if h.BaseFee == nil {
-		return SendState{}, errors.New("the node's latest block has no base fee: walletgate sends EIP-1559 transactions only")
-	}
-	return SendState{
-		Head:    Head{Number: uint64(h.Number), Time: uint64(h.Time), Hash: h.Hash},
-		BaseFee: h.BaseFee.ToInt(),
-		Tip:     tip.ToInt(),
-		Nonce:   max(uint64(nonce), uint64(mined)),
-		ETH:     bal.ToInt(),
-	}, nil
+	return elems, decode
 }
 
 // RevertError is a call the EVM reverted (or refused before executing, such

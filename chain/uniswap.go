@@ -9,6 +9,7 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/rpc"
 )
 
 // Uniswap v3 through QuoterV2 and SwapRouter02. Calldata is packed with the
@@ -135,6 +136,35 @@ type SimResult struct {
 // fee or nonce validation. It is how a plan with an approval followed by a
 // swap is simulated before anything is signed.
 func (c *Client) SimulateSequence(ctx context.Context, calls []Call) ([]SimResult, error) {
+	el, decode := simulateV1Elem(calls)
+	elems := []rpc.BatchElem{el}
+	if err := c.batch(ctx, elems); err != nil {
+		return nil, err
+	}
+	if err := elems[0].Error; err != nil {
+		return nil, simulateV1Error(err)
+	}
+	return decode()
+}
+
+// simulateV1Block is the part of an eth_simulateV1 answer walletgate reads.
+type simulateV1Block struct {
+	Calls []struct {
+		ReturnData hexutil.Bytes  `json:"returnData"`
+		GasUsed    hexutil.Uint64 `json:"gasUsed"`
+		MaxUsedGas hexutil.Uint64 `json:"maxUsedGas"`
+		Status     hexutil.Uint64 `json:"status"`
+		Error      *struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+			Data    string `json:"data"`
+		} `json:"error"`
+	} `json:"calls"`
+}
+
+// simulateV1Elem is the batch element simulating calls in sequence in one
+// block, without fee or nonce validation, and how to decode its answer.
+func simulateV1Elem(calls []Call) (rpc.BatchElem, func() ([]SimResult, error)) {
 	args := make([]map[string]any, len(calls))
 	for i, call := range calls {
 		a := call
@@ -145,52 +175,45 @@ func (c *Client) SimulateSequence(ctx context.Context, calls []Call) ([]SimResul
 		"blockStateCalls": []map[string]any{{"calls": args}},
 		"validation":      false,
 	}
-	var blocks []struct {
-		Calls []struct {
-			ReturnData hexutil.Bytes  `json:"returnData"`
-			GasUsed    hexutil.Uint64 `json:"gasUsed"`
-			MaxUsedGas hexutil.Uint64 `json:"maxUsedGas"`
-			Status     hexutil.Uint64 `json:"status"`
-			Error      *struct {
-				Code    int    `json:"code"`
-				Message string `json:"message"`
-				Data    string `json:"data"`
-			} `json:"error"`
-		} `json:"calls"`
-	}
-	if err := c.call(ctx, &blocks, "eth_simulateV1", opts, "latest"); err != nil {
-		var e *Error
-		if errors.As(err, &e) && !e.Transport() && (e.Code == -32601 || strings.Contains(strings.ToLower(e.Message), "not found") || strings.Contains(strings.ToLower(e.Message), "does not exist")) {
-			return nil, ErrNoSimulateV1
+	var blocks []simulateV1Block
+	el := rpc.BatchElem{Method: "eth_simulateV1", Args: []any{opts, "latest"}, Result: &blocks}
+	return el, func() ([]SimResult, error) {
+		if len(blocks) != 1 || len(blocks[0].Calls) != len(calls) {
+			return nil, errors.New("eth_simulateV1: the node answered a different number of calls")
 		}
-		return nil, err
-	}
-	if len(blocks) != 1 || len(blocks[0].Calls) != len(calls) {
-		return nil, errors.New("eth_simulateV1: the node answered a different number of calls")
-	}
-	out := make([]SimResult, len(calls))
-	for i, r := range blocks[0].Calls {
-		// gasUsed is net of refunds; a transaction's gas limit must cover the
-		// peak before them (clearing an allowance refunds most of its cost),
-		// which nodes report as maxUsedGas.
-		gas := uint64(r.GasUsed)
-		if uint64(r.MaxUsedGas) > gas {
-			gas = uint64(r.MaxUsedGas)
-		}
-		out[i] = SimResult{GasUsed: gas, Return: r.ReturnData}
-		if r.Status != 1 {
-			re := &RevertError{Data: r.ReturnData}
-			if r.Error != nil && r.Error.Data != "" {
-				re.Data, _ = hexutil.Decode(r.Error.Data)
+		out := make([]SimResult, len(calls))
+		for i, r := range blocks[0].Calls {
+			// gasUsed is net of refunds; a transaction's gas limit must cover
+			// the peak before them (clearing an allowance refunds most of its
+			// cost), which nodes report as maxUsedGas.
+			gas := uint64(r.GasUsed)
+			if uint64(r.MaxUsedGas) > gas {
+				gas = uint64(r.MaxUsedGas)
 			}
-			re.Reason = decodeRevert(re.Data)
-			if re.Reason == "" && r.Error != nil && !strings.Contains(r.Error.Message, "execution reverted") {
-				re.Reason = r.Error.Message
+			out[i] = SimResult{GasUsed: gas, Return: r.ReturnData}
+			if r.Status != 1 {
+				re := &RevertError{Data: r.ReturnData}
+				if r.Error != nil && r.Error.Data != "" {
+					re.Data, _ = hexutil.Decode(r.Error.Data)
+				}
+				re.Reason = decodeRevert(re.Data)
+				if re.Reason == "" && r.Error != nil && !strings.Contains(r.Error.Message, "execution reverted") {
+					re.Reason = r.Error.Message
+				}
+				out[i].Revert = re
 			}
-			out[i].Revert = re
 		}
+		return out, nil
 	}
-	return out, nil
+}
+
+// simulateV1Error names a node without eth_simulateV1 plainly.
+func simulateV1Error(err error) error {
+	var e *Error
+	if errors.As(err, &e) && !e.Transport() && (e.Code == -32601 || strings.Contains(strings.ToLower(e.Message), "not found") || strings.Contains(strings.ToLower(e.Message), "does not exist")) {
+		return ErrNoSimulateV1
+	}
+	return err
 }
 
 // ErrNoSimulateV1 is returned when the node does not offer eth_simulateV1.

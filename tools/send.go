@@ -135,18 +135,16 @@ func (s *Server) previewSend(ctx context.Context, in sendIntent) (*mcp.CallToolR
 		}
 		return sp
 	}
-	call, st, ret, spend, ref := s.build(ctx, call, spendOf, nil)
+	b, ref := s.build(ctx, call, in.to, spendOf, nil)
 	if ref != nil {
 		return nil, ref
 	}
+	call, st, ret, spend := b.call, b.state, b.ret, b.spend
 	// A token that returns false instead of reverting failed all the same.
 	if !in.asset.Native && len(ret) == 32 && new(big.Int).SetBytes(ret).Sign() == 0 {
 		return nil, refuse(CodeSimulationReverted, "the token contract answered the simulated transfer with false (it would not move the tokens). Nothing was signed or sent.")
 	}
-	code, err := s.chain.Code(ctx, in.to)
-	if err != nil {
-		return nil, rpcRefusal(err)
-	}
+	code := b.code
 	effect := expectedEffect{asset: in.asset, from: in.from, to: in.to, amount: in.amount}
 	to := in.to
 	p := &plan{tool: sendTool, legs: []leg{{label: "send", call: call}}, spend: spend, recipient: &to, effects: []expectedEffect{effect}}

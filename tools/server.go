@@ -94,6 +94,9 @@ func New(d Deps) *Server {
 		s.now = time.Now
 	}
 	s.swapsDisabled = d.SwapsOff
+	for _, t := range policy.KnownTokens(s.chainID) {
+		s.chain.Remember(chain.TokenMeta{Address: t.Address, Decimals: t.Decimals, Symbol: t.Symbol, Name: t.Name})
+	}
 	s.gate = gate.New(s.cfg.ConfirmTTL, maxPending, s.now)
 	s.caps = d.Caps
 	if s.caps.assets == nil {

@@ -493,12 +493,12 @@ func valueOf(legs []leg) *big.Int {
 // checks the spend against the caps. It returns the swap's simulated output.
 func (s *Server) buildLegs(ctx context.Context, p *plan, spendOf func([]leg) caps.Spend) (chain.SendState, *big.Int, *Refusal) {
 	if len(p.legs) == 1 {
-		call, st, ret, _, ref := s.build(ctx, p.legs[0].call, func(c chain.Call) caps.Spend { return spendOf([]leg{{call: c}}) }, p.explain)
+		b, ref := s.build(ctx, p.legs[0].call, p.legs[0].call.To, func(c chain.Call) caps.Spend { return spendOf([]leg{{call: c}}) }, p.explain)
 		if ref != nil {
-			return st, nil, ref
+			return b.state, nil, ref
 		}
-		p.legs[0].call = call
-		return st, swapOutput(ret), nil
+		p.legs[0].call = b.call
+		return b.state, swapOutput(b.ret), nil
 	}
 	st, err := s.chain.ReadSendState(ctx, p.legs[0].call.From)
 	if err != nil {

@@ -165,37 +165,44 @@ func hexList(as []common.Address) string {
 }
 
 // build fills in fees and gas for call, simulates it, and checks the spend
-// against the caps. It signs nothing.
-func (s *Server) build(ctx context.Context, call chain.Call, spendOf func(chain.Call) caps.Spend, explain func(*chain.RevertError) *Refusal) (chain.Call, chain.SendState, []byte, caps.Spend, *Refusal) {
+// against the caps. It signs nothing. The state, the gas estimate and the code
+// at codeOf come in one round trip, the simulation (which needs the gas) in a
+// second.
+func (s *Server) build(ctx context.Context, call chain.Call, codeOf common.Address, spendOf func(chain.Call) caps.Spend, explain func(*chain.RevertError) *Refusal) (built, *Refusal) {
 	p := &plan{explain: explain}
-	st, err := s.chain.ReadSendState(ctx, call.From)
+	st, gas, code, err := s.chain.Prepare(ctx, call, codeOf)
 	if err != nil {
-		return call, st, nil, nil, rpcRefusal(err)
-	}
-	gas, err := s.chain.EstimateGas(ctx, call)
-	if err != nil {
-		return call, st, nil, nil, s.planRevert(p, err)
+		return built{}, s.planRevert(p, err)
 	}
 	if !(len(call.Data) == 0 && gas == 21000) {
 		gas += gas * gasMargin / 100
 	}
 	if gas > maxGasPerTx {
-		return call, st, nil, nil, feeTooHigh(gas)
+		return built{}, feeTooHigh(gas)
 	}
 	call.Gas, call.MaxFee, call.Tip = gas, st.MaxFee(), st.Tip
 	if st.ETH.Cmp(call.MaxCost()) < 0 {
-		return call, st, nil, nil, refuse(CodeInsufficientFunds, "the wallet holds %s ETH but this needs up to %s ETH (value plus gas limit %d × max fee %s gwei). Nothing was signed or sent. Send less, or fund the wallet.",
+		return built{}, refuse(CodeInsufficientFunds, "the wallet holds %s ETH but this needs up to %s ETH (value plus gas limit %d × max fee %s gwei). Nothing was signed or sent. Send less, or fund the wallet.",
 			policy.FormatAmount(st.ETH, 18), policy.FormatAmount(call.MaxCost(), 18), call.Gas, policy.FormatAmount(call.MaxFee, 9))
 	}
 	ret, err := s.chain.Simulate(ctx, call)
 	if err != nil {
-		return call, st, nil, nil, s.planRevert(p, err)
+		return built{}, s.planRevert(p, err)
 	}
 	spend := spendOf(call)
 	if err := s.ledger.Check(spend); err != nil {
-		return call, st, nil, nil, s.capsRefusal(err)
+		return built{}, s.capsRefusal(err)
 	}
-	return call, st, ret, spend, nil
+	return built{call: call, state: st, ret: ret, spend: spend, code: code}, nil
+}
+
+// built is what build found out.
+type built struct {
+	call  chain.Call
+	state chain.SendState
+	ret   []byte     // the simulation's return data
+	spend caps.Spend // what the caps were checked against
+	code  []byte     // the code at codeOf
 }
 
 func feeTooHigh(gas uint64) *Refusal {
@@ -412,8 +419,12 @@ func (s *Server) sendLegs(ctx context.Context, p *plan) (sentLegs, *Refusal) {
 		reservation.Release()
 		return sentLegs{}, r
 	}
-	from := p.legs[0].call.From
-	st, err := s.chain.ReadSendState(ctx, from)
+	// The state and the stored plan's simulation, in one round trip.
+	calls := make([]chain.Call, len(p.legs))
+	for i, l := range p.legs {
+		calls[i] = l.call
+	}
+	st, sims, err := s.chain.StateAndSimulate(ctx, p.legs[0].call.From, calls)
 	if err != nil {
 		return fail(rpcRefusal(err))
 	}
@@ -432,8 +443,10 @@ func (s *Server) sendLegs(ctx context.Context, p *plan) (sentLegs, *Refusal) {
 			return fail(ref)
 		}
 	}
-	if ref := s.resimulate(ctx, p); ref != nil {
-		return fail(ref)
+	for _, r := range sims {
+		if r.Revert != nil {
+			return fail(s.planRevert(p, r.Revert))
+		}
 	}
 	out := sentLegs{reservation: reservation, fees: new(big.Int)}
 	for i, l := range p.legs {
@@ -484,31 +497,6 @@ func (s *Server) sendLegs(ctx context.Context, p *plan) (sentLegs, *Refusal) {
 		out.note += fmt.Sprintf(" %s %s succeeded in block %d.", l.label, tx.Hash().Hex(), info.Block)
 	}
 	return out, nil
-}
-
-// resimulate runs the stored plan against the current state: one leg with
-// eth_call (fees included), several in sequence with eth_simulateV1.
-func (s *Server) resimulate(ctx context.Context, p *plan) *Refusal {
-	if len(p.legs) == 1 {
-		if _, err := s.chain.Simulate(ctx, p.legs[0].call); err != nil {
-			return s.planRevert(p, err)
-		}
-		return nil
-	}
-	calls := make([]chain.Call, len(p.legs))
-	for i, l := range p.legs {
-		calls[i] = l.call
-	}
-	res, err := s.chain.SimulateSequence(ctx, calls)
-	if err != nil {
-		return rpcRefusal(err)
-	}
-	for _, r := range res {
-		if r.Revert != nil {
-			return s.planRevert(p, r.Revert)
-		}
-	}
-	return nil
 }
 
 // planRevert explains a simulation failure of a plan.
