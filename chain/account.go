@@ -229,6 +229,30 @@ func (c *Client) Code(ctx context.Context, addr common.Address) ([]byte, error) 
 	return code, nil
 }
 
+// TokenBalancesAt reads token.balanceOf(owner) at each block, in one round trip.
+func (c *Client) TokenBalancesAt(ctx context.Context, token, owner common.Address, blocks ...uint64) ([]*big.Int, error) {
+	outs := make([]hexutil.Bytes, len(blocks))
+	elems := make([]rpc.BatchElem, len(blocks))
+	for i, b := range blocks {
+		elems[i] = callElem(token, pack("balanceOf", owner), hexutil.EncodeUint64(b), &outs[i])
+	}
+	if err := c.batch(ctx, elems); err != nil {
+		return nil, err
+	}
+	res := make([]*big.Int, len(blocks))
+	for i := range elems {
+		if elems[i].Error != nil {
+			return nil, elems[i].Error
+		}
+		v, err := decodeUint256(outs[i])
+		if err != nil {
+			return nil, fmt.Errorf("balanceOf: %w", err)
+		}
+		res[i] = v
+	}
+	return res, nil
+}
+
 // TokenBalanceAt reads token.balanceOf(owner) at a block number.
 func (c *Client) TokenBalanceAt(ctx context.Context, token, owner common.Address, block uint64) (*big.Int, error) {
 	var out hexutil.Bytes

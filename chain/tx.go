@@ -145,23 +145,57 @@ func (c *Client) Prepare(ctx context.Context, call Call, codeOf common.Address) 
 	return st, uint64(gas), code, nil
 }
 
+// View is a read-only eth_call made in the same round trip as a state read;
+// after the batch, Return holds its answer or Err its failure (a revert is
+// *RevertError).
+type View struct {
+	To     common.Address
+	Data   []byte
+	Return []byte
+	Err    error
+
+	out hexutil.Bytes
+}
+
+func (v *View) elem() rpc.BatchElem {
+	return rpc.BatchElem{Method: "eth_call", Args: []any{map[string]any{"to": v.To, "input": hexutil.Bytes(v.Data)}, "latest"}, Result: &v.out}
+}
+
+func (v *View) done(e rpc.BatchElem) {
+	v.Return, v.Err = v.out, nil
+	if e.Error != nil {
+		v.Return, v.Err = nil, asRevert(e.Error)
+	}
+}
+
+// StateAndViews is ReadSendState plus the given views, in one round trip.
+func (c *Client) StateAndViews(ctx context.Context, from common.Address, views ...*View) (SendState, error) {
+	st, _, err := c.StateAndSimulate(ctx, from, nil, views...)
+	return st, err
+}
+
 // StateAndSimulate is ReadSendState plus, in the same round trip, a
-// simulation of calls on the latest state: one call with eth_call (its gas
+// simulation of calls on the latest state — one call with eth_call (its gas
 // and fees included, so the node also checks the sender can pay), several in
-// sequence with eth_simulateV1.
-func (c *Client) StateAndSimulate(ctx context.Context, from common.Address, calls []Call) (SendState, []SimResult, error) {
+// sequence with eth_simulateV1 — and any views.
+func (c *Client) StateAndSimulate(ctx context.Context, from common.Address, calls []Call, views ...*View) (SendState, []SimResult, error) {
 	elems, decode := c.sendStateElems(from)
 	n := len(elems)
 	var (
 		ret      hexutil.Bytes
 		decodeV1 func() ([]SimResult, error)
 	)
-	if len(calls) == 1 {
+	switch {
+	case len(calls) == 1:
 		elems = append(elems, rpc.BatchElem{Method: "eth_call", Args: []any{calls[0].toArg(), "latest"}, Result: &ret})
-	} else {
+	case len(calls) > 1:
 		var el rpc.BatchElem
 		el, decodeV1 = simulateV1Elem(calls)
 		elems = append(elems, el)
+	}
+	v0 := len(elems)
+	for _, v := range views {
+		elems = append(elems, v.elem())
 	}
 	if err := c.batch(ctx, elems); err != nil {
 		return SendState{}, nil, err
@@ -170,7 +204,13 @@ func (c *Client) StateAndSimulate(ctx context.Context, from common.Address, call
 	if err != nil {
 		return SendState{}, nil, err
 	}
-	if len(calls) == 1 {
+	for i, v := range views {
+		v.done(elems[v0+i])
+	}
+	switch {
+	case len(calls) == 0:
+		return st, nil, nil
+	case len(calls) == 1:
 		if err := elems[n].Error; err != nil {
 			re := asRevert(err)
 			var rev *RevertError

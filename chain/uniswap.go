@@ -101,6 +101,24 @@ func (c *Client) QuoteExactInputSingle(ctx context.Context, quoter, tokenIn, tok
 	if err := c.call(ctx, &out, "eth_call", map[string]any{"to": quoter, "input": hexutil.Bytes(data)}, hexutil.EncodeUint64(head.Number)); err != nil {
 		return nil, asRevert(err)
 	}
+	return DecodeQuote(out, data, head)
+}
+
+// QuoteView is the quoter call as a View, to batch with other reads.
+func QuoteView(quoter, tokenIn, tokenOut common.Address, amountIn *big.Int, fee uint32) *View {
+	return &View{To: quoter, Data: QuoteData(tokenIn, tokenOut, amountIn, fee)}
+}
+
+// AllowanceView is token.allowance(owner, spender) as a View.
+func AllowanceView(token, owner, spender common.Address) *View {
+	return &View{To: token, Data: pack("allowance", owner, spender)}
+}
+
+// DecodeUint256 decodes a view's single uint256 answer.
+func DecodeUint256(ret []byte) (*big.Int, error) { return decodeUint256(ret) }
+
+// DecodeQuote decodes the quoter's answer to calldata, read at head.
+func DecodeQuote(out, calldata []byte, head Head) (*Quote, error) {
 	vals, err := UniswapABI.Methods["quoteExactInputSingle"].Outputs.Unpack(out)
 	if err != nil || len(vals) != 4 {
 		return nil, fmt.Errorf("quoter answered %d bytes that are not a quote", len(out))
@@ -111,7 +129,7 @@ func (c *Client) QuoteExactInputSingle(ctx context.Context, quoter, tokenIn, tok
 		TicksCrossed:      vals[2].(uint32),
 		GasEstimate:       vals[3].(*big.Int),
 		Block:             head,
-		Calldata:          data,
+		Calldata:          calldata,
 	}, nil
 }
 

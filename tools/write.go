@@ -84,9 +84,10 @@ type plan struct {
 	spend     caps.Spend
 	recipient *common.Address // checked against the allow-list; nil: the wallet itself
 	effects   []expectedEffect
-	// check, if set, re-checks what the plan assumed at preview (an
-	// allowance, say) before anything is signed.
-	check func(ctx context.Context) *Refusal
+	// recheck, if set, returns reads to make with the confirm's state read
+	// and a check of their answers: what the plan assumed at preview (an
+	// allowance, say) must still hold before anything is signed.
+	recheck func() ([]*chain.View, func() *Refusal)
 	// verify, if set, replaces verifyEffects for the final leg: it returns
 	// the effects found and what is missing.
 	verify func(ctx context.Context, info *chain.TxInfo) ([]effectJSON, []string)
@@ -424,7 +425,12 @@ func (s *Server) sendLegs(ctx context.Context, p *plan) (sentLegs, *Refusal) {
 	for i, l := range p.legs {
 		calls[i] = l.call
 	}
-	st, sims, err := s.chain.StateAndSimulate(ctx, p.legs[0].call.From, calls)
+	var views []*chain.View
+	check := func() *Refusal { return nil }
+	if p.recheck != nil {
+		views, check = p.recheck()
+	}
+	st, sims, err := s.chain.StateAndSimulate(ctx, p.legs[0].call.From, calls, views...)
 	if err != nil {
 		return fail(rpcRefusal(err))
 	}
@@ -438,10 +444,8 @@ func (s *Server) sendLegs(ctx context.Context, p *plan) (sentLegs, *Refusal) {
 		return fail(refuse(CodeInsufficientFunds, "the wallet now holds %s ETH but this needs up to %s ETH. Nothing was signed or sent.",
 			policy.FormatAmount(st.ETH, 18), policy.FormatAmount(p.maxCost(), 18)))
 	}
-	if p.check != nil {
-		if ref := p.check(ctx); ref != nil {
-			return fail(ref)
-		}
+	if ref := check(); ref != nil {
+		return fail(ref)
 	}
 	for _, r := range sims {
 		if r.Revert != nil {
@@ -451,6 +455,16 @@ func (s *Server) sendLegs(ctx context.Context, p *plan) (sentLegs, *Refusal) {
 	out := sentLegs{reservation: reservation, fees: new(big.Int)}
 	for i, l := range p.legs {
 		nonce := st.Nonce + uint64(i)
+		if i > 0 {
+			// Now that the earlier legs are in, this one can be checked on
+			// the real state with its own gas limit and fees.
+			if _, err := s.chain.Simulate(ctx, l.call); err != nil {
+				reservation.Settle(caps.Spend{policy.NativeAsset: new(big.Int).Set(out.fees)})
+				ref := s.planRevert(p, err)
+				ref.Message = fmt.Sprintf("after the earlier legs were included (%s), leg %q would fail and was not sent: %s Only their fees were spent.", strings.TrimSpace(out.note), l.label, ref.Message)
+				return out, ref
+			}
+		}
 		tx, err := s.signer.SignTx(l.call.Tx(s.chainIDBig(), nonce), s.chainIDBig())
 		if err != nil {
 			if i == 0 {
