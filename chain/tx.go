@@ -384,31 +384,29 @@ func (c *Client) SendRaw(ctx context.Context, tx *types.Transaction) error {
 
 // WaitMined polls for the transaction until it has the given confirmations
 // or timeout passes; it then returns what it last saw (Mined may be false).
-// Polling starts fast (the dev chain mines in milliseconds) and backs off to a
-// second.
+// The first look comes after a short pause (a just-sent transaction is never
+// already mined, and a dev chain seals it within a few milliseconds); polling
+// then backs off to a second.
 func (c *Client) WaitMined(ctx context.Context, hash common.Hash, confirmations uint64, timeout time.Duration) (*TxInfo, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	delay := 5 * time.Millisecond
-	var last *TxInfo
+	delay := 8 * time.Millisecond
+	last := &TxInfo{Hash: hash}
 	for {
+		select {
+		case <-ctx.Done():
+			return last, nil
+		case <-time.After(delay):
+		}
+		if delay < time.Second {
+			delay *= 2
+		}
 		info, err := c.Transaction(ctx, hash)
 		if err == nil {
 			last = info
 			if info.Mined && info.Confirmations >= confirmations {
 				return info, nil
 			}
-		}
-		select {
-		case <-ctx.Done():
-			if last == nil {
-				last = &TxInfo{Hash: hash}
-			}
-			return last, nil
-		case <-time.After(delay):
-		}
-		if delay < time.Second {
-			delay *= 2
 		}
 	}
 }

@@ -49,8 +49,11 @@ var minimums = map[string]minimum{
 	opSendTokConfirm: {3, 5, "as the ETH confirm"},
 	opSwapPreviewFirst: {2, 7, "[head/fees, tip, nonce, balance, allowance, quote] → eth_simulateV1 of the legs built from them " +
 		"(+ once per process: Uniswap code checks, batchable into the first)"},
-	opSwapConfirmFirst: {5, 8, "[base fee, nonce, allowance, eth_simulateV1] → send approve → its receipt → send swap → its receipt " +
-		"(legs wait for each other by design; pipelined the floor is 3)"},
+	opSwapConfirmFirst: {7, 10, "[base fee, nonce, allowance, eth_simulateV1] → send approve → its receipt → eth_call of the swap leg " +
+		"on the real state with its own gas limit (deliberate: a later leg's gas limit cannot be estimated before the approval is in) → " +
+		"send swap → its receipt → the output balance at the block before and at the receipt's block (the balance-delta check the " +
+		"swap must pass; its block is known only from the receipt). Legs wait for each other by design; pipelined, without those " +
+		"two checks, the floor would be 3"},
 	opSwapPreview: {2, 7, "as the 1st swap preview"},
-	opSwapConfirm: {5, 8, "as the 1st swap confirm"},
+	opSwapConfirm: {7, 10, "as the 1st swap confirm"},
 }
