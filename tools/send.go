@@ -212,18 +212,6 @@ func (s *Server) previewText(r previewResult, expires time.Time) string {
 	}
 	fmt.Fprintf(&b, "To:        %s (%s)\n", pv.To, kind)
 	fmt.Fprintf(&b, "Max fee:   %s ETH (gas limit %d × max %s gwei), paid in ETH; the actual fee is usually lower\n", pv.MaxFee, pv.GasLimit, pv.MaxFeePerGas)
-	b.WriteString("Caps after this (ETH counts value plus max fee):\n")
-	for _, c := range pv.Caps {
-		fmt.Fprintf(&b, "  %s %s: %s of %s used, %s left\n", c.Symbol, c.Window, c.UsedAfter, c.Limit, c.RemainingAfter)
-	}
-	for _, n := range pv.NoCap {
-		fmt.Fprintf(&b, "  %s: NO CAP APPLIES (the operator allowed uncapped tokens)\n", n)
-	}
-	fmt.Fprintf(&b, "Simulation: %s.\n", pv.Simulation)
-	for _, w := range pv.Warnings {
-		fmt.Fprintf(&b, "WARNING:   %s\n", w)
-	}
-	fmt.Fprintf(&b, "Expires:   %s (in %s)\n", r.ExpiresAt, expiresIn(expires.Sub(s.now())))
-	fmt.Fprintf(&b, "To confirm, call %s again with exactly the same arguments plus \"confirm\": \"%s\". Any change needs a new preview.", sendTool, r.ConfirmToken)
+	s.previewTail(&b, pv.Caps, pv.NoCap, pv.Simulation, pv.Warnings, r.ExpiresAt, expires, sendTool, r.ConfirmToken)
 	return b.String()
 }

@@ -667,18 +667,6 @@ func (s *Server) swapPreviewText(r swapPreviewResult, expires time.Time) string 
 		fmt.Fprintf(&b, "  The approval is exact (the router's allowance was %s %s; it returns there after the swap), never unlimited.\n", pv.AllowanceNow, q.TokenIn.Symbol)
 	}
 	fmt.Fprintf(&b, "Max fees:  %s ETH in all, paid in ETH\n", pv.MaxFee)
-	b.WriteString("Caps after this (ETH counts value plus max fees):\n")
-	for _, c := range pv.Caps {
-		fmt.Fprintf(&b, "  %s %s: %s of %s used, %s left\n", c.Symbol, c.Window, c.UsedAfter, c.Limit, c.RemainingAfter)
-	}
-	for _, n := range pv.NoCap {
-		fmt.Fprintf(&b, "  %s: NO CAP APPLIES (the operator allowed uncapped tokens)\n", n)
-	}
-	fmt.Fprintf(&b, "Simulation: %s.\n", pv.Simulation)
-	for _, w := range pv.Warnings {
-		fmt.Fprintf(&b, "WARNING:   %s\n", w)
-	}
-	fmt.Fprintf(&b, "Expires:   %s (in %s)\n", r.ExpiresAt, expiresIn(expires.Sub(s.now())))
-	fmt.Fprintf(&b, "To confirm, call %s again with exactly the same arguments plus \"confirm\": \"%s\". Any change needs a new preview.", swapTool, r.ConfirmToken)
+	s.previewTail(&b, pv.Caps, pv.NoCap, pv.Simulation, pv.Warnings, r.ExpiresAt, expires, swapTool, r.ConfirmToken)
 	return b.String()
 }

@@ -565,6 +565,24 @@ func confirmText(r confirmResult) string {
 	return b.String()
 }
 
+// previewTail ends every preview text the same way: the caps as they would
+// stand, the simulation, warnings, the expiry and how to confirm.
+func (s *Server) previewTail(b *strings.Builder, caps []capAfter, noCap []string, simulation string, warnings []string, expiresAt string, expires time.Time, tool, token string) {
+	b.WriteString("Caps after this (ETH counts value plus max fees):\n")
+	for _, c := range caps {
+		fmt.Fprintf(b, "  %s %s: %s of %s used, %s left\n", c.Symbol, c.Window, c.UsedAfter, c.Limit, c.RemainingAfter)
+	}
+	for _, n := range noCap {
+		fmt.Fprintf(b, "  %s: NO CAP APPLIES (the operator allowed uncapped tokens)\n", n)
+	}
+	fmt.Fprintf(b, "Simulation: %s.\n", simulation)
+	for _, w := range warnings {
+		fmt.Fprintf(b, "WARNING:   %s\n", w)
+	}
+	fmt.Fprintf(b, "Expires:   %s (in %s)\n", expiresAt, expiresIn(expires.Sub(s.now())))
+	fmt.Fprintf(b, "To confirm, call %s again with exactly the same arguments plus \"confirm\": \"%s\". Any change needs a new preview.", tool, token)
+}
+
 // expiresIn renders a TTL for people.
 func expiresIn(d time.Duration) string {
 	return d.Round(time.Second).String()
