@@ -440,3 +440,33 @@ func TestConcurrentConfirmsGetDistinctNonces(t *testing.T) {
 	require.Equal(t, before.nonce+n, e.state().nonce)
 	require.Equal(t, big.NewInt(10_000_000), e.balanceOf(e.dev.Contracts.USDT, to), "1+2+3+4 USDT arrived")
 }
+
+func TestSameTokenConfirmedConcurrentlyProceedsOnce(t *testing.T) {
+	e := newEnv(t)
+	to := addr("0x00000000000000000000000000000000000000de")
+	args := map[string]any{"to": to.Hex(), "amount": "2", "asset": "USDT"}
+	tok := e.preview("wallet_send", args).ConfirmToken
+	before := e.state()
+	const n = 8
+	texts := make([]string, n)
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			texts[i] = resultText(e.call("wallet_send", mustJSON(with(args, tok))))
+		}()
+	}
+	wg.Wait()
+	confirmed := 0
+	for _, txt := range texts {
+		if strings.HasPrefix(txt, "CONFIRMED") {
+			confirmed++
+		} else {
+			require.True(t, strings.HasPrefix(txt, "TOKEN_USED: "), txt)
+		}
+	}
+	require.Equal(t, 1, confirmed)
+	require.Equal(t, before.nonce+1, e.state().nonce, "one transaction")
+	require.Equal(t, big.NewInt(2_000_000), e.balanceOf(e.dev.Contracts.USDT, to), "moved once")
+}
