@@ -6,6 +6,7 @@ import (
 	"net"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/stretchr/testify/require"
@@ -139,4 +140,16 @@ func TestFallbackOnTransportErrorOnly(t *testing.T) {
 	acct, err := c.Account(ctx, signer.DevAddress, []common.Address{d.Contracts.USDT})
 	require.NoError(t, err)
 	require.Equal(t, devnet.DevUSDT, acct.Tokens[0].Balance)
+}
+
+func TestBlockTimeEstimate(t *testing.T) {
+	ctx := context.Background()
+	d := startDevnet(t, devnet.Options{})
+	// Forty blocks, 5 s apart on the chain's clock (the fallback is 12 s).
+	for i := 0; i < 40; i++ {
+		require.NoError(t, d.AdjustTime(5*time.Second))
+	}
+	c := inProcess(t, d)
+	bt := c.BlockTime(ctx)
+	require.InDelta(t, float64(5*time.Second), float64(bt), float64(500*time.Millisecond), "estimated %s", bt)
 }

@@ -19,6 +19,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/rpc"
@@ -38,6 +39,9 @@ type endpoint struct {
 type Client struct {
 	chainID *big.Int
 	meta    metaCache
+
+	blockTimeOnce sync.Once
+	blockTime     time.Duration
 
 	mu        sync.Mutex
 	endpoints []*endpoint

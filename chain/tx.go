@@ -386,10 +386,12 @@ func (c *Client) SendRaw(ctx context.Context, tx *types.Transaction) error {
 // or timeout passes; it then returns what it last saw (Mined may be false).
 // The first look comes after a short pause (a just-sent transaction is never
 // already mined, and a dev chain seals it within a few milliseconds); polling
-// then backs off to a second.
+// then backs off to a tenth of the chain's block time (between 25 ms and 1 s),
+// so inclusion is reported within about a tenth of a block of the receipt.
 func (c *Client) WaitMined(ctx context.Context, hash common.Hash, confirmations uint64, timeout time.Duration) (*TxInfo, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	ceiling := min(max(c.BlockTime(ctx)/10, 25*time.Millisecond), time.Second)
 	delay := 8 * time.Millisecond
 	last := &TxInfo{Hash: hash}
 	for {
@@ -398,9 +400,7 @@ func (c *Client) WaitMined(ctx context.Context, hash common.Hash, confirmations 
 			return last, nil
 		case <-time.After(delay):
 		}
-		if delay < time.Second {
-			delay *= 2
-		}
+		delay = min(delay*2, max(ceiling, delay))
 		info, err := c.Transaction(ctx, hash)
 		if err == nil {
 			last = info
@@ -409,4 +409,36 @@ func (c *Client) WaitMined(ctx context.Context, hash common.Hash, confirmations 
 			}
 		}
 	}
+}
+
+// blockTimeSpan is how many blocks back the block time is measured over.
+const blockTimeSpan = 32
+
+// BlockTime estimates the chain's block interval from the timestamps of the
+// latest block and the one blockTimeSpan before it, once per client (one
+// batched round trip); it falls back to 12 s (Ethereum's) when it cannot.
+func (c *Client) BlockTime(ctx context.Context) time.Duration {
+	c.blockTimeOnce.Do(func() {
+		c.blockTime = 12 * time.Second
+		// Its own deadline: a caller's short one must not fix the fallback
+		// for the life of the client.
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		head, err := c.LatestHead(ctx)
+		if err != nil || head.Number == 0 {
+			return
+		}
+		back := uint64(0)
+		if head.Number > blockTimeSpan {
+			back = head.Number - blockTimeSpan
+		}
+		var old struct {
+			Time hexutil.Uint64 `json:"timestamp"`
+		}
+		if err := c.call(ctx, &old, "eth_getBlockByNumber", hexutil.EncodeUint64(back), false); err != nil || uint64(old.Time) > head.Time {
+			return
+		}
+		c.blockTime = time.Duration(head.Time-uint64(old.Time)) * time.Second / time.Duration(head.Number-back)
+	})
+	return c.blockTime
 }
