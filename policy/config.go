@@ -81,7 +81,10 @@ var Variables = []Variable{
 
 // Bounds and defaults of the typed variables.
 const (
-	DefaultConfirm        = "token"
+	DefaultConfirm        = ConfirmToken
+	ConfirmToken          = "token"  // the model confirms with the preview's token
+	ConfirmHuman          = "human"  // a person approves on a local page or terminal
+	ConfirmElicit         = "elicit" // a person approves through MCP elicitation
 	DefaultConfirmTTL     = 5 * time.Minute
 	MinConfirmTTL         = 10 * time.Second
 	MaxConfirmTTL         = time.Hour

@@ -41,6 +41,12 @@ func newEnv(t *testing.T, mutate ...func(*tools.Deps)) *env {
 // existing dev chain.
 func serverOn(t *testing.T, d *devnet.Devnet, mutate ...func(*tools.Deps)) *env {
 	t.Helper()
+	return serverWithClient(t, d, nil, mutate...)
+}
+
+// serverWithClient is serverOn with client options (an elicitation handler).
+func serverWithClient(t *testing.T, d *devnet.Devnet, opts []client.ClientOption, mutate ...func(*tools.Deps)) *env {
+	t.Helper()
 	ctx := context.Background()
 	c, err := chain.NewFromRPC(ctx, d.RPC(), "embedded dev chain")
 	require.NoError(t, err)
@@ -55,7 +61,7 @@ func serverOn(t *testing.T, d *devnet.Devnet, mutate ...func(*tools.Deps)) *env 
 		deps.Caps, err = tools.ResolveCaps(ctx, c, deps.Config, tools.DevCaps)
 		require.NoError(t, err)
 	}
-	mc, err := client.NewInProcessClient(tools.NewMCPServer(deps))
+	mc, err := client.NewInProcessClientWithOptions(tools.NewMCPServer(deps), opts...)
 	require.NoError(t, err)
 	t.Cleanup(func() { mc.Close() })
 	require.NoError(t, mc.Start(ctx))

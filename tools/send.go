@@ -186,7 +186,9 @@ func (s *Server) previewSend(ctx context.Context, in sendIntent) (*mcp.CallToolR
 		return nil, gateRefusal(err)
 	}
 	r := previewResult{Status: "confirmation_required", Preview: pv, ConfirmToken: token, ExpiresAt: expires.UTC().Format(time.RFC3339)}
-	return success(r, s.previewText(r, expires)), nil
+	text := s.previewText(r, expires)
+	p.previewText.Store(&text)
+	return success(r, text), nil
 }
 
 // previewText is the preview as a person reads it.

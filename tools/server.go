@@ -119,6 +119,7 @@ func NewMCPServer(d Deps) *server.MCPServer {
 	}
 	ms := server.NewMCPServer("walletgate", version,
 		server.WithToolCapabilities(false),
+		server.WithElicitation(),
 		server.WithInstructions(Instructions),
 		server.WithRecovery(),
 	)
@@ -170,8 +171,8 @@ func (s *Server) writesDisabledReason() string {
 		return "no key is configured (watch-only); set WALLETGATE_KEYSTORE and WALLETGATE_PASSWORD_FILE, or WALLETGATE_KEY_FILE"
 	case s.cfg.Tools == "read":
 		return "the operator set WALLETGATE_TOOLS=read"
-	case s.cfg.Confirm != "" && s.cfg.Confirm != policy.DefaultConfirm:
-		return "confirmation mode " + s.cfg.Confirm + " is not available in this build; writes stay off rather than fall back to token confirmation (set WALLETGATE_CONFIRM=token)"
+	case s.cfg.Confirm != "" && s.cfg.Confirm != policy.DefaultConfirm && s.cfg.Confirm != policy.ConfirmElicit:
+		return "confirmation mode " + s.cfg.Confirm + " is not available in this build; writes stay off rather than fall back to token confirmation (set WALLETGATE_CONFIRM=token or elicit)"
 	}
 	return ""
 }

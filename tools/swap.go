@@ -515,7 +515,9 @@ func (s *Server) previewSwap(ctx context.Context, in swapIntent) (*mcp.CallToolR
 		return nil, gateRefusal(err)
 	}
 	r := swapPreviewResult{Status: "confirmation_required", Preview: pv, ConfirmToken: token, ExpiresAt: expires.UTC().Format(time.RFC3339)}
-	return success(r, s.swapPreviewText(r, expires)), nil
+	text := s.swapPreviewText(r, expires)
+	p.previewText.Store(&text)
+	return success(r, text), nil
 }
 
 func valueOrZero(v *big.Int) *big.Int {

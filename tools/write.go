@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"math/big"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -93,6 +94,9 @@ type plan struct {
 	verify func(ctx context.Context, info *chain.TxInfo) ([]effectJSON, []string)
 	// explain turns a simulation revert into plain words for this plan.
 	explain func(re *chain.RevertError) *Refusal
+	// previewText is what the preview showed, for a person to approve. It is
+	// set after the token is issued (the text names the token), hence atomic.
+	previewText atomic.Pointer[string]
 }
 
 // maxCost is the most all legs together can cost in ETH.
@@ -324,6 +328,11 @@ func twoStep[I any](s *Server, tool string, parse func(context.Context, args) (I
 func (s *Server) execute(ctx context.Context, p *plan) (*mcp.CallToolResult, *Refusal) {
 	if ref := s.writeAllowed(p.recipient); ref != nil {
 		return nil, ref
+	}
+	if s.cfg.Confirm == policy.ConfirmElicit {
+		if ref := s.askHuman(ctx, p); ref != nil {
+			return nil, ref
+		}
 	}
 	out, ref := s.sendLegs(ctx, p)
 	if ref != nil {
