@@ -29,7 +29,7 @@ const (
 //
 //   - CodeExceeded sets every field.
 //   - CodeUncapped and CodeInvalidSpend set Asset and Requested.
-//   - CodeNoLedger sets only Code.
+//   - CodeNoLedger sets Code, and Cause when the day store failed.
 //
 // The amounts are copies; changing them does not touch the ledger.
 type Error struct {
@@ -46,6 +46,8 @@ type Error struct {
 	Remaining *big.Int
 	// Requested is what this spend asked for of Asset.
 	Requested *big.Int
+	// Cause is why the ledger is unavailable (CodeNoLedger from a DayStore).
+	Cause error
 }
 
 // Error returns a plain sentence in base units, like "spend of 101 base units
@@ -67,6 +69,9 @@ func (e *Error) Error() string {
 		return fmt.Sprintf("spend of %s base units of %s is refused: an amount must not be negative",
 			e.Requested, assetName(e.Asset))
 	case CodeNoLedger:
+		if e.Cause != nil {
+			return "spend refused: the spend journal is unavailable (" + e.Cause.Error() + "), so nothing may be spent"
+		}
 		return "spend refused: no spend ledger is configured, so nothing may be spent"
 	default:
 		return "spend refused: " + e.Code

@@ -2,6 +2,8 @@ package caps
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"math/big"
 	"slices"
 	"sync"
@@ -63,6 +65,36 @@ type Ledger struct {
 	// lifetime (settled plus reserved); zero sums are absent.
 	session Spend
 	day     dayLog
+	// store, when set, keeps the PerDay window instead of day: persisted
+	// and shared by every process on the same state (see DayStore).
+	store DayStore
+	// ids numbers reservations for the store.
+	ids    uint64
+	prefix string
+}
+
+// DayStore keeps the PerDay window across restarts and processes. A Ledger
+// calls it with its own lock held; Reserve must be atomic across processes
+// (check and record under one lock), so that two processes can never
+// together pass a per-day cap.
+type DayStore interface {
+	// Reserve sums every change recorded at or after since (by any
+	// process), calls check with that sum, and if check passes records
+	// change dated at under id.
+	Reserve(id string, at, since time.Time, change Spend, check func(day Spend) error) error
+	// Correct records a later change (a settlement or release) of
+	// reservation id, dated like the reservation.
+	Correct(id string, at time.Time, change Spend) error
+	// Sum returns what every process recorded at or after since.
+	Sum(since time.Time) (Spend, error)
+}
+
+// NewLedgerWithStore is NewLedger with the PerDay window kept by store.
+// prefix makes this process's reservation ids unique among processes.
+func NewLedgerWithStore(l Limits, allowUncapped bool, now func() time.Time, store DayStore, prefix string) *Ledger {
+	led := NewLedger(l, allowUncapped, now)
+	led.store, led.prefix = store, prefix
+	return led
 }
 
 // NewLedger returns a ledger enforcing a deep copy of l. When allowUncapped is
@@ -112,8 +144,25 @@ func (l *Ledger) Check(s Spend) error {
 	if !l.ready {
 		return errNoLedger()
 	}
-	_, err := l.checkLocked(s, l.now())
+	now := l.now()
+	day, err := l.daySumLocked(now)
+	if err != nil {
+		return err
+	}
+	_, err = l.checkLocked(s, day)
 	return err
+}
+
+// daySumLocked is the PerDay window's sum at now, from the store if any.
+func (l *Ledger) daySumLocked(now time.Time) (Spend, error) {
+	if l.store == nil {
+		return l.day.sumSince(now.Add(-DayLength)), nil
+	}
+	day, err := l.store.Sum(now.Add(-DayLength))
+	if err != nil {
+		return nil, &Error{Code: CodeNoLedger, Cause: err}
+	}
+	return day, nil
 }
 
 // Reserve checks s like Check and, if it fits, records all of it in every
@@ -130,12 +179,32 @@ func (l *Ledger) Reserve(s Spend) (*Reservation, error) {
 		return nil, errNoLedger()
 	}
 	now := l.now()
-	want, err := l.checkLocked(s, now)
+	if l.store == nil {
+		want, err := l.checkLocked(s, l.day.sumSince(now.Add(-DayLength)))
+		if err != nil {
+			return nil, err
+		}
+		l.recordLocked(now, want)
+		return &Reservation{l: l, at: now, spend: want}, nil
+	}
+	want, err := validSpend(s)
 	if err != nil {
 		return nil, err
 	}
-	l.recordLocked(now, want)
-	return &Reservation{l: l, at: now, spend: want}, nil
+	l.ids++
+	id := fmt.Sprintf("%s-%d", l.prefix, l.ids)
+	err = l.store.Reserve(id, now, now.Add(-DayLength), want, func(day Spend) error {
+		return l.checkCapsLocked(want, day)
+	})
+	if err != nil {
+		var ce *Error
+		if errors.As(err, &ce) {
+			return nil, err
+		}
+		return nil, &Error{Code: CodeNoLedger, Cause: err}
+	}
+	addSpend(l.session, copySpend(want), 1)
+	return &Reservation{l: l, at: now, spend: want, id: id}, nil
 }
 
 // Capped reports whether asset has a cap (possibly zero) in any window. When
@@ -162,7 +231,16 @@ func (l *Ledger) Usage(asset common.Address) []WindowUsage {
 	if !l.ready {
 		return nil
 	}
-	day := l.day.sumSince(l.now().Add(-DayLength))
+	day, err := l.daySumLocked(l.now())
+	if err != nil {
+		// Unknown: show the day window as full rather than guess.
+		day = nil
+		for _, lim := range []map[common.Address]*big.Int{l.limits.PerDay} {
+			if v, ok := lim[asset]; ok {
+				day = Spend{asset: new(big.Int).Set(v)}
+			}
+		}
+	}
 	out := make([]WindowUsage, 0, len(windows))
 	for _, w := range windows {
 		used := new(big.Int).Set(l.usedLocked(w, asset, day))
@@ -201,9 +279,22 @@ func (l *Ledger) Assets() []common.Address {
 	return out
 }
 
-// checkLocked validates s and checks it against every cap at now. It returns
-// the spend to record: a copy of s without zero or nil amounts.
-func (l *Ledger) checkLocked(s Spend, now time.Time) (Spend, error) {
+// checkLocked validates s and checks it against every cap, day being the
+// PerDay window's current sum. It returns the spend to record: a copy of s
+// without zero or nil amounts.
+func (l *Ledger) checkLocked(s Spend, day Spend) (Spend, error) {
+	want, err := validSpend(s)
+	if err != nil {
+		return nil, err
+	}
+	if err := l.checkCapsLocked(want, day); err != nil {
+		return nil, err
+	}
+	return want, nil
+}
+
+// validSpend copies s without zero or nil amounts, refusing negative ones.
+func validSpend(s Spend) (Spend, error) {
 	assets := make([]common.Address, 0, len(s))
 	for a, v := range s {
 		if v != nil && v.Sign() != 0 {
@@ -219,13 +310,31 @@ func (l *Ledger) checkLocked(s Spend, now time.Time) (Spend, error) {
 		}
 		want[a] = new(big.Int).Set(v)
 	}
-	day := l.day.sumSince(now.Add(-DayLength))
+	return want, nil
+}
+
+// copySpend deep-copies s.
+func copySpend(s Spend) Spend {
+	out := make(Spend, len(s))
+	for a, v := range s {
+		out[a] = new(big.Int).Set(v)
+	}
+	return out
+}
+
+// checkCapsLocked checks a valid spend against every window.
+func (l *Ledger) checkCapsLocked(want Spend, day Spend) error {
+	assets := make([]common.Address, 0, len(want))
+	for a := range want {
+		assets = append(assets, a)
+	}
+	sortAssets(assets)
 	var total big.Int
 	for _, a := range assets {
 		req := want[a]
 		if !l.cappedLocked(a) {
 			if !l.allowUncapped {
-				return nil, &Error{Code: CodeUncapped, Asset: a, Requested: new(big.Int).Set(req)}
+				return &Error{Code: CodeUncapped, Asset: a, Requested: new(big.Int).Set(req)}
 			}
 			continue
 		}
@@ -236,7 +345,7 @@ func (l *Ledger) checkLocked(s Spend, now time.Time) (Spend, error) {
 			}
 			used := l.usedLocked(w, a, day)
 			if total.Add(used, req).Cmp(limit) > 0 {
-				return nil, &Error{
+				return &Error{
 					Code:      CodeExceeded,
 					Asset:     a,
 					Window:    w,
@@ -248,7 +357,7 @@ func (l *Ledger) checkLocked(s Spend, now time.Time) (Spend, error) {
 			}
 		}
 	}
-	return want, nil
+	return nil
 }
 
 // recordLocked adds the signed change s, dated at, to the session and day
@@ -259,7 +368,7 @@ func (l *Ledger) recordLocked(at time.Time, s Spend) {
 			delete(s, a)
 		}
 	}
-	addSpend(l.session, s, 1)
+	addSpend(l.session, copySpend(s), 1)
 	l.day.add(at, s)
 }
 

@@ -15,6 +15,7 @@ type Reservation struct {
 	at    time.Time // when it was reserved; the PerDay window dates it so
 	spend Spend     // what was reserved; positive amounts only
 	done  bool      // guarded by l.mu
+	id    string    // its id in the Ledger's DayStore, if any
 }
 
 // Settle replaces the reserved amounts with what was actually spent, such as
@@ -54,8 +55,25 @@ func (r *Reservation) Settle(actual Spend) {
 			d.Add(d, v)
 		}
 	}
-	r.l.recordLocked(r.at, delta)
+	r.l.correctLocked(r, delta)
 	r.spend = nil
+}
+
+// correctLocked records a settlement or release of r: in memory, or in the
+// store and the session. If the store cannot record it, the reservation stays
+// counted there in full, which errs on the side of less spending.
+func (l *Ledger) correctLocked(r *Reservation, delta Spend) {
+	if l.store == nil {
+		l.recordLocked(r.at, delta)
+		return
+	}
+	for a, v := range delta {
+		if v.Sign() == 0 {
+			delete(delta, a)
+		}
+	}
+	addSpend(l.session, copySpend(delta), 1)
+	_ = l.store.Correct(r.id, r.at, delta)
 }
 
 // Release returns everything reserved, for when nothing was broadcast. Call
@@ -75,6 +93,6 @@ func (r *Reservation) Release() {
 	for a, v := range r.spend {
 		delta[a] = new(big.Int).Neg(v)
 	}
-	r.l.recordLocked(r.at, delta)
+	r.l.correctLocked(r, delta)
 	r.spend = nil
 }
