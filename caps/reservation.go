@@ -96,3 +96,11 @@ func (r *Reservation) Release() {
 	r.l.correctLocked(r, delta)
 	r.spend = nil
 }
+
+// ID is the reservation's id in the Ledger's DayStore ("" without one).
+func (r *Reservation) ID() string {
+	if r == nil {
+		return ""
+	}
+	return r.id
+}

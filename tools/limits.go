@@ -11,6 +11,7 @@ import (
 
 	"github.com/walletgate/walletgate/caps"
 	"github.com/walletgate/walletgate/chain"
+	"github.com/walletgate/walletgate/journal"
 	"github.com/walletgate/walletgate/policy"
 )
 
@@ -76,6 +77,9 @@ func (s *Server) capsRefusal(err error) *Refusal {
 	var ce *caps.Error
 	if !errors.As(err, &ce) {
 		return refuse(caps.CodeNoLedger, "the spend ledger is unavailable (%s); no write can proceed. Nothing was signed or sent.", err)
+	}
+	if ce.Code == caps.CodeNoLedger {
+		return s.ledgerUnavailable(ce.Cause)
 	}
 	as := s.assetInfo(ce.Asset)
 	amt := func(v *big.Int) string { return policy.FormatAmount(v, as.Decimals) + " " + as.Symbol }
@@ -193,4 +197,20 @@ func (s *Server) capsHint() string {
 		hint += " Tokens not listed are refused."
 	}
 	return hint
+}
+
+// ledgerUnavailable refuses a write because the journal cannot be trusted
+// or written: it says what is wrong and what the operator should do.
+func (s *Server) ledgerUnavailable(cause error) *Refusal {
+	if cause == nil {
+		cause = s.journalErr
+	}
+	var ue *journal.UnavailableError
+	if errors.As(cause, &ue) {
+		return refuse(caps.CodeNoLedger, "the spend journal cannot be used: %s. Writes are refused until the operator acts; reads keep working. Nothing was signed or sent. What to do: %s", ue.Reason, ue.Fix)
+	}
+	if cause != nil {
+		return refuse(caps.CodeNoLedger, "the spend journal cannot be used (%s). Writes are refused until the operator acts (check WALLETGATE_STATE_DIR; run walletgate audit verify); reads keep working. Nothing was signed or sent.", cause)
+	}
+	return refuse(caps.CodeNoLedger, "no spend caps are in force, so walletgate refuses every write. Nothing was signed or sent. The operator sets them with WALLETGATE_CAP_PER_TX, _PER_SESSION and _PER_DAY.")
 }

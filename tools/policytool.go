@@ -59,39 +59,56 @@ func (s *Server) policyTool() Tool {
 		"What this wallet may do right now: network, signer, write tools offered, opt-ins, recipient allow-list and confirmation mode.",
 		object(map[string]any{}), out, argSpec{},
 		func(ctx context.Context, _ args) (*mcp.CallToolResult, *Refusal) {
-			r := policyResult{
-				Network:             s.network.Name,
-				ChainID:             s.chainID,
-				NetworkKind:         string(s.network.Kind),
-				IsMainnet:           s.network.ValueBearing(),
-				Signer:              s.signerKind(),
-				WritesEnabled:       s.writesEnabled(),
-				WriteTools:          []string{},
-				AllowMainnet:        s.cfg.AllowMainnet,
-				AllowUncappedTokens: s.cfg.AllowUncappedTokens,
-				AllowTo:             []string{},
-				ConfirmMode:         s.cfg.Confirm,
-				ConfirmTTL:          s.cfg.ConfirmTTL.String(),
-				Caps:                s.capUsages(),
-				Pending:             s.gate.Pending(),
-				WritesOffReason:     s.writesDisabledReason(),
-				DayWindowNote:       dayWindowNote,
-			}
-			if r.WritesEnabled {
-				for _, t := range s.writeTools() {
-					r.WriteTools = append(r.WriteTools, t.Tool.Name)
-				}
-			}
-			for _, a := range s.cfg.AllowTo {
-				r.AllowTo = append(r.AllowTo, a.Hex())
-			}
+			r := s.policyResult()
 			return success(r, policyText(r)), nil
 		})
 }
 
-// dayWindowNote says honestly what the per-day window is until the journal
-// persists it.
-const dayWindowNote = "per-day spend is counted in this process only (rolling 24 h); it is not yet persisted across restarts"
+// PolicyText is wallet_policy's text, for `walletgate policy`.
+func (s *Server) PolicyText(ctx context.Context) (string, error) {
+	return policyText(s.policyResult()), nil
+}
+
+func (s *Server) policyResult() policyResult {
+	r := policyResult{
+		Network:             s.network.Name,
+		ChainID:             s.chainID,
+		NetworkKind:         string(s.network.Kind),
+		IsMainnet:           s.network.ValueBearing(),
+		Signer:              s.signerKind(),
+		WritesEnabled:       s.writesEnabled(),
+		WriteTools:          []string{},
+		AllowMainnet:        s.cfg.AllowMainnet,
+		AllowUncappedTokens: s.cfg.AllowUncappedTokens,
+		AllowTo:             []string{},
+		ConfirmMode:         s.cfg.Confirm,
+		ConfirmTTL:          s.cfg.ConfirmTTL.String(),
+		Caps:                s.capUsages(),
+		Pending:             s.gate.Pending(),
+		WritesOffReason:     s.writesDisabledReason(),
+		DayWindowNote:       s.dayWindowNote(),
+	}
+	if r.WritesEnabled {
+		for _, t := range s.writeTools() {
+			r.WriteTools = append(r.WriteTools, t.Tool.Name)
+		}
+	}
+	for _, a := range s.cfg.AllowTo {
+		r.AllowTo = append(r.AllowTo, a.Hex())
+	}
+	return r
+}
+
+// dayWindowNote says how the per-day window is kept.
+func (s *Server) dayWindowNote() string {
+	switch {
+	case s.journalErr != nil:
+		return "the journal that keeps the per-day window cannot be used, so every write is refused until the operator acts (walletgate audit verify)"
+	case s.journal != nil:
+		return "per-day spend (rolling 24 h) is kept in the journal at " + s.journal.Path() + ", shared by every walletgate on this wallet and chain, and survives restarts"
+	}
+	return "per-day spend is counted in this process only (rolling 24 h): no journal is configured"
+}
 
 func policyText(r policyResult) string {
 	var b strings.Builder

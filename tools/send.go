@@ -181,9 +181,9 @@ func (s *Server) previewSend(ctx context.Context, in sendIntent) (*mcp.CallToolR
 		pv.Warnings = append(pv.Warnings, "the recipient is this wallet itself")
 	}
 
-	token, expires, err := s.gate.Issue(sendTool, in.canonical(s.chainID), p)
-	if err != nil {
-		return nil, gateRefusal(err)
+	token, expires, ref := s.issue(sendTool, in.canonical(s.chainID), p)
+	if ref != nil {
+		return nil, ref
 	}
 	r := previewResult{Status: "confirmation_required", Preview: pv, ConfirmToken: token, ExpiresAt: expires.UTC().Format(time.RFC3339)}
 	text := s.previewText(r, expires)

@@ -8,9 +8,11 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"log/slog"
 	"math/big"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -20,6 +22,7 @@ import (
 	"github.com/walletgate/walletgate/caps"
 	"github.com/walletgate/walletgate/chain"
 	"github.com/walletgate/walletgate/gate"
+	"github.com/walletgate/walletgate/journal"
 	"github.com/walletgate/walletgate/policy"
 	"github.com/walletgate/walletgate/signer"
 )
@@ -35,9 +38,18 @@ type Deps struct {
 	// SwapsOff, when set, says why the swap tools are not offered (the dev
 	// chain without the Uniswap artifacts).
 	SwapsOff string
-	Logger   *slog.Logger     // stderr only; nil discards
-	Now      func() time.Time // nil: time.Now
-	Version  string
+	// Journal, when set, records every call and write and keeps the per-day
+	// caps across restarts and processes. JournalErr, when set, is why the
+	// journal that should exist cannot be used: every write is then refused
+	// (LEDGER_UNAVAILABLE) and reads keep working. With neither, caps are
+	// kept in memory only.
+	Journal    *journal.Journal
+	JournalErr error
+	// Session identifies this process in the journal.
+	Session string
+	Logger  *slog.Logger     // stderr only; nil discards
+	Now     func() time.Time // nil: time.Now
+	Version string
 }
 
 // Server holds the tools' shared state. It is safe for concurrent use: mcp-go
@@ -59,6 +71,11 @@ type Server struct {
 
 	swapsDisabled string
 	code          codeChecked
+
+	journal    *journal.Journal
+	journalErr error
+	session    string
+	calls      atomic.Uint64
 }
 
 // Instructions is what the server tells a client about itself at initialize.
@@ -102,10 +119,18 @@ func New(d Deps) *Server {
 	if s.caps.assets == nil {
 		s.caps.assets = map[common.Address]asset{}
 	}
-	if d.Caps.Limits.PerTx != nil || d.Caps.Limits.PerSession != nil || d.Caps.Limits.PerDay != nil {
+	s.journal, s.journalErr, s.session = d.Journal, d.JournalErr, d.Session
+	if s.session == "" {
+		s.session = "s"
+	}
+	resolved := d.Caps.Limits.PerTx != nil || d.Caps.Limits.PerSession != nil || d.Caps.Limits.PerDay != nil
+	switch {
+	case !resolved || d.JournalErr != nil:
+		s.ledger = &caps.Ledger{} // the zero ledger refuses every spend
+	case d.Journal != nil:
+		s.ledger = caps.NewLedgerWithStore(d.Caps.Limits, s.cfg.AllowUncappedTokens, s.now, journalDays{d.Journal}, d.Session)
+	default:
 		s.ledger = caps.NewLedger(d.Caps.Limits, s.cfg.AllowUncappedTokens, s.now)
-	} else {
-		s.ledger = &caps.Ledger{} // no caps resolved: the zero ledger refuses every spend
 	}
 	return s
 }
@@ -215,6 +240,9 @@ func (s *Server) handler(name string, spec argSpec, h func(ctx context.Context, 
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		start := time.Now()
 		raw, err := rawArguments(req)
+		call := fmt.Sprintf("%s-%d", s.session, s.calls.Add(1))
+		// A call that never gets an answer still leaves its start behind.
+		_ = s.record(KindToolStart, map[string]any{"call": call, "tool": name, "args_sha256": digest(raw)})
 		var res *mcp.CallToolResult
 		var ref *Refusal
 		if err != nil {
@@ -237,6 +265,7 @@ func (s *Server) handler(name string, spec argSpec, h func(ctx context.Context, 
 			s.log.Debug("tool arguments", "tool", name, "sha256", hex.EncodeToString(sum[:]), "bytes", len(raw))
 		}
 		s.log.Info("tool call", "tool", name, "outcome", outcome, "ms", time.Since(start).Milliseconds())
+		_ = s.record(KindToolEnd, map[string]any{"call": call, "tool": name, "outcome": outcome, "ms": time.Since(start).Milliseconds()})
 		return res, nil
 	}
 }

@@ -510,9 +510,9 @@ func (s *Server) previewSwap(ctx context.Context, in swapIntent) (*mcp.CallToolR
 	}
 	pv.Summary = fmt.Sprintf("Swap %s %s for at least %s %s (quoted %s) on %s (%s)", qr.AmountIn, qr.TokenIn.Symbol, qr.MinOut, qr.TokenOut.Symbol, qr.AmountOut, pv.Network, pv.NetworkMarker)
 
-	token, expires, err := s.gate.Issue(swapTool, in.canonical(s.chainID), p)
-	if err != nil {
-		return nil, gateRefusal(err)
+	token, expires, ref := s.issue(swapTool, in.canonical(s.chainID), p)
+	if ref != nil {
+		return nil, ref
 	}
 	r := swapPreviewResult{Status: "confirmation_required", Preview: pv, ConfirmToken: token, ExpiresAt: expires.UTC().Format(time.RFC3339)}
 	text := s.swapPreviewText(r, expires)

@@ -15,6 +15,7 @@ package tools
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"math/big"
@@ -23,6 +24,7 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/walletgate/walletgate/caps"
@@ -297,6 +299,21 @@ type confirmResult struct {
 	Message       string       `json:"message"`
 }
 
+// issue records the preview in the journal, then issues its token. A preview
+// that cannot be journaled is refused.
+func (s *Server) issue(tool string, canonical []byte, p *plan) (string, time.Time, *Refusal) {
+	fp := gate.Fingerprint(tool, canonical)
+	if err := s.record(KindPreview, map[string]any{"tool": tool, "fingerprint": hex.EncodeToString(fp[:]),
+		"legs": len(p.legs), "spend": encodeSpend(p.spend)}); err != nil {
+		return "", time.Time{}, s.ledgerUnavailable(err)
+	}
+	token, expires, err := s.gate.Issue(tool, canonical, p)
+	if err != nil {
+		return "", time.Time{}, gateRefusal(err)
+	}
+	return token, expires, nil
+}
+
 // twoStep is every write tool's handler: parse and resolve the arguments,
 // then either preview (no confirm) or consume the token and execute the
 // stored plan. A confirm whose arguments do not even parse still spends its
@@ -346,6 +363,7 @@ func (s *Server) execute(ctx context.Context, p *plan) (*mcp.CallToolResult, *Re
 	if err != nil || !info.Mined {
 		return s.pendingResult(r, out.hash), nil
 	}
+	s.recordReceipt(info)
 	block := info.Block
 	r.Block, r.Confirmations, r.GasUsed = &block, info.Confirmations, info.GasUsed
 	fees := new(big.Int).Add(out.fees, info.Fee())
@@ -394,6 +412,27 @@ func (s *Server) execute(ctx context.Context, p *plan) (*mcp.CallToolResult, *Re
 		text += "\nBefore it:" + out.note
 	}
 	return success(r, text), nil
+}
+
+// broadcastRecord says how a broadcast went: accepted, refused by the node,
+// or unknown (a transport failure: the node may have it).
+func broadcastRecord(hash common.Hash, err error) map[string]any {
+	rec := map[string]any{"tx": hash.Hex(), "outcome": "accepted"}
+	if err != nil {
+		var ce *chain.Error
+		if errors.As(err, &ce) && !ce.Transport() {
+			rec["outcome"], rec["error"] = "refused", inert(ce.Message, 200)
+		} else {
+			rec["outcome"], rec["error"] = "unknown", inert(err.Error(), 200)
+		}
+	}
+	return rec
+}
+
+// recordReceipt journals a mined transaction's outcome.
+func (s *Server) recordReceipt(info *chain.TxInfo) {
+	_ = s.record(KindReceipt, map[string]any{"tx": info.Hash.Hex(), "status": info.Status, "block": info.Block,
+		"gas_used": info.GasUsed, "fee": info.Fee().String()})
 }
 
 // pendingResult reports a transaction whose inclusion was not seen in time.
@@ -481,8 +520,22 @@ func (s *Server) sendLegs(ctx context.Context, p *plan) (sentLegs, *Refusal) {
 			}
 			return out, refuse(CodeSendFailed, "leg %q could not be signed (%s) after earlier legs were sent:%s", l.label, err, out.note)
 		}
+		raw, _ := tx.MarshalBinary()
+		if err := s.record(KindSigned, map[string]any{"tool": p.tool, "leg": l.label, "reservation": reservation.ID(),
+			"tx": tx.Hash().Hex(), "nonce": nonce, "from": l.call.From.Hex(), "raw": hexutil.Encode(raw)}); err != nil {
+			// Not journaled, so not sent: nothing must leave unrecorded.
+			if i == 0 {
+				return fail(s.ledgerUnavailable(err))
+			}
+			reservation.Settle(caps.Spend{policy.NativeAsset: new(big.Int).Set(out.fees)})
+			ref := s.ledgerUnavailable(err)
+			ref.Message = fmt.Sprintf("after the earlier legs were included (%s), leg %q could not be journaled and was not sent: %s", strings.TrimSpace(out.note), l.label, ref.Message)
+			return out, ref
+		}
 		s.log.Info("broadcasting", "tool", p.tool, "leg", l.label, "tx", tx.Hash().Hex(), "nonce", nonce)
-		if err := s.chain.SendRaw(ctx, tx); err != nil {
+		sendErr := s.chain.SendRaw(ctx, tx)
+		_ = s.record(KindBroadcast, broadcastRecord(tx.Hash(), sendErr))
+		if err := sendErr; err != nil {
 			var ce *chain.Error
 			if errors.As(err, &ce) && !ce.Transport() {
 				if i == 0 {
@@ -505,6 +558,7 @@ func (s *Server) sendLegs(ctx context.Context, p *plan) (sentLegs, *Refusal) {
 			out.early = s.pendingResult(r, tx.Hash())
 			return out, nil
 		}
+		s.recordReceipt(info)
 		out.fees.Add(out.fees, info.Fee())
 		if info.Status != 1 {
 			reservation.Settle(caps.Spend{policy.NativeAsset: new(big.Int).Set(out.fees)})

@@ -167,10 +167,17 @@ func (b *bench) run(ctx context.Context, binFlag, devnetBin string) (*report, er
 	}
 	b.onCleanup(p.Close)
 	b.proxy = p
+	// A journal of its own: the bench must not touch the user's state.
+	stateDir, err := os.MkdirTemp("", "walletgate-bench-state-")
+	if err != nil {
+		return nil, err
+	}
+	b.onCleanup(func() { os.RemoveAll(stateDir) })
 	b.env = cleanEnv(append([]string{
 		"WALLETGATE_RPC=" + p.URL(),
 		"WALLETGATE_CHAIN_ID=1337",
 		"WALLETGATE_KEY_FILE=" + info.KeyFile,
+		"WALLETGATE_STATE_DIR=" + stateDir,
 	}, benchEnvCaps...)...)
 
 	logf("cold start: %d fresh spawns", b.n)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"strings"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -13,7 +14,6 @@ import (
 
 	"github.com/walletgate/walletgate/chain/devnet"
 	"github.com/walletgate/walletgate/policy"
-	"github.com/walletgate/walletgate/signer"
 	"github.com/walletgate/walletgate/tools"
 )
 
@@ -31,19 +31,12 @@ func cmdDemo(argv []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	d, c, err := startDev(ctx, cfg)
+	deps, cleanup, err := wire(ctx, cfg, true, slog.New(slog.DiscardHandler))
+	defer cleanup()
 	if err != nil {
 		return err
 	}
-	defer d.Close()
-	defer c.Close()
-
-	limits, err := tools.ResolveCaps(ctx, c, cfg, tools.DevCaps)
-	if err != nil {
-		return err
-	}
-	ms := tools.NewMCPServer(tools.Deps{Chain: c, Signer: signer.Dev(), Address: signer.DevAddress, Config: cfg, Caps: limits,
-		SwapsOff: devSwapsOff(d), Version: versionString()})
+	ms := tools.NewMCPServer(deps)
 	mc, err := client.NewInProcessClient(ms)
 	if err != nil {
 		return err
@@ -96,8 +89,8 @@ func cmdDemo(argv []string, stdout, stderr io.Writer) error {
 	p.call("A confirmation for different arguments is refused, and spends the token", "wallet_send", map[string]any{"to": to, "amount": "0.6", "confirm": token})
 	p.call("…so the original confirm no longer works either: ask for a new preview", "wallet_send", map[string]any{"to": to, "amount": "0.5", "confirm": token})
 
-	if d.Contracts.Uniswap == nil {
-		fmt.Fprintf(stdout, "\n(%s)\n", devnet.EnableSwapsHint)
+	if deps.SwapsOff != "" {
+		fmt.Fprintf(stdout, "\n(%s)\n", deps.SwapsOff)
 	} else {
 		p.call("How much WETH would 50 USDT buy? (a read: nothing is signed)", "wallet_swap_quote", map[string]any{"token_in": "USDT", "token_out": "WETH", "amount_in": "50"})
 		swap := map[string]any{"token_in": "USDT", "token_out": "WETH", "amount_in": "50", "slippage_bps": 50}

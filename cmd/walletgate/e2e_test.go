@@ -56,6 +56,17 @@ func cleanEnv(extra ...string) []string {
 	return append(env, extra...)
 }
 
+// withStateDir gives a server a state directory of its own unless the test
+// chose one: tests must never write to the user's state.
+func withStateDir(t *testing.T, env []string) []string {
+	for _, kv := range env {
+		if strings.HasPrefix(kv, "WALLETGATE_STATE_DIR=") {
+			return env
+		}
+	}
+	return append(env, "WALLETGATE_STATE_DIR="+t.TempDir())
+}
+
 // syncBuffer is a bytes.Buffer safe for a writer goroutine and a reader.
 type syncBuffer struct {
 	mu sync.Mutex
@@ -96,7 +107,7 @@ func startServerIn(t *testing.T, dir string, env []string, args ...string) *stdi
 	t.Helper()
 	cmd := exec.Command(binary, args...)
 	cmd.Dir = dir
-	cmd.Env = env
+	cmd.Env = withStateDir(t, env)
 	stdin, err := cmd.StdinPipe()
 	require.NoError(t, err)
 	stdout, err := cmd.StdoutPipe()
@@ -298,7 +309,7 @@ func startDevnet(t *testing.T) devnetInfo {
 func TestWrongChainIDRefusesToStart(t *testing.T) {
 	info := startDevnet(t)
 	cmd := exec.Command(binary)
-	cmd.Env = cleanEnv("WALLETGATE_RPC="+info.RPC, "WALLETGATE_CHAIN_ID=11155111", "WALLETGATE_KEY_FILE="+info.KeyFile)
+	cmd.Env = withStateDir(t, cleanEnv("WALLETGATE_RPC="+info.RPC, "WALLETGATE_CHAIN_ID=11155111", "WALLETGATE_KEY_FILE="+info.KeyFile))
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -346,7 +357,7 @@ func TestStartupRefusals(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			cmd := exec.Command(binary, c.args...)
-			cmd.Env = cleanEnv(c.env...)
+			cmd.Env = withStateDir(t, cleanEnv(c.env...))
 			var stdout, stderr bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			err := cmd.Run()

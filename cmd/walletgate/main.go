@@ -39,6 +39,10 @@ func run(argv []string, stdout, stderr io.Writer) int {
 		err = cmdDevnet(argv, stdout, stderr)
 	case "demo":
 		err = cmdDemo(argv, stdout, stderr)
+	case "audit":
+		err = cmdAudit(argv, stdout, stderr)
+	case "policy":
+		err = cmdPolicy(argv, stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "walletgate", versionString())
 		return 0
@@ -102,6 +106,12 @@ Usage:
   walletgate devnet --http 127.0.0.1:PORT
                              serve the dev chain as a JSON-RPC node on loopback and print
                              its URL, dev account, token addresses and dev key file as JSON
+  walletgate policy [--dev]  explain what an assistant connected with this environment may do now
+  walletgate audit verify [FILE]
+                             check the journal's hash chain (default: every journal in the
+                             state directory); names the first broken line, exits non-zero
+  walletgate audit show [FILE]
+                             what was previewed, confirmed, refused, signed, sent and included
   walletgate version         print the version
   walletgate help            this text
 

@@ -48,47 +48,93 @@ func cmdServe(argv []string, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
+	deps, cleanup, err := wire(ctx, cfg, *dev, logger)
+	defer cleanup()
+	if err != nil {
+		return err
+	}
+	net := policy.LookupNetwork(deps.Chain.ChainID().Uint64())
+	logger.Info("serving MCP on stdio", "wallet", deps.Address.Hex(), "network", net.Name, "kind", string(net.Kind), "rpc", deps.Chain.Host())
+	return serveStdio(ctx, tools.NewMCPServer(deps), os.Stdin, os.Stdout, stderr)
+}
+
+// wire builds everything the tools need from the configuration: the chain
+// (the embedded dev chain, or the configured node after the chain-id check),
+// the key, the caps and the journal. cleanup undoes it, in every case.
+func wire(ctx context.Context, cfg policy.Config, dev bool, logger *slog.Logger) (tools.Deps, func(), error) {
+	var undo []func()
+	cleanup := func() {
+		for i := len(undo) - 1; i >= 0; i-- {
+			undo[i]()
+		}
+	}
 	var deps tools.Deps
-	if *dev {
+	root := ""
+	if dev {
 		d, c, err := startDev(ctx, cfg)
 		if err != nil {
-			return err
+			return deps, cleanup, err
 		}
-		defer d.Close()
-		defer c.Close()
+		undo = append(undo, func() { d.Close() }, c.Close)
 		deps = tools.Deps{Chain: c, Signer: signer.Dev(), Address: signer.DevAddress, SwapsOff: devSwapsOff(d)}
 		logger.Info("embedded dev chain started", "chain_id", devnet.ChainID, "dev_account", signer.DevAddress.Hex(),
 			"USDT", d.Contracts.USDT.Hex(), "DAI", d.Contracts.DAI.Hex())
 		if deps.SwapsOff != "" {
 			logger.Warn(deps.SwapsOff)
 		}
+		if cfg.StateDir == "" {
+			// The dev chain is new every start; so is its journal.
+			tmp, err := os.MkdirTemp("", "walletgate-dev-state-")
+			if err != nil {
+				return deps, cleanup, err
+			}
+			undo = append(undo, func() { os.RemoveAll(tmp) })
+			root = tmp
+		}
 	} else {
 		// Configuration and key first: refusing them needs no network.
 		if len(cfg.RPC) == 0 {
-			return usagef("WALLETGATE_RPC is not set: set it to your node's URL (and WALLETGATE_CHAIN_ID to its chain id), or run walletgate --dev for the embedded dev chain")
+			return deps, cleanup, usagef("WALLETGATE_RPC is not set: set it to your node's URL (and WALLETGATE_CHAIN_ID to its chain id), or run walletgate --dev for the embedded dev chain")
 		}
 		s, addr, err := wallet(cfg)
 		if err != nil {
-			return err
+			return deps, cleanup, err
 		}
 		c, err := dialChecked(ctx, cfg)
 		if err != nil {
-			return err
+			return deps, cleanup, err
 		}
-		defer c.Close()
+		undo = append(undo, c.Close)
 		deps = tools.Deps{Chain: c, Signer: s, Address: addr}
 	}
 	deps.Config, deps.Logger, deps.Version = cfg, logger, versionString()
 	defaults := tools.DefaultCaps
-	if *dev {
+	if dev {
 		defaults = tools.DevCaps
 	}
+	var err error
 	if deps.Caps, err = tools.ResolveCaps(ctx, deps.Chain, cfg, defaults); err != nil {
-		return usagef("%v", err)
+		return deps, cleanup, usagef("%v", err)
 	}
-	net := policy.LookupNetwork(deps.Chain.ChainID().Uint64())
-	logger.Info("serving MCP on stdio", "wallet", deps.Address.Hex(), "network", net.Name, "kind", string(net.Kind), "rpc", deps.Chain.Host())
-	return serveStdio(ctx, tools.NewMCPServer(deps), os.Stdin, os.Stdout, stderr)
+	deps.Session = newSession()
+	if deps.Signer != nil { // a watch-only wallet writes nothing to account for
+		if root == "" {
+			if root, err = stateRoot(cfg); err != nil {
+				return deps, cleanup, err
+			}
+		}
+		chainID := deps.Chain.ChainID().Uint64()
+		deps.Journal, deps.JournalErr = openJournal(root, chainID, deps.Address, deps.Session, logger)
+		if j := deps.Journal; j != nil {
+			_, _ = j.Append(tools.KindSessionStart, map[string]any{"version": versionString(), "pid": os.Getpid(),
+				"chain_id": chainID, "wallet": deps.Address.Hex(), "signer": deps.Signer.Kind()})
+			undo = append(undo, func() {
+				_, _ = j.Append(tools.KindSessionEnd, map[string]any{"pid": os.Getpid()})
+				j.Close()
+			})
+		}
+	}
+	return deps, cleanup, nil
 }
 
 // serveStdio serves MCP until stdin closes or ctx ends. stdout carries

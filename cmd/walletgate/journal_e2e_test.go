@@ -1,0 +1,119 @@
+package main_test
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// capsEnv are tight caps for the journal tests: USDT 100 per day.
+func capsEnv(info devnetInfo, stateDir string) []string {
+	return cleanEnv("WALLETGATE_RPC="+info.RPC, "WALLETGATE_CHAIN_ID=1337", "WALLETGATE_KEY_FILE="+info.KeyFile,
+		"WALLETGATE_STATE_DIR="+stateDir, "WALLETGATE_CAP_PER_TX=ETH=1,USDT=100", "WALLETGATE_CAP_PER_SESSION=ETH=1,USDT=1000",
+		"WALLETGATE_CAP_PER_DAY=ETH=1,USDT=100")
+}
+
+func TestTwoProcessesOnOneStateDirNeverPassTheDayCap(t *testing.T) {
+	info := startDevnet(t)
+	state := t.TempDir()
+	a := startServer(t, capsEnv(info, state))
+	b := startServer(t, capsEnv(info, state))
+	a.initialize()
+	b.initialize()
+	args := map[string]any{"to": "0x00000000000000000000000000000000000e2e03", "amount": "60", "asset": "USDT"}
+	ta := a.callTool("wallet_send", args)["structuredContent"].(map[string]any)["confirm_token"]
+	tb := b.callTool("wallet_send", args)["structuredContent"].(map[string]any)["confirm_token"]
+	texts := make([]string, 2)
+	var wg sync.WaitGroup
+	for i, c := range []struct {
+		c   *stdioClient
+		tok any
+	}{{a, ta}, {b, tb}} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			confirm := map[string]any{"to": args["to"], "amount": "60", "asset": "USDT", "confirm": c.tok}
+			texts[i] = text(c.c.callTool("wallet_send", confirm))
+		}()
+	}
+	wg.Wait()
+	ok := 0
+	for _, txt := range texts {
+		if strings.HasPrefix(txt, "CONFIRMED") {
+			ok++
+		} else {
+			require.True(t, strings.HasPrefix(txt, "CAP_EXCEEDED: "), txt)
+			require.Contains(t, txt, "per day")
+		}
+	}
+	require.Equal(t, 1, ok, "%v", texts)
+}
+
+func TestAuditCommandsAndARestartKeepTheDay(t *testing.T) {
+	info := startDevnet(t)
+	state := t.TempDir()
+	env := capsEnv(info, state)
+	c := startServer(t, env)
+	c.initialize()
+	args := map[string]any{"to": "0x00000000000000000000000000000000000e2e04", "amount": "70", "asset": "USDT"}
+	args["confirm"] = c.callTool("wallet_send", args)["structuredContent"].(map[string]any)["confirm_token"]
+	require.Equal(t, "confirmed", c.callTool("wallet_send", args)["structuredContent"].(map[string]any)["status"])
+	c.stdin.Close()
+	require.NoError(t, c.cmd.Wait())
+
+	// A restart keeps the day: 30.000001 more is refused.
+	c2 := startServer(t, env)
+	c2.initialize()
+	over := c2.callTool("wallet_send", map[string]any{"to": "0x00000000000000000000000000000000000e2e04", "amount": "30.000001", "asset": "USDT"})
+	require.True(t, strings.HasPrefix(text(over), "CAP_EXCEEDED: "), text(over))
+	c2.stdin.Close()
+	require.NoError(t, c2.cmd.Wait())
+
+	run := func(args ...string) (string, error) {
+		cmd := exec.Command(binary, args...)
+		cmd.Env = env
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		err := cmd.Run()
+		return out.String(), err
+	}
+	out, err := run("audit", "verify")
+	require.NoError(t, err, out)
+	require.Contains(t, out, "hash chain intact")
+	out, err = run("audit", "show")
+	require.NoError(t, err, out)
+	for _, want := range []string{"session", "wallet_send previewed", "caps reserved", "SIGNED 0x", "broadcast 0x", "INCLUDED, succeeded", "wallet_send REFUSED: CAP_EXCEEDED"} {
+		require.Contains(t, out, want)
+	}
+	out, err = run("policy")
+	require.NoError(t, err, out)
+	require.Contains(t, out, "USDT per day: 70 / 100, 30 left")
+	require.Contains(t, out, "kept in the journal")
+
+	// Tampering with one line is found and named.
+	files, _ := filepath.Glob(filepath.Join(state, "*", "journal.jsonl"))
+	require.Len(t, files, 1)
+	raw, err := os.ReadFile(files[0])
+	require.NoError(t, err)
+	tampered := regexp.MustCompile(`"70000000"`).ReplaceAllString(string(raw), `"7000000"`)
+	require.NotEqual(t, string(raw), tampered)
+	require.NoError(t, os.WriteFile(files[0], []byte(tampered), 0o600))
+	out, err = run("audit", "verify")
+	require.Error(t, err)
+	require.Regexp(t, `line \d+`, out)
+
+	// And the server refuses writes, keeps reads.
+	c3 := startServer(t, env)
+	c3.initialize()
+	res := c3.callTool("wallet_send", map[string]any{"to": "0x00000000000000000000000000000000000e2e04", "amount": "1", "asset": "USDT"})
+	require.True(t, strings.HasPrefix(text(res), "LEDGER_UNAVAILABLE: "), text(res))
+	bal := c3.callTool("wallet_balance", map[string]any{})
+	require.Nil(t, bal["isError"])
+}
