@@ -26,6 +26,7 @@ type policyResult struct {
 	Pending             int        `json:"pending_confirmations"`
 	WritesOffReason     string     `json:"writes_disabled_reason,omitempty"`
 	DayWindowNote       string     `json:"per_day_note"`
+	PendingTxs          []string   `json:"pending_transactions"`
 }
 
 func (s *Server) policyTool() Tool {
@@ -53,7 +54,8 @@ func (s *Server) policyTool() Tool {
 		"pending_confirmations":  integer("previews whose confirm_token is still unused and unexpired"),
 		"writes_disabled_reason": str("why no write tool is offered, when none is"),
 		"per_day_note":           str("how the per-day window is kept"),
-	}, "caps", "pending_confirmations", "per_day_note", "network", "chain_id", "network_kind", "is_mainnet", "signer", "writes_enabled", "write_tools", "allow_mainnet",
+		"pending_transactions":   array("journaled transactions whose outcome is not known yet (check them with wallet_verify_tx)", map[string]any{"type": "string"}),
+	}, "pending_transactions", "caps", "pending_confirmations", "per_day_note", "network", "chain_id", "network_kind", "is_mainnet", "signer", "writes_enabled", "write_tools", "allow_mainnet",
 		"allow_uncapped_tokens", "allow_to", "confirm_mode", "confirm_ttl")
 	return s.readTool("wallet_policy", "Policy and limits",
 		"What this wallet may do right now: network, signer, write tools offered, opt-ins, recipient allow-list and confirmation mode.",
@@ -87,6 +89,10 @@ func (s *Server) policyResult() policyResult {
 		Pending:             s.gate.Pending(),
 		WritesOffReason:     s.writesDisabledReason(),
 		DayWindowNote:       s.dayWindowNote(),
+		PendingTxs:          s.PendingTransactions(),
+	}
+	if r.PendingTxs == nil {
+		r.PendingTxs = []string{}
 	}
 	if r.WritesEnabled {
 		for _, t := range s.writeTools() {
@@ -130,6 +136,9 @@ func policyText(r policyResult) string {
 		fmt.Fprintf(&b, "  Note: %s.\n", r.DayWindowNote)
 	}
 	fmt.Fprintf(&b, "Pending confirmations: %d.\n", r.Pending)
+	if len(r.PendingTxs) > 0 {
+		fmt.Fprintf(&b, "Transactions sent whose outcome is not known yet (counted against the caps): %s.\n", strings.Join(r.PendingTxs, ", "))
+	}
 	fmt.Fprintf(&b, "Writes on a mainnet allowed: %t. Tokens without a cap allowed: %t.\n", r.AllowMainnet, r.AllowUncappedTokens)
 	if len(r.AllowTo) == 0 {
 		b.WriteString("Recipients: any address.\n")

@@ -137,8 +137,11 @@ func New(d Deps) *Server {
 
 // NewMCPServer builds the MCP server with walletgate's tools registered.
 func NewMCPServer(d Deps) *server.MCPServer {
-	s := New(d)
-	version := d.Version
+	return New(d).MCP(d.Version)
+}
+
+// MCP builds the MCP server with this Server's tools registered.
+func (s *Server) MCP(version string) *server.MCPServer {
 	if version == "" {
 		version = "dev"
 	}

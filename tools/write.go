@@ -546,6 +546,7 @@ func (s *Server) sendLegs(ctx context.Context, p *plan) (sentLegs, *Refusal) {
 				return out, refuse(CodeSendFailed, "the node refused leg %q (%s) after earlier legs were included:%s Only their fees were spent.", l.label, inert(ce.Message, 200), out.note)
 			}
 			s.log.Warn("broadcast outcome unknown", "tx", tx.Hash().Hex(), "err", err)
+			s.settleUnknownBroadcast(ctx, tx)
 		}
 		out.hash, out.nonce = tx.Hash(), nonce
 		if i == len(p.legs)-1 {

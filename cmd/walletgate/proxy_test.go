@@ -21,11 +21,42 @@ type rpcProxy struct {
 	mu       sync.Mutex
 	override map[string]json.RawMessage // method -> result to answer instead
 	calls    map[string]int
+	held     map[string]bool // method -> requests carrying it wait (and are never forwarded if their client goes away)
+	release  chan struct{}   // closed to let held requests through
+	dropped  map[string]bool // method -> forwarded, but the answer is lost (HTTP 502)
+}
+
+// hold makes requests carrying method wait until unhold; a held request
+// whose client disconnects is dropped unforwarded.
+func (p *rpcProxy) hold(method string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.held[method] = true
+	p.release = make(chan struct{})
+}
+
+// unhold lets held requests through and stops holding.
+func (p *rpcProxy) unhold() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.held = map[string]bool{}
+	if p.release != nil {
+		close(p.release)
+		p.release = nil
+	}
+}
+
+// dropAnswer forwards requests carrying method but loses the node's answer.
+func (p *rpcProxy) dropAnswer(method string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.dropped[method] = true
 }
 
 func newRPCProxy(t *testing.T, upstream string) *rpcProxy {
 	t.Helper()
-	p := &rpcProxy{t: t, upstream: upstream, override: map[string]json.RawMessage{}, calls: map[string]int{}}
+	p := &rpcProxy{t: t, upstream: upstream, override: map[string]json.RawMessage{}, calls: map[string]int{},
+		held: map[string]bool{}, dropped: map[string]bool{}}
 	p.srv = httptest.NewServer(http.HandlerFunc(p.serve)) // binds 127.0.0.1
 	t.Cleanup(p.srv.Close)
 	return p
@@ -76,6 +107,22 @@ func (p *rpcProxy) serve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "bad json", http.StatusBadRequest)
 		return
 	}
+	p.mu.Lock()
+	wait, drop := (<-chan struct{})(nil), false
+	for _, q := range reqs {
+		if p.held[q.Method] {
+			wait = p.release
+		}
+		drop = drop || p.dropped[q.Method]
+	}
+	p.mu.Unlock()
+	if wait != nil {
+		select {
+		case <-wait:
+		case <-r.Context().Done():
+			return // the client went away: never forwarded
+		}
+	}
 	resp, err := http.Post(p.upstream, "application/json", bytes.NewReader(body))
 	if err != nil {
 		http.Error(w, "upstream", http.StatusBadGateway)
@@ -83,6 +130,10 @@ func (p *rpcProxy) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	defer resp.Body.Close()
 	out, _ := io.ReadAll(resp.Body)
+	if drop {
+		http.Error(w, "answer lost", http.StatusBadGateway)
+		return
+	}
 	var answers []rpcMsg
 	if batch {
 		_ = json.Unmarshal(out, &answers)

@@ -55,7 +55,19 @@ func cmdServe(argv []string, stderr io.Writer) error {
 	}
 	net := policy.LookupNetwork(deps.Chain.ChainID().Uint64())
 	logger.Info("serving MCP on stdio", "wallet", deps.Address.Hex(), "network", net.Name, "kind", string(net.Kind), "rpc", deps.Chain.Host())
-	return serveStdio(ctx, tools.NewMCPServer(deps), os.Stdin, os.Stdout, stderr)
+	srv := tools.New(deps)
+	// What a crash or a lost connection left open is settled in the
+	// background: answering initialize waits for no network work.
+	go func() {
+		lines, err := srv.Reconcile(ctx)
+		for _, l := range lines {
+			logger.Warn("recovered: " + l)
+		}
+		if err != nil {
+			logger.Error("recovery of journaled transactions failed; they stay pending", "err", err)
+		}
+	}()
+	return serveStdio(ctx, srv.MCP(deps.Version), os.Stdin, os.Stdout, stderr)
 }
 
 // wire builds everything the tools need from the configuration: the chain

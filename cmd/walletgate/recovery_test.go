@@ -1,0 +1,144 @@
+package main_test
+
+import (
+	"context"
+	"encoding/json"
+	"math/big"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/ethclient"
+	"github.com/stretchr/testify/require"
+)
+
+// chainView reads the devnet directly, not through walletgate.
+type chainView struct {
+	t    *testing.T
+	node *ethclient.Client
+	usdt common.Address
+	dev  common.Address
+}
+
+func newChainView(t *testing.T, info devnetInfo) *chainView {
+	node, err := ethclient.Dial(info.RPC)
+	require.NoError(t, err)
+	t.Cleanup(node.Close)
+	return &chainView{t: t, node: node, usdt: common.HexToAddress(info.Contracts["USDT"]), dev: common.HexToAddress(info.DevAccount)}
+}
+
+func (v *chainView) usdtOf(who common.Address) *big.Int {
+	out, err := v.node.CallContract(context.Background(), ethereum.CallMsg{To: &v.usdt, Data: append(common.FromHex("0x70a08231"), common.LeftPadBytes(who.Bytes(), 32)...)}, nil)
+	require.NoError(v.t, err)
+	return new(big.Int).SetBytes(out)
+}
+
+func (v *chainView) nonce() uint64 {
+	n, err := v.node.NonceAt(context.Background(), v.dev, nil)
+	require.NoError(v.t, err)
+	return n
+}
+
+// waitFor polls cond for up to 15 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func journalHas(t *testing.T, state, kind string) bool {
+	files, _ := filepath.Glob(filepath.Join(state, "*", "journal.jsonl"))
+	for _, f := range files {
+		raw, _ := os.ReadFile(f)
+		if strings.Contains(string(raw), `"kind":"`+kind+`"`) {
+			return true
+		}
+	}
+	return false
+}
+
+func TestLostBroadcastAnswerIsNoDoubleSend(t *testing.T) {
+	info := startDevnet(t)
+	proxy := newRPCProxy(t, info.RPC)
+	view := newChainView(t, info)
+	state := t.TempDir()
+	c := startServer(t, capsEnv(devnetInfo{RPC: proxy.srv.URL, KeyFile: info.KeyFile}, state))
+	c.initialize()
+	to := common.HexToAddress("0x00000000000000000000000000000000000e2e05")
+	args := map[string]any{"to": to.Hex(), "amount": "9", "asset": "USDT"}
+	args["confirm"] = c.callTool("wallet_send", args)["structuredContent"].(map[string]any)["confirm_token"]
+	nonce := view.nonce()
+
+	proxy.dropAnswer("eth_sendRawTransaction") // forwarded, answer lost
+	res := c.callTool("wallet_send", args)
+	sc := res["structuredContent"].(map[string]any)
+	require.Contains(t, []any{"confirmed", "pending"}, sc["status"], text(res))
+	waitFor(t, "the transfer", func() bool { return view.usdtOf(to).Sign() > 0 })
+	time.Sleep(300 * time.Millisecond)
+	require.Equal(t, big.NewInt(9_000_000), view.usdtOf(to), "sent exactly once")
+	require.Equal(t, nonce+1, view.nonce(), "one transaction")
+	require.True(t, journalHas(t, state, "broadcast"))
+}
+
+// crashAt runs a confirm while the proxy holds method, waits until the
+// journal shows kind, and kills walletgate there.
+func crashAt(t *testing.T, method, kind string) {
+	info := startDevnet(t)
+	proxy := newRPCProxy(t, info.RPC)
+	view := newChainView(t, info)
+	state := t.TempDir()
+	env := capsEnv(devnetInfo{RPC: proxy.srv.URL, KeyFile: info.KeyFile}, state)
+	c := startServer(t, env)
+	c.initialize()
+	to := common.HexToAddress("0x00000000000000000000000000000000000e2e06")
+	args := map[string]any{"to": to.Hex(), "amount": "11", "asset": "USDT"}
+	args["confirm"] = c.callTool("wallet_send", args)["structuredContent"].(map[string]any)["confirm_token"]
+	nonce := view.nonce()
+
+	proxy.hold(method)
+	go func() {
+		b, _ := jsonMarshal(map[string]any{"jsonrpc": "2.0", "id": 999, "method": "tools/call", "params": map[string]any{"name": "wallet_send", "arguments": args}})
+		c.stdin.Write(append(b, '\n'))
+	}()
+	waitFor(t, "the journal's "+kind+" record", func() bool { return journalHas(t, state, kind) })
+	require.NoError(t, c.cmd.Process.Kill()) // SIGKILL
+	_ = c.cmd.Wait()
+	proxy.unhold()
+
+	// Restart: the journal's open transaction is settled in the background.
+	c2 := startServer(t, env)
+	c2.initialize()
+	waitFor(t, "the transfer", func() bool { return view.usdtOf(to).Sign() > 0 })
+	waitFor(t, "the receipt in the journal", func() bool { return journalHas(t, state, "receipt") })
+	time.Sleep(300 * time.Millisecond)
+	require.Equal(t, big.NewInt(11_000_000), view.usdtOf(to), "exactly one transfer")
+	require.Equal(t, nonce+1, view.nonce(), "exactly one transaction")
+
+	pol := c2.callTool("wallet_policy", map[string]any{})["structuredContent"].(map[string]any)
+	for _, cp := range pol["caps"].([]any) {
+		m := cp.(map[string]any)
+		if m["symbol"] == "USDT" && m["window"] == "per day" {
+			require.Equal(t, "11", m["used"], "the crashed send still counts")
+		}
+	}
+	require.Empty(t, pol["pending_transactions"])
+}
+
+func TestKilledBetweenSignedAndBroadcast(t *testing.T) {
+	crashAt(t, "eth_sendRawTransaction", "signed")
+}
+
+func TestKilledBetweenBroadcastAndReceipt(t *testing.T) {
+	crashAt(t, "eth_getTransactionReceipt", "broadcast")
+}
+
+func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }
