@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"math/rand"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -24,6 +25,18 @@ type rpcProxy struct {
 	held     map[string]bool // method -> requests carrying it wait (and are never forwarded if their client goes away)
 	release  chan struct{}   // closed to let held requests through
 	dropped  map[string]bool // method -> forwarded, but the answer is lost (HTTP 502)
+	rng      *rand.Rand      // when set, requests fail at random
+	flaky    float64         // the share of requests that fail: half before forwarding, half after
+	dropOnce bool
+}
+
+// failRandomly makes a share of all requests fail, reproducibly from seed:
+// half are refused before reaching the node, half are forwarded and their
+// answer lost.
+func (p *rpcProxy) failRandomly(seed int64, share float64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.rng, p.flaky = rand.New(rand.NewSource(seed)), share
 }
 
 // hold makes requests carrying method wait until unhold; a held request
@@ -108,7 +121,20 @@ func (p *rpcProxy) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p.mu.Lock()
-	wait, drop := (<-chan struct{})(nil), false
+	if p.rng != nil {
+		roll := p.rng.Float64()
+		if roll < p.flaky/2 {
+			p.mu.Unlock()
+			http.Error(w, "flaky: refused", http.StatusBadGateway)
+			return
+		}
+		if roll < p.flaky {
+			p.dropOnce = true
+		}
+	}
+	dropOnce := p.dropOnce
+	p.dropOnce = false
+	wait, drop := (<-chan struct{})(nil), dropOnce
 	for _, q := range reqs {
 		if p.held[q.Method] {
 			wait = p.release

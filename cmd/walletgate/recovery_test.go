@@ -142,3 +142,66 @@ func TestKilledBetweenBroadcastAndReceipt(t *testing.T) {
 }
 
 func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }
+
+// TestFlakyNodeNeverDoubleSendsAndReportsHonestly runs sends through a node
+// that fails a share of requests at random (refused, or forwarded with the
+// answer lost). Each send's amount is a distinct power of ten in base units,
+// so the recipient's balance, digit by digit, counts how many times each
+// send landed.
+func TestFlakyNodeNeverDoubleSendsAndReportsHonestly(t *testing.T) {
+	info := startDevnet(t)
+	proxy := newRPCProxy(t, info.RPC)
+	view := newChainView(t, info)
+	state := t.TempDir()
+	c := startServer(t, append(capsEnv(devnetInfo{RPC: proxy.srv.URL, KeyFile: info.KeyFile}, state), "WALLETGATE_RECEIPT_TIMEOUT=3s"))
+	c.initialize()
+	to := common.HexToAddress("0x00000000000000000000000000000000000e2e07")
+	nonce := view.nonce()
+	proxy.failRandomly(7, 0.3)
+
+	amounts := []string{"0.000001", "0.00001", "0.0001", "0.001", "0.01", "0.1"}
+	outcome := make([]string, len(amounts))
+	for i, amount := range amounts {
+		args := map[string]any{"to": to.Hex(), "amount": amount, "asset": "USDT"}
+		var token any
+		for try := 0; try < 10 && token == nil; try++ {
+			if sc, ok := c.callTool("wallet_send", args)["structuredContent"].(map[string]any); ok {
+				token = sc["confirm_token"]
+			}
+		}
+		require.NotNil(t, token, "a preview got through in 10 tries")
+		args["confirm"] = token
+		res := c.callTool("wallet_send", args)
+		if sc, ok := res["structuredContent"].(map[string]any); ok {
+			outcome[i] = sc["status"].(string)
+		} else {
+			outcome[i] = strings.SplitN(text(res), ":", 2)[0]
+		}
+	}
+	proxy.failRandomly(0, 0) // the node recovers; anything still in flight lands
+	time.Sleep(500 * time.Millisecond)
+
+	digits := view.usdtOf(to).String()
+	landed := func(i int) int { // the digit for 10^i base units
+		if i >= len(digits) {
+			return 0
+		}
+		return int(digits[len(digits)-1-i] - '0')
+	}
+	total := 0
+	for i, o := range outcome {
+		n := landed(i)
+		total += n
+		require.LessOrEqual(t, n, 1, "send %d (%s) landed %d times", i, o, n)
+		switch o {
+		case "confirmed":
+			require.Equal(t, 1, n, "send %d was reported confirmed", i)
+		case "pending":
+			// may or may not have landed: reported honestly as not known
+		default:
+			require.Equal(t, 0, n, "send %d was refused (%s) but landed", i, o)
+		}
+	}
+	require.Equal(t, nonce+uint64(total), view.nonce(), "one transaction per landed send; outcomes %v", outcome)
+	t.Logf("outcomes %v, recipient %s base units", outcome, digits)
+}
