@@ -102,8 +102,9 @@ func TestCanarySecretsNeverLeak(t *testing.T) {
 	require.NoError(t, os.WriteFile(pwFile, []byte(password+"\n"), 0o600))
 
 	rpcURL := strings.Replace(proxy.srv.URL, "http://", "http://"+user+":"+urlPass+"@", 1) + "/v3/" + pathKey + "?apikey=" + queryKey
+	state := t.TempDir()
 	c := startServer(t, cleanEnv("WALLETGATE_RPC="+rpcURL, "WALLETGATE_CHAIN_ID=1337", "WALLETGATE_KEYSTORE="+acct.URL.Path,
-		"WALLETGATE_PASSWORD_FILE="+pwFile, "WALLETGATE_LOG=debug", "WALLETGATE_CAP_PER_TX=ETH=1,USDT=100"))
+		"WALLETGATE_PASSWORD_FILE="+pwFile, "WALLETGATE_LOG=debug", "WALLETGATE_CAP_PER_TX=ETH=1,USDT=100", "WALLETGATE_STATE_DIR="+state))
 	var stdout strings.Builder
 	record := func(m map[string]any) { b, _ := json.Marshal(m); stdout.Write(b) }
 
@@ -132,7 +133,16 @@ func TestCanarySecretsNeverLeak(t *testing.T) {
 	proxy.srv.Close()
 	record(c.callTool("wallet_balance", map[string]any{}))
 
-	everything := stdout.String() + "\n" + c.stderr.String()
+	files, _ := filepath.Glob(filepath.Join(state, "*", "*"))
+	require.NotEmpty(t, files, "the journal was written")
+	var journals strings.Builder
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		require.NoError(t, err)
+		journals.Write(raw)
+	}
+	require.Contains(t, journals.String(), `"kind":"signed"`)
+	everything := stdout.String() + "\n" + c.stderr.String() + "\n" + journals.String()
 	require.Contains(t, c.stderr.String(), "level=DEBUG", "debug logging was on")
 	for _, secret := range []string{password, user, urlPass, pathKey, queryKey, keyHex, strings.ToUpper(keyHex)} {
 		require.NotContains(t, everything, secret)
