@@ -241,7 +241,7 @@ func (j *Journal) begin(how int) (end func(), err error) {
 		j.mu.Unlock()
 		return nil, err
 	}
-	if err := error(nil); err != nil {
+	if err := j.refreshLocked(); err != nil {
 		unlock()
 		j.mu.Unlock()
 		return nil, err
@@ -369,11 +369,12 @@ func (j *Journal) appendLocked(kind string, data any) (Record, error) {
 // with what it read: the way to read the day's spend, check it, and record a
 // reservation without another process slipping in between.
 //
-// records is shared with the Journal: fn must not change it, or keep it past
-// the call expecting it to grow. appendRecord works as Append, but only until
-// fn returns; it does not add to records. fn must not call j's methods, which
-// would wait for the lock fn is holding. Records appended before fn returns
-// an error stay: a journal is never rewritten.
+// records is shared with the Journal, not copied: fn must not change its
+// elements (keeping it is fine; the Journal never changes them either).
+// appendRecord works as Append, but only until fn returns, and does not add
+// to records. fn must not call j's methods, which would wait for the lock fn
+// holds. Records appended before fn returns an error stay: a journal is never
+// rewritten.
 func (j *Journal) Update(fn func(records []Record, appendRecord func(kind string, data any) (Record, error)) error) error {
 	end, err := j.begin(syscall.LOCK_EX)
 	if err != nil {
