@@ -86,29 +86,22 @@ func (s *Server) parseSend(ctx context.Context, a args) (sendIntent, *Refusal) {
 
 // sendPreview is the preview's facts.
 type sendPreview struct {
-	Action         string       `json:"action"`
-	Summary        string       `json:"summary"`
-	Asset          string       `json:"asset"`
-	Symbol         string       `json:"symbol"`
-	Decimals       uint8        `json:"decimals"`
-	KnownToken     bool         `json:"known_token"`
-	Amount         string       `json:"amount"`
-	AmountBase     string       `json:"amount_base"`
-	From           string       `json:"from"`
-	To             string       `json:"to"`
-	ToIsContract   bool         `json:"to_is_contract"`
-	Network        string       `json:"network"`
-	ChainID        uint64       `json:"chain_id"`
-	NetworkKind    string       `json:"network_kind"`
-	NetworkMarker  string       `json:"network_marker"`
+	Action       string `json:"action"`
+	Summary      string `json:"summary"`
+	Asset        string `json:"asset"`
+	Symbol       string `json:"symbol"`
+	Decimals     uint8  `json:"decimals"`
+	KnownToken   bool   `json:"known_token"`
+	Amount       string `json:"amount"`
+	AmountBase   string `json:"amount_base"`
+	From         string `json:"from"`
+	To           string `json:"to"`
+	ToIsContract bool   `json:"to_is_contract"`
+	previewCommon
 	Nonce          uint64       `json:"nonce"`
 	GasLimit       uint64       `json:"gas_limit"`
 	MaxFeePerGas   string       `json:"max_fee_per_gas_gwei"`
 	MaxFee         string       `json:"max_fee"`
-	Caps           []capAfter   `json:"caps_after"`
-	NoCap          []string     `json:"no_cap"`
-	Simulation     string       `json:"simulation"`
-	Warnings       []string     `json:"warnings"`
 	ExpectedEffect []effectJSON `json:"expected_effects"`
 }
 
@@ -149,23 +142,14 @@ func (s *Server) previewSend(ctx context.Context, in sendIntent) (*mcp.CallToolR
 	to := in.to
 	p := &plan{tool: sendTool, legs: []leg{{label: "send", call: call}}, spend: spend, recipient: &to, effects: []expectedEffect{effect}}
 
-	capsAfter, noCap := s.capsAfter(spend)
 	pv := sendPreview{
 		Action: "send", Asset: assetID(in.asset), Symbol: in.asset.Symbol, Decimals: in.asset.Decimals, KnownToken: in.asset.Known,
 		Amount: policy.FormatAmount(in.amount, in.asset.Decimals), AmountBase: in.amount.String(),
 		From: in.from.Hex(), To: in.to.Hex(), ToIsContract: len(code) > 0,
-		Network: s.network.Name, ChainID: s.chainID, NetworkKind: string(s.network.Kind), NetworkMarker: s.network.Marker(),
 		Nonce: st.Nonce, GasLimit: call.Gas, MaxFeePerGas: policy.FormatAmount(call.MaxFee, 9),
-		MaxFee: policy.FormatAmount(new(big.Int).Mul(new(big.Int).SetUint64(call.Gas), call.MaxFee), 18),
-		Caps:   capsAfter, NoCap: noCap, Warnings: []string{},
-		Simulation:     fmt.Sprintf("succeeds against block %d", st.Head.Number),
+		MaxFee:         policy.FormatAmount(new(big.Int).Mul(new(big.Int).SetUint64(call.Gas), call.MaxFee), 18),
+		previewCommon:  s.newPreviewCommon(spend, fmt.Sprintf("succeeds against block %d", st.Head.Number)),
 		ExpectedEffect: []effectJSON{effect.json()},
-	}
-	if pv.Caps == nil {
-		pv.Caps = []capAfter{}
-	}
-	if pv.NoCap == nil {
-		pv.NoCap = []string{}
 	}
 	pv.Summary = fmt.Sprintf("Send %s %s to %s on %s (%s)", pv.Amount, pv.Symbol, pv.To, pv.Network, pv.NetworkMarker)
 	if pv.ToIsContract {
@@ -196,7 +180,7 @@ func (s *Server) previewText(r previewResult, expires time.Time) string {
 	pv := r.Preview
 	var b strings.Builder
 	b.WriteString("PREVIEW — nothing has been signed or sent.\n")
-	fmt.Fprintf(&b, "Network:   %s, chain id %d — %s\n", pv.Network, pv.ChainID, strings.ToUpper(pv.NetworkMarker[:1])+pv.NetworkMarker[1:])
+	pv.networkLine(&b)
 	fmt.Fprintf(&b, "Action:    send %s %s (%s base units, %d decimals)\n", pv.Amount, pv.Symbol, pv.AmountBase, pv.Decimals)
 	if pv.Asset == policy.NativeSymbol {
 		b.WriteString("Asset:     ETH (native)\n")
@@ -214,6 +198,6 @@ func (s *Server) previewText(r previewResult, expires time.Time) string {
 	}
 	fmt.Fprintf(&b, "To:        %s (%s)\n", pv.To, kind)
 	fmt.Fprintf(&b, "Max fee:   %s ETH (gas limit %d × max %s gwei), paid in ETH; the actual fee is usually lower\n", pv.MaxFee, pv.GasLimit, pv.MaxFeePerGas)
-	s.previewTail(&b, pv.Caps, pv.NoCap, pv.Simulation, pv.Warnings, r.ExpiresAt, expires, sendTool, r.ConfirmToken)
+	s.previewTail(&b, pv.previewCommon, r.ExpiresAt, expires, sendTool, r.ConfirmToken)
 	return b.String()
 }

@@ -354,23 +354,16 @@ func (s *Server) swapTool() Tool {
 
 // swapPreview is a swap preview's facts.
 type swapPreview struct {
-	Action        string       `json:"action"`
-	Summary       string       `json:"summary"`
-	Quote         quoteResult  `json:"quote"`
-	From          string       `json:"from"`
-	Router        string       `json:"router"`
-	Deadline      string       `json:"deadline"`
-	Legs          []legPreview `json:"legs"`
-	AllowanceNow  string       `json:"allowance_before"`
-	Network       string       `json:"network"`
-	ChainID       uint64       `json:"chain_id"`
-	NetworkKind   string       `json:"network_kind"`
-	NetworkMarker string       `json:"network_marker"`
-	MaxFee        string       `json:"max_fee"`
-	Caps          []capAfter   `json:"caps_after"`
-	NoCap         []string     `json:"no_cap"`
-	Simulation    string       `json:"simulation"`
-	Warnings      []string     `json:"warnings"`
+	Action       string       `json:"action"`
+	Summary      string       `json:"summary"`
+	Quote        quoteResult  `json:"quote"`
+	From         string       `json:"from"`
+	Router       string       `json:"router"`
+	Deadline     string       `json:"deadline"`
+	Legs         []legPreview `json:"legs"`
+	AllowanceNow string       `json:"allowance_before"`
+	MaxFee       string       `json:"max_fee"`
+	previewCommon
 }
 
 type legPreview struct {
@@ -480,23 +473,14 @@ func (s *Server) previewSwap(ctx context.Context, in swapIntent) (*mcp.CallToolR
 	}
 	p.verify = s.swapVerifier(in, minOut)
 
-	capsAfter, noCap := s.capsAfter(p.spend)
 	qr := s.quoteResult(in, q)
 	pv := swapPreview{
 		Action: "swap", Quote: qr, From: in.from.Hex(), Router: router.Hex(),
 		Deadline:     time.Unix(int64(deadline), 0).UTC().Format(time.RFC3339),
 		AllowanceNow: policy.FormatAmount(allowance, in.in.Decimals),
-		Network:      s.network.Name, ChainID: s.chainID, NetworkKind: string(s.network.Kind), NetworkMarker: s.network.Marker(),
-		MaxFee: policy.FormatAmount(new(big.Int).Sub(p.maxCost(), valueOf(p.legs)), 18),
-		Caps:   capsAfter, NoCap: noCap, Warnings: []string{},
-		Simulation: fmt.Sprintf("all %d transaction(s) succeed in sequence against block %d; the swap returns %s %s", len(p.legs), st.Head.Number,
-			policy.FormatAmount(simOut, in.out.Decimals), in.out.Symbol),
-	}
-	if pv.Caps == nil {
-		pv.Caps = []capAfter{}
-	}
-	if pv.NoCap == nil {
-		pv.NoCap = []string{}
+		MaxFee:       policy.FormatAmount(new(big.Int).Sub(p.maxCost(), valueOf(p.legs)), 18),
+		previewCommon: s.newPreviewCommon(p.spend, fmt.Sprintf("all %d transaction(s) succeed in sequence against block %d; the swap returns %s %s", len(p.legs), st.Head.Number,
+			policy.FormatAmount(simOut, in.out.Decimals), in.out.Symbol)),
 	}
 	for _, l := range p.legs {
 		pv.Legs = append(pv.Legs, legPreview{Label: l.label, To: l.call.To.Hex(), Value: policy.FormatAmount(valueOrZero(l.call.Value), 18),
@@ -655,7 +639,7 @@ func (s *Server) swapPreviewText(r swapPreviewResult, expires time.Time) string 
 	q := pv.Quote
 	var b strings.Builder
 	b.WriteString("PREVIEW — nothing has been signed or sent.\n")
-	fmt.Fprintf(&b, "Network:   %s, chain id %d — %s\n", pv.Network, pv.ChainID, strings.ToUpper(pv.NetworkMarker[:1])+pv.NetworkMarker[1:])
+	pv.networkLine(&b)
 	fmt.Fprintf(&b, "Action:    swap %s %s (%s base units) for at least %s %s (%s base units)\n", q.AmountIn, q.TokenIn.Symbol, q.AmountInBase, q.MinOut, q.TokenOut.Symbol, q.MinOutBase)
 	fmt.Fprintf(&b, "Quote:     %s %s at block %d (fee tier %d, slippage %d bps; 1 %s ≈ %s %s)\n", q.AmountOut, q.TokenOut.Symbol, q.Block, q.Fee, q.SlippageBps, q.TokenIn.Symbol, q.Rate, q.TokenOut.Symbol)
 	fmt.Fprintf(&b, "Tokens:    %s %s → %s %s\n", q.TokenIn.Symbol, q.TokenIn.Address, q.TokenOut.Symbol, q.TokenOut.Address)
@@ -669,6 +653,6 @@ func (s *Server) swapPreviewText(r swapPreviewResult, expires time.Time) string 
 		fmt.Fprintf(&b, "  The approval is exact (the router's allowance was %s %s; it returns there after the swap), never unlimited.\n", pv.AllowanceNow, q.TokenIn.Symbol)
 	}
 	fmt.Fprintf(&b, "Max fees:  %s ETH in all, paid in ETH\n", pv.MaxFee)
-	s.previewTail(&b, pv.Caps, pv.NoCap, pv.Simulation, pv.Warnings, r.ExpiresAt, expires, swapTool, r.ConfirmToken)
+	s.previewTail(&b, pv.previewCommon, r.ExpiresAt, expires, swapTool, r.ConfirmToken)
 	return b.String()
 }

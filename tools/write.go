@@ -629,18 +629,48 @@ func confirmText(r confirmResult) string {
 	return b.String()
 }
 
+// previewCommon are the facts every write preview shows: the network, how
+// the caps would stand after it, the simulation's outcome and any warnings.
+type previewCommon struct {
+	Network       string     `json:"network"`
+	ChainID       uint64     `json:"chain_id"`
+	NetworkKind   string     `json:"network_kind"`
+	NetworkMarker string     `json:"network_marker"`
+	Caps          []capAfter `json:"caps_after"`
+	NoCap         []string   `json:"no_cap"`
+	Simulation    string     `json:"simulation"`
+	Warnings      []string   `json:"warnings"`
+}
+
+func (s *Server) newPreviewCommon(spend caps.Spend, simulation string) previewCommon {
+	after, noCap := s.capsAfter(spend)
+	if after == nil {
+		after = []capAfter{}
+	}
+	if noCap == nil {
+		noCap = []string{}
+	}
+	return previewCommon{Network: s.network.Name, ChainID: s.chainID, NetworkKind: string(s.network.Kind), NetworkMarker: s.network.Marker(),
+		Caps: after, NoCap: noCap, Simulation: simulation, Warnings: []string{}}
+}
+
+// networkLine opens a preview text: the network, with its marker prominent.
+func (c previewCommon) networkLine(b *strings.Builder) {
+	fmt.Fprintf(b, "Network:   %s, chain id %d — %s\n", c.Network, c.ChainID, strings.ToUpper(c.NetworkMarker[:1])+c.NetworkMarker[1:])
+}
+
 // previewTail ends every preview text the same way: the caps as they would
 // stand, the simulation, warnings, the expiry and how to confirm.
-func (s *Server) previewTail(b *strings.Builder, caps []capAfter, noCap []string, simulation string, warnings []string, expiresAt string, expires time.Time, tool, token string) {
+func (s *Server) previewTail(b *strings.Builder, c previewCommon, expiresAt string, expires time.Time, tool, token string) {
 	b.WriteString("Caps after this (ETH counts value plus max fees):\n")
-	for _, c := range caps {
+	for _, c := range c.Caps {
 		fmt.Fprintf(b, "  %s %s: %s of %s used, %s left\n", c.Symbol, c.Window, c.UsedAfter, c.Limit, c.RemainingAfter)
 	}
-	for _, n := range noCap {
+	for _, n := range c.NoCap {
 		fmt.Fprintf(b, "  %s: NO CAP APPLIES (the operator allowed uncapped tokens)\n", n)
 	}
-	fmt.Fprintf(b, "Simulation: %s.\n", simulation)
-	for _, w := range warnings {
+	fmt.Fprintf(b, "Simulation: %s.\n", c.Simulation)
+	for _, w := range c.Warnings {
 		fmt.Fprintf(b, "WARNING:   %s\n", w)
 	}
 	fmt.Fprintf(b, "Expires:   %s (in %s)\n", expiresAt, expiresIn(expires.Sub(s.now())))
