@@ -253,15 +253,6 @@ func (c *Client) TokenBalancesAt(ctx context.Context, token, owner common.Addres
 	return res, nil
 }
 
-// TokenBalanceAt reads token.balanceOf(owner) at a block number.
-func (c *Client) TokenBalanceAt(ctx context.Context, token, owner common.Address, block uint64) (*big.Int, error) {
-	var out hexutil.Bytes
-	if err := c.call(ctx, &out, "eth_call", map[string]any{"to": token, "input": pack("balanceOf", owner)}, hexutil.EncodeUint64(block)); err != nil {
-		return nil, err
-	}
-	return decodeUint256(out)
-}
-
 // Remember seeds the metadata cache with what walletgate already knows about
 // a token (its known-token table), so that reading its balance needs no
 // decimals/symbol/name calls.

@@ -104,17 +104,7 @@ func (e *ChainChangedError) Error() string {
 	return fmt.Sprintf("the node at %s now reports chain id %s, not %s", e.Host, e.Got, e.Want)
 }
 
-// ReadSendState reads the head, fees, pending nonce and ETH balance of from,
-// and checks that the node is still on the chain walletgate started on.
-func (c *Client) ReadSendState(ctx context.Context, from common.Address) (SendState, error) {
-	elems, decode := c.sendStateElems(from)
-	if err := c.batch(ctx, elems); err != nil {
-		return SendState{}, err
-	}
-	return decode()
-}
-
-// Prepare is ReadSendState plus, in the same round trip, the node's gas
+// Prepare reads the send state (see sendStateElems) and, in the same round trip, the node's gas
 // estimate for call and the code at codeOf (whether a recipient is a
 // contract). A revert of the estimate is *RevertError.
 func (c *Client) Prepare(ctx context.Context, call Call, codeOf common.Address) (SendState, uint64, []byte, error) {
@@ -168,13 +158,13 @@ func (v *View) done(e rpc.BatchElem) {
 	}
 }
 
-// StateAndViews is ReadSendState plus the given views, in one round trip.
+// StateAndViews reads the send state and the given views, in one round trip.
 func (c *Client) StateAndViews(ctx context.Context, from common.Address, views ...*View) (SendState, error) {
 	st, _, err := c.StateAndSimulate(ctx, from, nil, views...)
 	return st, err
 }
 
-// StateAndSimulate is ReadSendState plus, in the same round trip, a
+// StateAndSimulate reads the send state and, in the same round trip, a
 // simulation of calls on the latest state — one call with eth_call (its gas
 // and fees included, so the node also checks the sender can pay), several in
 // sequence with eth_simulateV1 — and any views.
@@ -342,17 +332,6 @@ func decodeRevert(data []byte) string {
 		return fmt.Sprintf("panic code 0x%x", new(big.Int).SetBytes(data[4:36]))
 	}
 	return fmt.Sprintf("custom error 0x%x", data[:4])
-}
-
-// EstimateGas asks the node how much gas c needs. A revert is *RevertError.
-func (c *Client) EstimateGas(ctx context.Context, call Call) (uint64, error) {
-	est := call
-	est.Gas, est.MaxFee, est.Tip = 0, nil, nil
-	var gas hexutil.Uint64
-	if err := c.call(ctx, &gas, "eth_estimateGas", est.toArg()); err != nil {
-		return 0, asRevert(err)
-	}
-	return uint64(gas), nil
 }
 
 // Simulate executes c with eth_call on the latest state, gas limit and fees
