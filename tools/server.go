@@ -68,6 +68,11 @@ type Server struct {
 	caps    Caps
 	ledger  *caps.Ledger
 	writeMu sync.Mutex // serializes reserve → sign → send, so nonces never collide
+	// nextNonce is one past the last nonce this process broadcast (0: none
+	// yet); guarded by writeMu. A node's pending count can lag right after a
+	// block (the pool resets after the receipt is visible), so the next send
+	// never takes a nonce below it.
+	nextNonce uint64
 
 	swapsDisabled string
 	code          codeChecked

@@ -501,8 +501,9 @@ func (s *Server) sendLegs(ctx context.Context, p *plan) (sentLegs, *Refusal) {
 		}
 	}
 	out := sentLegs{reservation: reservation, fees: new(big.Int)}
+	base := max(st.Nonce, s.nextNonce)
 	for i, l := range p.legs {
-		nonce := st.Nonce + uint64(i)
+		nonce := base + uint64(i)
 		if i > 0 {
 			// Now that the earlier legs are in, this one can be checked on
 			// the real state with its own gas limit and fees.
@@ -549,6 +550,7 @@ func (s *Server) sendLegs(ctx context.Context, p *plan) (sentLegs, *Refusal) {
 			s.settleUnknownBroadcast(ctx, tx)
 		}
 		out.hash, out.nonce = tx.Hash(), nonce
+		s.nextNonce = nonce + 1 // accepted, or outcome unknown: either way the nonce is taken
 		if i == len(p.legs)-1 {
 			break
 		}
