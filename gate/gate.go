@@ -200,6 +200,26 @@ func (g *Gate) Consume(token, tool string, canonical []byte) (plan any, err erro
 	return plan, nil
 }
 
+// Revoke spends token without executing anything, as when the person
+// rejects the preview it confirms. It reports whether the token was
+// outstanding.
+func (g *Gate) Revoke(token string) bool {
+	if g.tokens == nil {
+		return false
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	v, ok := g.tokens.Get(token)
+	if !ok {
+		return false
+	}
+	e := v.(*entry)
+	was := !e.used
+	e.used, e.plan = true, nil
+	delete(g.pending, token)
+	return was
+}
+
 // Pending returns the number of outstanding tokens: issued, not used, and not
 // expired by the Gate's clock.
 func (g *Gate) Pending() int {

@@ -406,3 +406,16 @@ func BenchmarkConsume(b *testing.B) {
 		}
 	}
 }
+
+func TestRevokeSpendsTheToken(t *testing.T) {
+	g, _ := newGate(t, 4)
+	tok := issue(t, g, "wallet_send", []byte("a"), plan{1})
+	require.Equal(t, 1, g.Pending())
+	require.True(t, g.Revoke(tok))
+	require.Equal(t, 0, g.Pending(), "a revoked token no longer counts as pending")
+	_, err := g.Consume(tok, "wallet_send", []byte("a"))
+	requireCode(t, err, gate.CodeUsed)
+	require.False(t, g.Revoke(tok), "a spent token is not outstanding")
+	require.False(t, g.Revoke("wgc_nothing"), "an unknown token is not outstanding")
+	require.False(t, (&gate.Gate{}).Revoke(tok))
+}

@@ -11,6 +11,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/walletgate/walletgate/approval"
 	"github.com/walletgate/walletgate/caps"
 	"github.com/walletgate/walletgate/chain"
 	"github.com/walletgate/walletgate/policy"
@@ -51,7 +52,7 @@ func (s *Server) sendTool() Tool {
 		"amount": strPattern("amount to send, a decimal string in the asset's units (e.g. \"0.05\"), never a number. "+
 			s.capsHint()+" The first call only previews; nothing is sent until the same call is repeated with confirm.", amountPattern),
 		"asset":   str("ETH (default), a known token symbol (e.g. USDT), or a token contract address"),
-		"confirm": str("the confirm_token of a preview of exactly these arguments; omit it to get a preview"),
+		"confirm": str(s.confirmDescription()),
 	}, "to", "amount")
 	return s.writeTool(sendTool, "Send ETH or a token",
 		"Send ETH or an ERC-20 token. Two calls: the first returns a preview and a confirm_token (nothing is signed); show the preview to the user, and only with their agreement call again with the same arguments plus confirm.",
@@ -107,10 +108,11 @@ type sendPreview struct {
 
 // previewResult is a preview's structured result.
 type previewResult struct {
-	Status       string      `json:"status"`
-	Preview      sendPreview `json:"preview"`
-	ConfirmToken string      `json:"confirm_token"`
-	ExpiresAt    string      `json:"expires_at"`
+	Status       string        `json:"status"`
+	Preview      sendPreview   `json:"preview"`
+	ConfirmToken string        `json:"confirm_token,omitempty"`
+	Approval     *approvalJSON `json:"approval,omitempty"`
+	ExpiresAt    string        `json:"expires_at"`
 }
 
 func (s *Server) previewSend(ctx context.Context, in sendIntent) (*mcp.CallToolResult, *Refusal) {
@@ -165,18 +167,22 @@ func (s *Server) previewSend(ctx context.Context, in sendIntent) (*mcp.CallToolR
 		pv.Warnings = append(pv.Warnings, "the recipient is this wallet itself")
 	}
 
-	token, expires, ref := s.issue(sendTool, in.canonical(s.chainID), p)
-	if ref != nil {
-		return nil, ref
+	display := func() approval.Display {
+		d := s.display(pv.Summary, pv.previewCommon)
+		d.Amounts = []string{pv.Amount + " " + pv.Symbol + " to " + pv.To, "at most " + pv.MaxFee + " ETH in network fees"}
+		if !in.asset.Known {
+			d.Unverified = []string{pv.Symbol + " (" + pv.Asset + ")"}
+		}
+		return d
 	}
-	r := previewResult{Status: "confirmation_required", Preview: pv, ConfirmToken: token, ExpiresAt: expires.UTC().Format(time.RFC3339)}
-	text := s.previewText(r, expires)
-	p.previewText.Store(&text)
-	return success(r, text), nil
+	return s.offer(sendTool, in.canonical(s.chainID), p, display, func(c confirmation) (any, string) {
+		r := previewResult{Status: "confirmation_required", Preview: pv, ConfirmToken: c.Token, Approval: c.approval(sendTool), ExpiresAt: c.Expires.UTC().Format(time.RFC3339)}
+		return r, s.previewText(r, c)
+	})
 }
 
 // previewText is the preview as a person reads it.
-func (s *Server) previewText(r previewResult, expires time.Time) string {
+func (s *Server) previewText(r previewResult, c confirmation) string {
 	pv := r.Preview
 	var b strings.Builder
 	b.WriteString("PREVIEW — nothing has been signed or sent.\n")
@@ -198,6 +204,6 @@ func (s *Server) previewText(r previewResult, expires time.Time) string {
 	}
 	fmt.Fprintf(&b, "To:        %s (%s)\n", pv.To, kind)
 	fmt.Fprintf(&b, "Max fee:   %s ETH (gas limit %d × max %s gwei), paid in ETH; the actual fee is usually lower\n", pv.MaxFee, pv.GasLimit, pv.MaxFeePerGas)
-	s.previewTail(&b, pv.previewCommon, r.ExpiresAt, expires, sendTool, r.ConfirmToken)
+	s.previewTail(&b, pv.previewCommon, r.ExpiresAt, sendTool, c)
 	return b.String()
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/walletgate/walletgate/approval"
 	"github.com/walletgate/walletgate/caps"
 	"github.com/walletgate/walletgate/chain"
 	"github.com/walletgate/walletgate/gate"
@@ -45,6 +46,10 @@ type Deps struct {
 	// kept in memory only.
 	Journal    *journal.Journal
 	JournalErr error
+	// Approvals holds the previews a person approves in human mode (the
+	// page and the terminal read it). Without it, human mode offers no
+	// write tools.
+	Approvals *approval.Broker
 	// Session identifies this process in the journal.
 	Session string
 	Logger  *slog.Logger     // stderr only; nil discards
@@ -79,6 +84,7 @@ type Server struct {
 
 	journal    *journal.Journal
 	journalErr error
+	approvals  *approval.Broker
 	session    string
 	calls      atomic.Uint64
 }
@@ -125,6 +131,10 @@ func New(d Deps) *Server {
 		s.caps.assets = map[common.Address]asset{}
 	}
 	s.journal, s.journalErr, s.session = d.Journal, d.JournalErr, d.Session
+	s.approvals = d.Approvals
+	if s.approvals != nil {
+		s.approvals.SetRevoke(func(token string) { s.gate.Revoke(token) })
+	}
 	if s.session == "" {
 		s.session = "s"
 	}
@@ -153,7 +163,7 @@ func (s *Server) MCP(version string) *server.MCPServer {
 	ms := server.NewMCPServer("walletgate", version,
 		server.WithToolCapabilities(false),
 		server.WithElicitation(),
-		server.WithInstructions(Instructions),
+		server.WithInstructions(s.instructions()),
 		server.WithRecovery(),
 	)
 	for _, t := range s.Tools() {
@@ -204,8 +214,10 @@ func (s *Server) writesDisabledReason() string {
 		return "no key is configured (watch-only); set WALLETGATE_KEYSTORE and WALLETGATE_PASSWORD_FILE, or WALLETGATE_KEY_FILE"
 	case s.cfg.Tools == "read":
 		return "the operator set WALLETGATE_TOOLS=read"
-	case s.cfg.Confirm != "" && s.cfg.Confirm != policy.DefaultConfirm && s.cfg.Confirm != policy.ConfirmElicit:
-		return "confirmation mode " + s.cfg.Confirm + " is not available in this build; writes stay off rather than fall back to token confirmation (set WALLETGATE_CONFIRM=token or elicit)"
+	case s.cfg.Confirm == policy.ConfirmHuman && s.approvals == nil:
+		return "confirmation mode human needs the approval page or the approvals socket, and neither could be started (see walletgate's log); writes stay off rather than fall back to token confirmation"
+	case s.cfg.Confirm != "" && s.cfg.Confirm != policy.DefaultConfirm && s.cfg.Confirm != policy.ConfirmElicit && s.cfg.Confirm != policy.ConfirmHuman:
+		return "confirmation mode " + s.cfg.Confirm + " is not known; writes stay off rather than fall back to token confirmation (set WALLETGATE_CONFIRM=token, human or elicit)"
 	}
 	return ""
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/shopspring/decimal"
 
+	"github.com/walletgate/walletgate/approval"
 	"github.com/walletgate/walletgate/caps"
 	"github.com/walletgate/walletgate/chain"
 	"github.com/walletgate/walletgate/policy"
@@ -146,7 +147,7 @@ func (s *Server) requireCode(ctx context.Context, addrs ...common.Address) *Refu
 	return nil
 }
 
-func swapInputSchema(amountHint string, confirm bool) map[string]any {
+func swapInputSchema(amountHint, confirm string) map[string]any {
 	props := map[string]any{
 		"token_in":     str("what you pay: ETH, a known symbol (e.g. USDT) or a token address"),
 		"token_out":    str("what you receive: a known symbol or a token address (not ETH: use WETH)"),
@@ -154,8 +155,8 @@ func swapInputSchema(amountHint string, confirm bool) map[string]any {
 		"fee":          map[string]any{"type": []string{"integer", "string"}, "description": "the pool's fee tier in hundredths of a basis point: 100, 500 (default), 3000 or 10000"},
 		"slippage_bps": map[string]any{"type": []string{"integer", "string"}, "description": "how far below the quote the output may fall, in basis points (default 50 = 0.5%, at most 1000)"},
 	}
-	if confirm {
-		props["confirm"] = str("the confirm_token of a preview of exactly these arguments; omit it to get a preview")
+	if confirm != "" {
+		props["confirm"] = str(confirm)
 	}
 	return object(props, "token_in", "token_out", "amount_in")
 }
@@ -267,7 +268,7 @@ func (s *Server) quoteTool() Tool {
 		"slippage_bps", "fee", "rate", "sqrt_price_x96_after", "ticks_crossed", "gas_estimate", "block", "at", "quoter", "calldata")
 	return s.readTool(quoteTool, "Swap quote",
 		"Quote an exact-input swap in one Uniswap v3 pool (QuoterV2 quoteExactInputSingle): amount out, the minimum at a slippage, and the pool price after. Reads only.",
-		swapInputSchema("", false), out, swapSpec, s.quoteHandler)
+		swapInputSchema("", ""), out, swapSpec, s.quoteHandler)
 }
 
 func (s *Server) quoteHandler(ctx context.Context, a args) (*mcp.CallToolResult, *Refusal) {
@@ -348,7 +349,7 @@ func (s *Server) swapTool() Tool {
 	}
 	return s.writeTool(swapTool, "Swap tokens",
 		"Swap an exact amount of one token for another in a Uniswap v3 pool. Two calls: the first quotes, fixes the minimum output and a deadline, and returns a preview of every transaction (an exact approval when needed, then the swap) with a confirm_token; nothing is signed. Only with the user's agreement call again with the same arguments plus confirm.",
-		swapInputSchema(s.capsHint()+" The first call only previews.", true), spec,
+		swapInputSchema(s.capsHint()+" The first call only previews.", s.confirmDescription()), spec,
 		twoStep(s, swapTool, s.parseSwap, func(i swapIntent) []byte { return i.canonical(s.chainID) }, s.previewSwap))
 }
 
@@ -376,10 +377,11 @@ type legPreview struct {
 }
 
 type swapPreviewResult struct {
-	Status       string      `json:"status"`
-	Preview      swapPreview `json:"preview"`
-	ConfirmToken string      `json:"confirm_token"`
-	ExpiresAt    string      `json:"expires_at"`
+	Status       string        `json:"status"`
+	Preview      swapPreview   `json:"preview"`
+	ConfirmToken string        `json:"confirm_token,omitempty"`
+	Approval     *approvalJSON `json:"approval,omitempty"`
+	ExpiresAt    string        `json:"expires_at"`
 }
 
 func (s *Server) previewSwap(ctx context.Context, in swapIntent) (*mcp.CallToolResult, *Refusal) {
@@ -494,14 +496,21 @@ func (s *Server) previewSwap(ctx context.Context, in swapIntent) (*mcp.CallToolR
 	}
 	pv.Summary = fmt.Sprintf("Swap %s %s for at least %s %s (quoted %s) on %s (%s)", qr.AmountIn, qr.TokenIn.Symbol, qr.MinOut, qr.TokenOut.Symbol, qr.AmountOut, pv.Network, pv.NetworkMarker)
 
-	token, expires, ref := s.issue(swapTool, in.canonical(s.chainID), p)
-	if ref != nil {
-		return nil, ref
+	display := func() approval.Display {
+		d := s.display(pv.Summary, pv.previewCommon)
+		d.Amounts = []string{"pay " + qr.AmountIn + " " + qr.TokenIn.Symbol, "receive at least " + qr.MinOut + " " + qr.TokenOut.Symbol + " (quoted " + qr.AmountOut + ")",
+			"at most " + pv.MaxFee + " ETH in network fees (" + fmt.Sprint(len(pv.Legs)) + " transaction(s))"}
+		for _, as := range []asset{in.in, in.out} {
+			if !as.Known {
+				d.Unverified = append(d.Unverified, as.Symbol+" ("+as.Address.Hex()+")")
+			}
+		}
+		return d
 	}
-	r := swapPreviewResult{Status: "confirmation_required", Preview: pv, ConfirmToken: token, ExpiresAt: expires.UTC().Format(time.RFC3339)}
-	text := s.swapPreviewText(r, expires)
-	p.previewText.Store(&text)
-	return success(r, text), nil
+	return s.offer(swapTool, in.canonical(s.chainID), p, display, func(c confirmation) (any, string) {
+		r := swapPreviewResult{Status: "confirmation_required", Preview: pv, ConfirmToken: c.Token, Approval: c.approval(swapTool), ExpiresAt: c.Expires.UTC().Format(time.RFC3339)}
+		return r, s.swapPreviewText(r, c)
+	})
 }
 
 func valueOrZero(v *big.Int) *big.Int {
@@ -634,7 +643,7 @@ func (s *Server) swapVerifier(in swapIntent, minOut *big.Int) func(context.Conte
 	}
 }
 
-func (s *Server) swapPreviewText(r swapPreviewResult, expires time.Time) string {
+func (s *Server) swapPreviewText(r swapPreviewResult, c confirmation) string {
 	pv := r.Preview
 	q := pv.Quote
 	var b strings.Builder
@@ -653,6 +662,6 @@ func (s *Server) swapPreviewText(r swapPreviewResult, expires time.Time) string 
 		fmt.Fprintf(&b, "  The approval is exact (the router's allowance was %s %s; it returns there after the swap), never unlimited.\n", pv.AllowanceNow, q.TokenIn.Symbol)
 	}
 	fmt.Fprintf(&b, "Max fees:  %s ETH in all, paid in ETH\n", pv.MaxFee)
-	s.previewTail(&b, pv.previewCommon, r.ExpiresAt, expires, swapTool, r.ConfirmToken)
+	s.previewTail(&b, pv.previewCommon, r.ExpiresAt, swapTool, c)
 	return b.String()
 }

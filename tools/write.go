@@ -27,6 +27,7 @@ import (
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/walletgate/walletgate/approval"
 	"github.com/walletgate/walletgate/caps"
 	"github.com/walletgate/walletgate/chain"
 	"github.com/walletgate/walletgate/gate"
@@ -324,7 +325,10 @@ func twoStep[I any](s *Server, tool string, parse func(context.Context, args) (I
 		token, confirming := a.str("confirm")
 		in, ref := parse(ctx, a)
 		if ref != nil {
-			if confirming {
+			if confirming && s.human() {
+				s.approvals.Spend(token)
+				ref.Message += " If the confirm value was an approval code, it is spent; call again without confirm for a new preview."
+			} else if confirming {
 				_, _ = s.gate.Consume(token, tool, nil)
 				ref.Message += " The confirmation token is spent; call again without confirm for a new preview."
 			}
@@ -332,6 +336,11 @@ func twoStep[I any](s *Server, tool string, parse func(context.Context, args) (I
 		}
 		if !confirming {
 			return preview(ctx, in)
+		}
+		if s.human() {
+			if token, ref = s.redeem(token, tool, canonical(in)); ref != nil {
+				return nil, ref
+			}
 		}
 		p, err := s.gate.Consume(token, tool, canonical(in))
 		if err != nil {
@@ -663,7 +672,7 @@ func (c previewCommon) networkLine(b *strings.Builder) {
 
 // previewTail ends every preview text the same way: the caps as they would
 // stand, the simulation, warnings, the expiry and how to confirm.
-func (s *Server) previewTail(b *strings.Builder, c previewCommon, expiresAt string, expires time.Time, tool, token string) {
+func (s *Server) previewTail(b *strings.Builder, c previewCommon, expiresAt, tool string, conf confirmation) {
 	b.WriteString("Caps after this (ETH counts value plus max fees):\n")
 	for _, c := range c.Caps {
 		fmt.Fprintf(b, "  %s %s: %s of %s used, %s left\n", c.Symbol, c.Window, c.UsedAfter, c.Limit, c.RemainingAfter)
@@ -675,8 +684,15 @@ func (s *Server) previewTail(b *strings.Builder, c previewCommon, expiresAt stri
 	for _, w := range c.Warnings {
 		fmt.Fprintf(b, "WARNING:   %s\n", w)
 	}
-	fmt.Fprintf(b, "Expires:   %s (in %s)\n", expiresAt, expiresIn(expires.Sub(s.now())))
-	fmt.Fprintf(b, "To confirm, call %s again with exactly the same arguments plus \"confirm\": \"%s\". Any change needs a new preview.", tool, token)
+	fmt.Fprintf(b, "Expires:   %s (in %s)\n", expiresAt, expiresIn(conf.Expires.Sub(s.now())))
+	confirmLine(b, tool, conf)
+}
+
+// display is what the person sees of a preview besides its text (human
+// mode): the title, the network with its marker, and the warnings.
+func (s *Server) display(title string, c previewCommon) approval.Display {
+	return approval.Display{Title: title, Network: fmt.Sprintf("%s, chain id %d", c.Network, c.ChainID), Marker: c.NetworkMarker,
+		Mainnet: s.network.ValueBearing(), Warnings: c.Warnings}
 }
 
 // expiresIn renders a TTL for people.

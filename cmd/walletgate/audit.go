@@ -154,7 +154,7 @@ func cmdPolicy(argv []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	deps, cleanup, err := wire(context.Background(), cfg, dev, slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	deps, _, cleanup, err := wire(context.Background(), cfg, dev, slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	defer cleanup()
 	if err != nil {
 		return err

@@ -31,7 +31,7 @@ func cmdDemo(argv []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	deps, cleanup, err := wire(ctx, cfg, true, slog.New(slog.DiscardHandler))
+	deps, _, cleanup, err := wire(ctx, cfg, true, slog.New(slog.DiscardHandler))
 	defer cleanup()
 	if err != nil {
 		return err

@@ -43,6 +43,8 @@ func run(argv []string, stdout, stderr io.Writer) int {
 		err = cmdAudit(argv, stdout, stderr)
 	case "policy":
 		err = cmdPolicy(argv, stdout, stderr)
+	case "approvals":
+		err = cmdApprovals(argv, os.Stdin, stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "walletgate", versionString())
 		return 0
@@ -112,6 +114,10 @@ Usage:
                              state directory); names the first broken line, exits non-zero
   walletgate audit show [FILE]
                              what was previewed, confirmed, refused, signed, sent and included
+  walletgate approvals [--socket PATH]
+                             approve or reject, in this terminal, the previews of every
+                             walletgate running with WALLETGATE_CONFIRM=human on the same
+                             WALLETGATE_STATE_DIR; approving shows the one-time code
   walletgate version         print the version
   walletgate help            this text
 

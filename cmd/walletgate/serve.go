@@ -48,10 +48,19 @@ func cmdServe(argv []string, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	deps, cleanup, err := wire(ctx, cfg, *dev, logger)
+	deps, root, cleanup, err := wire(ctx, cfg, *dev, logger)
 	defer cleanup()
 	if err != nil {
 		return err
+	}
+	if cfg.Confirm == policy.ConfirmHuman && deps.Signer != nil && cfg.Tools != "read" {
+		a, err := startApprovals(root, deps, logger, stderr)
+		if err != nil {
+			logger.Error("human approval cannot start: write tools stay off", "err", err)
+		} else {
+			defer a.Close()
+			deps.Approvals = a.broker
+		}
 	}
 	net := policy.LookupNetwork(deps.Chain.ChainID().Uint64())
 	logger.Info("serving MCP on stdio", "wallet", deps.Address.Hex(), "network", net.Name, "kind", string(net.Kind), "rpc", deps.Chain.Host())
@@ -72,8 +81,9 @@ func cmdServe(argv []string, stderr io.Writer) error {
 
 // wire builds everything the tools need from the configuration: the chain
 // (the embedded dev chain, or the configured node after the chain-id check),
-// the key, the caps and the journal. cleanup undoes it, in every case.
-func wire(ctx context.Context, cfg policy.Config, dev bool, logger *slog.Logger) (tools.Deps, func(), error) {
+// the key, the caps and the journal. It returns the state root in use ("" for
+// a watch-only wallet). cleanup undoes it, in every case.
+func wire(ctx context.Context, cfg policy.Config, dev bool, logger *slog.Logger) (tools.Deps, string, func(), error) {
 	var undo []func()
 	cleanup := func() {
 		for i := len(undo) - 1; i >= 0; i-- {
@@ -85,7 +95,7 @@ func wire(ctx context.Context, cfg policy.Config, dev bool, logger *slog.Logger)
 	if dev {
 		d, c, err := startDev(ctx, cfg)
 		if err != nil {
-			return deps, cleanup, err
+			return deps, root, cleanup, err
 		}
 		undo = append(undo, func() { d.Close() }, c.Close)
 		deps = tools.Deps{Chain: c, Signer: signer.Dev(), Address: signer.DevAddress, SwapsOff: devSwapsOff(d)}
@@ -98,7 +108,7 @@ func wire(ctx context.Context, cfg policy.Config, dev bool, logger *slog.Logger)
 			// The dev chain is new every start; so is its journal.
 			tmp, err := os.MkdirTemp("", "walletgate-dev-state-")
 			if err != nil {
-				return deps, cleanup, err
+				return deps, root, cleanup, err
 			}
 			undo = append(undo, func() { os.RemoveAll(tmp) })
 			root = tmp
@@ -106,15 +116,15 @@ func wire(ctx context.Context, cfg policy.Config, dev bool, logger *slog.Logger)
 	} else {
 		// Configuration and key first: refusing them needs no network.
 		if len(cfg.RPC) == 0 {
-			return deps, cleanup, usagef("WALLETGATE_RPC is not set: set it to your node's URL (and WALLETGATE_CHAIN_ID to its chain id), or run walletgate --dev for the embedded dev chain")
+			return deps, root, cleanup, usagef("WALLETGATE_RPC is not set: set it to your node's URL (and WALLETGATE_CHAIN_ID to its chain id), or run walletgate --dev for the embedded dev chain")
 		}
 		s, addr, err := wallet(cfg)
 		if err != nil {
-			return deps, cleanup, err
+			return deps, root, cleanup, err
 		}
 		c, err := dialChecked(ctx, cfg)
 		if err != nil {
-			return deps, cleanup, err
+			return deps, root, cleanup, err
 		}
 		undo = append(undo, c.Close)
 		deps = tools.Deps{Chain: c, Signer: s, Address: addr}
@@ -126,13 +136,13 @@ func wire(ctx context.Context, cfg policy.Config, dev bool, logger *slog.Logger)
 	}
 	var err error
 	if deps.Caps, err = tools.ResolveCaps(ctx, deps.Chain, cfg, defaults); err != nil {
-		return deps, cleanup, usagef("%v", err)
+		return deps, root, cleanup, usagef("%v", err)
 	}
 	deps.Session = newSession()
 	if deps.Signer != nil { // a watch-only wallet writes nothing to account for
 		if root == "" {
 			if root, err = stateRoot(cfg); err != nil {
-				return deps, cleanup, err
+				return deps, root, cleanup, err
 			}
 		}
 		chainID := deps.Chain.ChainID().Uint64()
@@ -146,7 +156,7 @@ func wire(ctx context.Context, cfg policy.Config, dev bool, logger *slog.Logger)
 			})
 		}
 	}
-	return deps, cleanup, nil
+	return deps, root, cleanup, nil
 }
 
 // serveStdio serves MCP until stdin closes or ctx ends. stdout carries

@@ -1,0 +1,512 @@
+// Package approval lets a person, not the model, approve a previewed write:
+// it keeps the previews awaiting a decision, shows them on a local web page
+// and to `walletgate approvals` over a unix socket, and turns an approval into
+// a short one-time code that the confirm call must carry.
+package approval
+
+// Broker rules:
+//   - A preview enters as pending with the gate token that confirms it; the
+//     token never leaves the broker except through Redeem.
+//   - Approve moves a live pending entry to approved and gives it a fresh
+//     random code; Reject moves it to rejected and revokes its token. Neither
+//     acts on an entry that is expired, decided or used.
+//   - Redeem(code, fingerprint) hands out the token exactly once: for the
+//     entry the code was issued to, only if that entry was previewed with the
+//     same fingerprint and has not expired. A code that names an entry spends
+//     it whatever the outcome (a mismatch too), as the gate does with tokens.
+//   - A wrong code offered for an approved entry's fingerprint counts as an
+//     attempt; after maxAttempts the entry is revoked. A model cannot try
+//     codes for long against a preview the person approved.
+//   - Every time decision uses the injected clock; an entry is live while
+//     now < expires.
+
+import (
+	"crypto/rand"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"io"
+	"math/big"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Refusal codes of Redeem, Approve and Reject. They are stable.
+const (
+	CodePending    = "APPROVAL_PENDING"
+	CodeRejected   = "APPROVAL_REJECTED"
+	CodeExpired    = "APPROVAL_EXPIRED"
+	CodeUnknown    = "CODE_UNKNOWN"
+	CodeWrong      = "CODE_WRONG"
+	CodeUsed       = "CODE_USED"
+	CodeMismatch   = "ARGS_MISMATCH"
+	CodeNotFound   = "APPROVAL_NOT_FOUND"
+	CodeNotPending = "APPROVAL_NOT_PENDING"
+)
+
+// State is where an entry stands.
+type State string
+
+// The states of an entry. Expired is derived from the clock, never stored.
+const (
+	Pending  State = "pending"
+	Approved State = "approved"
+	Rejected State = "rejected"
+	Used     State = "used"
+	Expired  State = "expired"
+)
+
+const (
+	// maxAttempts is how many wrong codes an approved entry survives.
+	maxAttempts = 3
+	// keepAfter is how long a decided or expired entry stays listed, so that
+	// a late confirm is told what happened rather than "unknown".
+	keepAfter = 10 * time.Minute
+	// maxEntries bounds the broker; the gate bounds the live ones far lower.
+	maxEntries = 512
+	// codeDigits is the length of a one-time code.
+	codeDigits = 6
+	// idAlphabet makes short ids a person can read aloud: no 0/O, 1/I/L.
+	idAlphabet = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
+	idLength   = 4
+)
+
+// Error is a refusal for the person or the model: a stable code and plain
+// words. It never holds a code or a token.
+type Error struct {
+	Code    string
+	Message string
+}
+
+// Error returns "CODE: message".
+func (e *Error) Error() string { return e.Code + ": " + e.Message }
+
+// Request is a preview entering the broker.
+type Request struct {
+	Tool        string
+	Fingerprint [32]byte
+	Token       string // the gate token that confirms it; never shown
+	Expires     time.Time
+}
+
+// Display is what a person sees of a preview. Every string in it is already
+// inert text (on-chain names and symbols made harmless by the caller); the
+// page escapes it again and the terminal strips control characters again.
+type Display struct {
+	Title      string   // one line: what happens, e.g. "Send 25 USDT to 0x… on …"
+	Network    string   // the network's name and chain id
+	Marker     string   // "MAINNET (real funds)", "testnet" or "local dev chain"
+	Mainnet    bool     // value-bearing: shown loudest
+	Amounts    []string // what leaves the wallet, e.g. "25 USDT", "at most 0.0004 ETH in fees"
+	Unverified []string // tokens not in the known-token table, e.g. "FOO (0x…)"
+	Warnings   []string
+	Text       string // the whole preview, as the model was shown it
+}
+
+// View is an entry as the page and the terminal show it.
+type View struct {
+	ID      string    `json:"id"`
+	Tool    string    `json:"tool"`
+	State   State     `json:"state"`
+	Expires time.Time `json:"expires"`
+	Code    string    `json:"code,omitempty"` // only while approved and unused
+	Display Display   `json:"display"`
+}
+
+// entry is one preview in the broker; guarded by Broker.mu.
+type entry struct {
+	id          string
+	tool        string
+	fingerprint [32]byte
+	token       string
+	expires     time.Time
+	decided     time.Time // when it left pending
+	state       State     // Pending, Approved, Rejected or Used
+	code        string    // six digits, set on approval
+	attempts    int
+	display     Display
+	seq         uint64
+}
+
+// Broker holds the previews that await, or received, a person's decision. It
+// is safe for concurrent use.
+type Broker struct {
+	now    func() time.Time
+	random io.Reader
+	revoke func(token string) // spends a gate token; nil: nothing to spend
+
+	mu      sync.Mutex
+	entries map[string]*entry // id → entry
+	seq     uint64
+	changed chan struct{} // closed and replaced on every change
+}
+
+// NewBroker returns an empty broker reading the time from now (time.Now when
+// nil). revoke is called with the gate token of every entry that is
+// rejected, mismatched or out of attempts, so it can never be used.
+func NewBroker(now func() time.Time, revoke func(token string)) *Broker {
+	if now == nil {
+		now = time.Now
+	}
+	return &Broker{now: now, random: rand.Reader, revoke: revoke, entries: map[string]*entry{}, changed: make(chan struct{})}
+}
+
+// SetRevoke sets the function that spends a gate token (see NewBroker).
+func (b *Broker) SetRevoke(revoke func(token string)) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.revoke = revoke
+}
+
+// Add lists a new preview as pending and returns its id. render is called
+// once, with the id, to produce what the person sees (the preview text names
+// the id).
+func (b *Broker) Add(r Request, render func(id string) Display) (string, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	now := b.now()
+	b.pruneLocked(now)
+	if len(b.entries) >= maxEntries {
+		return "", &Error{Code: "TOO_MANY_PENDING", Message: fmt.Sprintf("%d previews are already listed for approval. Approve, reject or let some expire, then preview again.", len(b.entries))}
+	}
+	var id string
+	for {
+		s, err := randomString(b.random, idAlphabet, idLength)
+		if err != nil {
+			return "", err
+		}
+		if _, taken := b.entries[s]; !taken {
+			id = s
+			break
+		}
+	}
+	b.seq++
+	e := &entry{id: id, tool: r.Tool, fingerprint: r.Fingerprint, token: r.Token, expires: r.Expires, state: Pending, seq: b.seq}
+	e.display = render(id)
+	b.entries[id] = e
+	b.notifyLocked()
+	return id, nil
+}
+
+// List returns the listed entries, pending ones first, each group oldest
+// first.
+func (b *Broker) List() []View {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	now := b.now()
+	b.pruneLocked(now)
+	out := make([]View, 0, len(b.entries))
+	for _, e := range b.entries {
+		out = append(out, e.viewLocked(now))
+	}
+	sort.Slice(out, func(i, j int) bool {
+		pi, pj := out[i].State == Pending, out[j].State == Pending
+		if pi != pj {
+			return pi
+		}
+		return b.entries[out[i].ID].seq < b.entries[out[j].ID].seq
+	})
+	return out
+}
+
+// Get returns one entry.
+func (b *Broker) Get(id string) (View, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	e, ok := b.entries[id]
+	if !ok {
+		return View{}, false
+	}
+	return e.viewLocked(b.now()), true
+}
+
+// Changed returns a channel that is closed at the next change.
+func (b *Broker) Changed() <-chan struct{} {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.changed
+}
+
+// Approve approves a live pending entry and returns its one-time code.
+func (b *Broker) Approve(id string) (string, time.Time, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	e, err := b.decidableLocked(id)
+	if err != nil {
+		return "", time.Time{}, err
+	}
+	code, err := b.newCodeLocked()
+	if err != nil {
+		return "", time.Time{}, err
+	}
+	e.state, e.code, e.decided = Approved, code, b.now()
+	b.notifyLocked()
+	return FormatCode(code), e.expires, nil
+}
+
+// Reject rejects a live pending entry: its token is revoked and no code will
+// ever confirm it.
+func (b *Broker) Reject(id string) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	e, err := b.decidableLocked(id)
+	if err != nil {
+		return err
+	}
+	b.killLocked(e, Rejected)
+	return nil
+}
+
+func (b *Broker) decidableLocked(id string) (*entry, error) {
+	e, ok := b.entries[id]
+	if !ok {
+		return nil, &Error{Code: CodeNotFound, Message: "no preview with id " + safeID(id) + " is listed; it may have been forgotten long after it expired."}
+	}
+	switch st := e.stateAt(b.now()); st {
+	case Pending:
+		return e, nil
+	case Expired:
+		return nil, &Error{Code: CodeExpired, Message: "preview " + e.id + " expired at " + stamp(e.expires) + "; it can no longer be approved. Ask the assistant for a new preview."}
+	default:
+		return nil, &Error{Code: CodeNotPending, Message: "preview " + e.id + " was already " + string(st) + "; a decision cannot be changed."}
+	}
+}
+
+// Redeem returns the gate token of the entry code was issued to, if that
+// entry was previewed for fingerprint and is approved, unused and live. A
+// code that names an entry spends the entry on every outcome.
+func (b *Broker) Redeem(code string, fingerprint [32]byte) (string, error) {
+	digits, ok := ParseCode(code)
+	if !ok {
+		return "", &Error{Code: CodeUnknown, Message: "the confirm value " + describe(code) + " is not an approval code (those are six digits, like 123-456, shown to the person when they approve the preview). " + howTo}
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	now := b.now()
+	if e := b.byCodeLocked(digits); e != nil {
+		switch e.stateAt(now) {
+		case Used, Rejected:
+			return "", &Error{Code: CodeUsed, Message: "this approval code was already used; each code works once, whatever the outcome. Nothing was executed. " + howTo}
+		case Expired:
+			b.killLocked(e, Used)
+			return "", &Error{Code: CodeExpired, Message: "the preview this code approved expired at " + stamp(e.expires) + ". Nothing was executed. " + howTo}
+		}
+		if subtle.ConstantTimeCompare(e.fingerprint[:], fingerprint[:]) != 1 {
+			b.killLocked(e, Used)
+			return "", &Error{Code: CodeMismatch, Message: "this approval code was given for a different preview (id " + e.id + ") than the tool and arguments of this call, and it is now spent. Nothing was executed. A code confirms only the exact call the person approved. " + howTo}
+		}
+		e.state = Used
+		token := e.token
+		e.token = ""
+		b.notifyLocked()
+		return token, nil
+	}
+	// No entry has this code: say where the previews of these arguments stand.
+	var best *entry
+	for _, e := range b.entries {
+		if e.fingerprint != fingerprint {
+			continue
+		}
+		if best == nil || rank(e.stateAt(now)) < rank(best.stateAt(now)) || rank(e.stateAt(now)) == rank(best.stateAt(now)) && e.seq > best.seq {
+			best = e
+		}
+	}
+	if best == nil {
+		return "", &Error{Code: CodeUnknown, Message: "no preview of this call is awaiting approval, and the code matches none. Nothing was executed. " + howTo}
+	}
+	switch best.stateAt(now) {
+	case Approved:
+		best.attempts++
+		if left := maxAttempts - best.attempts; left > 0 {
+			return "", &Error{Code: CodeWrong, Message: fmt.Sprintf("that is not the code the person was shown for preview %s. Nothing was executed. Ask them for the code exactly as shown; %d attempt(s) left before the approval is withdrawn.", best.id, left)}
+		}
+		b.killLocked(best, Rejected)
+		return "", &Error{Code: CodeWrong, Message: "that is not the code the person was shown for preview " + best.id + ", and too many wrong codes were tried: the approval is withdrawn. Nothing was executed. " + howTo}
+	case Pending:
+		return "", &Error{Code: CodePending, Message: "the person has not approved preview " + best.id + " yet, so there is no code for it. Nothing was executed. Ask them to review it on walletgate's approval page or with `walletgate approvals`, then use the code they are shown."}
+	case Rejected:
+		return "", &Error{Code: CodeRejected, Message: "the person rejected preview " + best.id + ". Nothing was executed. Do not retry it unless they ask for a new one."}
+	case Expired:
+		return "", &Error{Code: CodeExpired, Message: "preview " + best.id + " expired at " + stamp(best.expires) + " before it was used. Nothing was executed. " + howTo}
+	default:
+		return "", &Error{Code: CodeUsed, Message: "preview " + best.id + " was already confirmed with its code. Nothing was executed. " + howTo}
+	}
+}
+
+// Spend spends the entry a code names, if any: a confirm whose arguments do
+// not even parse still uses its code up.
+func (b *Broker) Spend(code string) {
+	digits, ok := ParseCode(code)
+	if !ok {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if e := b.byCodeLocked(digits); e != nil && e.state == Approved {
+		b.killLocked(e, Used)
+	}
+}
+
+const howTo = "For a new approval, call the tool again without confirm and have the person approve the new preview."
+
+// rank orders states by how much they tell a confirm: an approved entry
+// first (a wrong code counts against it), then pending, and so on.
+func rank(s State) int {
+	switch s {
+	case Approved:
+		return 0
+	case Pending:
+		return 1
+	case Rejected:
+		return 2
+	case Expired:
+		return 3
+	default:
+		return 4
+	}
+}
+
+func (b *Broker) byCodeLocked(digits string) *entry {
+	var found *entry
+	for _, e := range b.entries {
+		if e.code != "" && subtle.ConstantTimeCompare([]byte(e.code), []byte(digits)) == 1 {
+			found = e
+		}
+	}
+	return found
+}
+
+// killLocked ends an entry for good and revokes its token.
+func (b *Broker) killLocked(e *entry, st State) {
+	if e.token != "" && b.revoke != nil {
+		b.revoke(e.token)
+	}
+	e.token = ""
+	e.state = st
+	if e.decided.IsZero() {
+		e.decided = b.now()
+	}
+	b.notifyLocked()
+}
+
+// newCodeLocked draws a code no listed entry holds.
+func (b *Broker) newCodeLocked() (string, error) {
+	for {
+		c, err := randomString(b.random, "0123456789", codeDigits)
+		if err != nil {
+			return "", err
+		}
+		if b.byCodeLocked(c) == nil {
+			return c, nil
+		}
+	}
+}
+
+// pruneLocked forgets entries past keepAfter (from their expiry or their
+// decision, whichever is later).
+func (b *Broker) pruneLocked(now time.Time) {
+	for id, e := range b.entries {
+		end := e.expires
+		if e.decided.After(end) {
+			end = e.decided
+		}
+		if now.Sub(end) > keepAfter {
+			if e.token != "" && b.revoke != nil {
+				b.revoke(e.token)
+			}
+			delete(b.entries, id)
+		}
+	}
+}
+
+func (b *Broker) notifyLocked() {
+	close(b.changed)
+	b.changed = make(chan struct{})
+}
+
+func (e *entry) stateAt(now time.Time) State {
+	if (e.state == Pending || e.state == Approved) && !now.Before(e.expires) {
+		return Expired
+	}
+	return e.state
+}
+
+func (e *entry) viewLocked(now time.Time) View {
+	v := View{ID: e.id, Tool: e.tool, State: e.stateAt(now), Expires: e.expires, Display: e.display}
+	if v.State == Approved {
+		v.Code = FormatCode(e.code)
+	}
+	return v
+}
+
+// FormatCode shows six digits as "123-456".
+func FormatCode(digits string) string {
+	if len(digits) != codeDigits {
+		return digits
+	}
+	return digits[:3] + "-" + digits[3:]
+}
+
+// ParseCode accepts "123456", "123-456" or "123 456" and returns the digits.
+func ParseCode(s string) (string, bool) {
+	if len(s) == codeDigits+1 && (s[3] == '-' || s[3] == ' ') {
+		s = s[:3] + s[4:]
+	}
+	if len(s) != codeDigits {
+		return "", false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return "", false
+		}
+	}
+	return s, true
+}
+
+// describe names a confirm value without echoing much of it.
+func describe(s string) string {
+	switch {
+	case s == "":
+		return "(empty)"
+	case strings.HasPrefix(s, "wgc_"):
+		return "(a token-mode confirmation token; this server is in human mode)"
+	case len(s) <= 12 && isPrintableASCII(s):
+		return fmt.Sprintf("%q", s)
+	default:
+		return fmt.Sprintf("(%d characters)", len(s))
+	}
+}
+
+func safeID(id string) string {
+	if len(id) == idLength && isPrintableASCII(id) && strings.Trim(id, idAlphabet) == "" {
+		return id
+	}
+	return "(that id)"
+}
+
+func isPrintableASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < ' ' || s[i] > '~' {
+			return false
+		}
+	}
+	return true
+}
+
+func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+// randomString draws n characters uniformly from alphabet.
+func randomString(r io.Reader, alphabet string, n int) (string, error) {
+	max := big.NewInt(int64(len(alphabet)))
+	out := make([]byte, n)
+	for i := range out {
+		k, err := rand.Int(r, max)
+		if err != nil {
+			return "", errors.New("approval: no randomness: " + err.Error())
+		}
+		out[i] = alphabet[k.Int64()]
+	}
+	return string(out), nil
+}

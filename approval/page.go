@@ -1,0 +1,276 @@
+package approval
+
+// The approval page: a local web page on which the person approves or
+// rejects previews. Rules:
+//   - It listens on 127.0.0.1 only, on a random port, and answers only under
+//     /a/<secret>/, where secret is 256 random bits known to the operator
+//     (stderr and a 0600 file), never to the model. Anything else is 404.
+//   - The Host header must name this listener (127.0.0.1:port or
+//     localhost:port): a DNS-rebinding page cannot reach it under its own
+//     name.
+//   - Approve and reject are POSTs whose Origin must be this listener's own
+//     origin (Sec-Fetch-Site, when sent, must be same-origin) and which carry
+//     a CSRF token bound to the secret and the preview. GETs change nothing.
+//   - Every answer forbids framing, caching, referrers and scripts; the only
+//     style is one inline block allowed by its hash. All text goes through
+//     html/template, so on-chain names are escaped.
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"embed"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"html/template"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+//go:embed page.css page.html
+var pageFiles embed.FS
+
+var (
+	pageCSS  = mustRead("page.css")
+	pageTmpl = template.Must(template.New("page.html").Funcs(template.FuncMap{
+		"clock": func(t time.Time) string { return t.Local().Format("15:04:05") },
+		"left": func(now func() time.Time, t time.Time) string {
+			d := t.Sub(now()).Round(time.Second)
+			if d < 0 {
+				return "0s"
+			}
+			return d.String()
+		},
+	}).ParseFS(pageFiles, "page.html"))
+	cspHeader = "default-src 'none'; style-src 'sha256-" + cssHash() + "'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+)
+
+func mustRead(name string) string {
+	b, err := pageFiles.ReadFile(name)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+
+func cssHash() string {
+	sum := sha256.Sum256([]byte(pageCSS))
+	return base64.StdEncoding.EncodeToString(sum[:])
+}
+
+// Page serves the approval page for a broker.
+type Page struct {
+	broker *Broker
+	secret string
+	port   int
+	now    func() time.Time
+}
+
+// NewSecret returns 256 random bits, hex-encoded, for a page's URL.
+func NewSecret() (string, error) {
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("approval: no randomness for the page secret: %w", err)
+	}
+	return hex.EncodeToString(b[:]), nil
+}
+
+// NewPage returns the page for broker, served under /a/<secret>/ by a
+// listener on 127.0.0.1:port.
+func NewPage(broker *Broker, secret string, port int) *Page {
+	return &Page{broker: broker, secret: secret, port: port, now: broker.now}
+}
+
+// URL is the page's address, secret included.
+func (p *Page) URL() string {
+	return fmt.Sprintf("http://127.0.0.1:%d/a/%s/", p.port, p.secret)
+}
+
+// ListenLocal listens on a random loopback port.
+func ListenLocal() (net.Listener, int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, 0, fmt.Errorf("approval page: listen on 127.0.0.1: %w", err)
+	}
+	return ln, ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+// Server wraps the page in an http.Server with tight limits.
+func (p *Page) Server() *http.Server {
+	return &http.Server{
+		Handler:           p,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       10 * time.Second,
+		WriteTimeout:      10 * time.Second,
+		IdleTimeout:       60 * time.Second,
+		MaxHeaderBytes:    16 << 10,
+	}
+}
+
+// ServeHTTP routes /a/<secret>/, /a/<secret>/p/<id>, and the POSTs
+// /a/<secret>/p/<id>/approve and /reject.
+func (p *Page) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("Content-Security-Policy", cspHeader)
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Cross-Origin-Opener-Policy", "same-origin")
+	h.Set("Cross-Origin-Resource-Policy", "same-origin")
+
+	if !p.hostAllowed(r.Host) {
+		http.Error(w, "walletgate: this page answers only at 127.0.0.1:"+strconv.Itoa(p.port)+" (the Host header names another site)", http.StatusMisdirectedRequest)
+		return
+	}
+	rest, ok := p.underSecret(r.URL.Path)
+	if !ok {
+		http.NotFound(w, r)
+		return
+	}
+	parts := strings.Split(rest, "/")
+	switch {
+	case rest == "" && r.Method == http.MethodGet:
+		p.render(w, http.StatusOK, pageData{List: p.broker.List(), Refresh: true})
+	case len(parts) == 2 && parts[0] == "p" && r.Method == http.MethodGet:
+		v, ok := p.broker.Get(parts[1])
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		p.render(w, http.StatusOK, pageData{One: &v, CSRF: p.csrf(v.ID)})
+	case len(parts) == 3 && parts[0] == "p" && (parts[2] == "approve" || parts[2] == "reject"):
+		if r.Method != http.MethodPost {
+			h.Set("Allow", http.MethodPost)
+			http.Error(w, "walletgate: approve and reject are POSTs from the approval page", http.StatusMethodNotAllowed)
+			return
+		}
+		p.decide(w, r, parts[1], parts[2])
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+// decide handles an approve or reject POST.
+func (p *Page) decide(w http.ResponseWriter, r *http.Request, id, action string) {
+	if msg := p.sameOrigin(r); msg != "" {
+		http.Error(w, "walletgate: refused: "+msg+". Nothing was approved or rejected.", http.StatusForbidden)
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, 4<<10)
+	if err := r.ParseForm(); err != nil {
+		http.Error(w, "walletgate: the form could not be read", http.StatusBadRequest)
+		return
+	}
+	if subtle.ConstantTimeCompare([]byte(r.PostForm.Get("csrf")), []byte(p.csrf(id))) != 1 {
+		http.Error(w, "walletgate: refused: the form did not come from this preview's page. Nothing was approved or rejected.", http.StatusForbidden)
+		return
+	}
+	var err error
+	if action == "approve" {
+		_, _, err = p.broker.Approve(id)
+	} else {
+		err = p.broker.Reject(id)
+	}
+	v, ok := p.broker.Get(id)
+	if !ok {
+		http.NotFound(w, r)
+		return
+	}
+	if err != nil {
+		msg := err.Error()
+		if e, ok := err.(*Error); ok {
+			msg = e.Message
+		}
+		status := http.StatusConflict
+		if v.State == Expired {
+			status = http.StatusGone
+		}
+		p.render(w, status, pageData{One: &v, Problem: msg})
+		return
+	}
+	// Post/redirect/get: a reload shows the outcome, it does not resubmit.
+	http.Redirect(w, r, "/a/"+p.secret+"/p/"+id, http.StatusSeeOther)
+}
+
+// hostAllowed accepts only this listener's own names.
+func (p *Page) hostAllowed(host string) bool {
+	port := strconv.Itoa(p.port)
+	return host == "127.0.0.1:"+port || host == "localhost:"+port
+}
+
+// sameOrigin says why a POST is not from this page, or "".
+func (p *Page) sameOrigin(r *http.Request) string {
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return "the request carries no Origin header"
+	}
+	if origin != "http://"+r.Host {
+		return "the request comes from another site (Origin " + strconv.Quote(clip(origin, 80)) + ")"
+	}
+	if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" {
+		return "the browser says the request is " + strconv.Quote(clip(site, 20)) + ", not same-origin"
+	}
+	return ""
+}
+
+// underSecret strips /a/<secret>/ from path.
+func (p *Page) underSecret(path string) (string, bool) {
+	const prefix = "/a/"
+	if !strings.HasPrefix(path, prefix) {
+		return "", false
+	}
+	rest := path[len(prefix):]
+	i := strings.IndexByte(rest, '/')
+	if i < 0 {
+		return "", false
+	}
+	if subtle.ConstantTimeCompare([]byte(rest[:i]), []byte(p.secret)) != 1 {
+		return "", false
+	}
+	return rest[i+1:], true
+}
+
+// csrf binds a form to the secret and the preview.
+func (p *Page) csrf(id string) string {
+	m := hmac.New(sha256.New, []byte(p.secret))
+	m.Write([]byte("walletgate approval form\x00" + id))
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+type pageData struct {
+	List    []View
+	One     *View
+	CSRF    string
+	Problem string
+	Refresh bool
+	Base    string
+	CSS     template.CSS
+	Now     func() time.Time
+}
+
+func (p *Page) render(w http.ResponseWriter, status int, d pageData) {
+	d.Base = "/a/" + p.secret + "/"
+	d.CSS = template.CSS(pageCSS)
+	d.Now = p.now
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	var b strings.Builder
+	if err := pageTmpl.Execute(&b, d); err != nil {
+		http.Error(w, "walletgate: the page could not be rendered", http.StatusInternalServerError)
+		return
+	}
+	w.WriteHeader(status)
+	_, _ = w.Write([]byte(b.String()))
+}
+
+func clip(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}

@@ -1,0 +1,124 @@
+package tools
+
+// Confirmation mode "human": the preview the model gets carries no usable
+// token. The token stays in the approval broker with the preview; the person
+// approves it on the local page or in `walletgate approvals` and is shown a
+// short one-time code, which the confirm must carry. Rules: the code is
+// redeemed for the token only for the same fingerprint (tool and canonical
+// arguments), once, before the preview expires; a code that names a preview
+// spends it on every outcome; rejecting revokes the token. Without a broker
+// (the page and socket could not start) write tools are not offered.
+
+import (
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/walletgate/walletgate/approval"
+	"github.com/walletgate/walletgate/gate"
+	"github.com/walletgate/walletgate/policy"
+)
+
+// confirmation is how a preview can be confirmed: with the token the model
+// was given (token and elicit modes), or with the code the person will get
+// when they approve preview ApprovalID (human mode).
+type confirmation struct {
+	Token      string
+	ApprovalID string
+	Expires    time.Time
+}
+
+// approvalJSON tells the model, in human mode, which preview the person must
+// approve and what to do next.
+type approvalJSON struct {
+	ID   string `json:"id"`
+	Mode string `json:"mode"`
+	How  string `json:"how"`
+}
+
+func (c confirmation) approval(tool string) *approvalJSON {
+	if c.ApprovalID == "" {
+		return nil
+	}
+	return &approvalJSON{ID: c.ApprovalID, Mode: policy.ConfirmHuman,
+		How: "The person must approve preview " + c.ApprovalID + " on walletgate's approval page or with `walletgate approvals`; they are then shown a one-time code. Call " + tool + " again with exactly the same arguments plus \"confirm\": \"<that code>\"."}
+}
+
+func (s *Server) human() bool { return s.cfg.Confirm == policy.ConfirmHuman }
+
+// offer issues the confirmation of a preview and renders the result: in
+// token and elicit modes the token goes to the model; in human mode it stays
+// with the broker and the preview is listed for the person, with display()
+// as what they see besides the text.
+func (s *Server) offer(tool string, canonical []byte, p *plan, display func() approval.Display, render func(confirmation) (any, string)) (*mcp.CallToolResult, *Refusal) {
+	token, expires, ref := s.issue(tool, canonical, p)
+	if ref != nil {
+		return nil, ref
+	}
+	var result any
+	var text string
+	if !s.human() {
+		result, text = render(confirmation{Token: token, Expires: expires})
+	} else {
+		req := approval.Request{Tool: tool, Fingerprint: gate.Fingerprint(tool, canonical), Token: token, Expires: expires}
+		_, err := s.approvals.Add(req, func(id string) approval.Display {
+			result, text = render(confirmation{ApprovalID: id, Expires: expires})
+			d := display()
+			d.Text = text
+			return d
+		})
+		if err != nil {
+			s.gate.Revoke(token)
+			return nil, approvalRefusal(err)
+		}
+	}
+	p.previewText.Store(&text)
+	return success(result, text), nil
+}
+
+// redeem turns the code of a human-mode confirm into the gate token of the
+// preview the person approved.
+func (s *Server) redeem(code, tool string, canonical []byte) (string, *Refusal) {
+	token, err := s.approvals.Redeem(code, gate.Fingerprint(tool, canonical))
+	if err != nil {
+		return "", approvalRefusal(err)
+	}
+	return token, nil
+}
+
+func approvalRefusal(err error) *Refusal {
+	var e *approval.Error
+	if errors.As(err, &e) {
+		return refuse(e.Code, "%s", e.Message)
+	}
+	return refuse(approval.CodeUnknown, "the approval could not be checked (%s). Nothing was signed or sent.", inert(err.Error(), 200))
+}
+
+// confirmLine ends a preview text: how to confirm it.
+func confirmLine(b *strings.Builder, tool string, c confirmation) {
+	if c.ApprovalID == "" {
+		b.WriteString("To confirm, call " + tool + " again with exactly the same arguments plus \"confirm\": \"" + c.Token + "\". Any change needs a new preview.")
+		return
+	}
+	b.WriteString("APPROVAL BY THE PERSON REQUIRED (preview " + c.ApprovalID + "): they approve or reject it on walletgate's approval page (its address is in walletgate's log and state directory) or with `walletgate approvals` in a terminal. Approving shows them a one-time code; then call " + tool + " again with exactly the same arguments plus \"confirm\": \"<that code>\". The code works once, for this preview only. You cannot approve it yourself.")
+}
+
+// confirmDescription is the confirm property of a write tool's schema.
+func (s *Server) confirmDescription() string {
+	if s.human() {
+		return "the one-time code (six digits, like 123-456) the person was shown when they approved the preview of exactly these arguments; omit it to get a preview"
+	}
+	return "the confirm_token of a preview of exactly these arguments; omit it to get a preview"
+}
+
+// instructions is what the server tells a client at initialize.
+func (s *Server) instructions() string {
+	if !s.human() {
+		return Instructions
+	}
+	return strings.Replace(Instructions,
+		`Show the preview to the user. Only if they agree, call the same tool again with exactly the same arguments plus "confirm": "<token>". A token works once, for those arguments only, and expires after a few minutes.`,
+		`In this server's mode the preview carries no token: the person approves it themselves on walletgate's approval page or in a terminal (walletgate approvals) and is shown a one-time code. Ask them for it, then call the same tool again with exactly the same arguments plus "confirm": "<code>". A code works once, for that preview only, and expires with it.`, 1)
+}
