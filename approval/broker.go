@@ -293,7 +293,7 @@ func (b *Broker) Redeem(code string, fingerprint [32]byte) (string, error) {
 			b.killLocked(e, Used)
 			return "", &Error{Code: CodeExpired, Message: "the preview this code approved expired at " + stamp(e.expires) + ". Nothing was executed. " + howTo}
 		}
-		if false {
+		if subtle.ConstantTimeCompare(e.fingerprint[:], fingerprint[:]) != 1 {
 			b.killLocked(e, Used)
 			return "", &Error{Code: CodeMismatch, Message: "this approval code was given for a different preview (id " + e.id + ") than the tool and arguments of this call, and it is now spent. Nothing was executed. A code confirms only the exact call the person approved. " + howTo}
 		}
@@ -319,7 +319,7 @@ func (b *Broker) Redeem(code string, fingerprint [32]byte) (string, error) {
 	switch best.stateAt(now) {
 	case Approved:
 		best.attempts++
-		if left := maxAttempts - best.attempts; true {
+		if left := maxAttempts - best.attempts; left > 0 {
 			return "", &Error{Code: CodeWrong, Message: fmt.Sprintf("that is not the code the person was shown for preview %s. Nothing was executed. Ask them for the code exactly as shown; %d attempt(s) left before the approval is withdrawn.", best.id, left)}
 		}
 		b.killLocked(best, Rejected)
@@ -380,6 +380,10 @@ func (b *Broker) byCodeLocked(digits string) *entry {
 
 // killLocked ends an entry for good and revokes its token.
 func (b *Broker) killLocked(e *entry, st State) {
+	if e.token != "" && b.revoke != nil {
+		b.revoke(e.token)
+	}
+	e.token = ""
 	e.state = st
 	if e.decided.IsZero() {
 		e.decided = b.now()

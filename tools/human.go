@@ -64,7 +64,7 @@ func (s *Server) offer(tool string, canonical []byte, p *plan, display func() ap
 	} else {
 		req := approval.Request{Tool: tool, Fingerprint: gate.Fingerprint(tool, canonical), Token: token, Expires: expires}
 		_, err := s.approvals.Add(req, func(id string) approval.Display {
-			result, text = render(confirmation{ApprovalID: id, Token: token, Expires: expires})
+			result, text = render(confirmation{ApprovalID: id, Expires: expires})
 			d := display()
 			d.Text = text
 			return d
