@@ -1,0 +1,282 @@
+package main_test
+
+import (
+	"bufio"
+	"io"
+	"math/big"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/stretchr/testify/require"
+)
+
+// humanModeServer starts walletgate in human mode on the devnet with its own
+// state directory, and returns it with that directory and the approval
+// page's URL as the server wrote it (0600) there.
+func humanModeServer(t *testing.T, info devnetInfo, extra ...string) (*stdioClient, string, string) {
+	t.Helper()
+	state := t.TempDir()
+	c := startServer(t, append(capsEnv(info, state), append([]string{"WALLETGATE_CONFIRM=human"}, extra...)...))
+	c.initialize()
+	var pageURL string
+	waitFor(t, "the approval page address file", func() bool {
+		files, _ := filepath.Glob(filepath.Join(state, "approvals", "*.url"))
+		if len(files) != 1 {
+			return false
+		}
+		st, err := os.Stat(files[0])
+		require.NoError(t, err)
+		require.Equal(t, os.FileMode(0o600), st.Mode().Perm(), "the page address is a secret")
+		b, err := os.ReadFile(files[0])
+		require.NoError(t, err)
+		pageURL = strings.TrimSpace(string(b))
+		return pageURL != ""
+	})
+	require.Regexp(t, `^http://127\.0\.0\.1:\d+/a/[0-9a-f]{64}/$`, pageURL)
+	require.Contains(t, c.stderr.String(), pageURL, "the operator finds the address on stderr")
+	return c, state, pageURL
+}
+
+// previewID previews args with wallet_send and returns the approval id,
+// checking that nothing the model gets can confirm it.
+func previewID(t *testing.T, c *stdioClient, args map[string]any) string {
+	t.Helper()
+	res := c.callTool("wallet_send", args)
+	require.NotEqual(t, true, res["isError"], text(res))
+	sc := res["structuredContent"].(map[string]any)
+	require.Equal(t, "confirmation_required", sc["status"])
+	require.NotContains(t, sc, "confirm_token")
+	require.NotContains(t, text(res), "wgc_")
+	id := sc["approval"].(map[string]any)["id"].(string)
+	require.Regexp(t, `^[A-Z2-9]{4}$`, id)
+	return id
+}
+
+func withConfirm(args map[string]any, confirm string) map[string]any {
+	out := map[string]any{"confirm": confirm}
+	for k, v := range args {
+		out[k] = v
+	}
+	return out
+}
+
+// refusedWith requires a tool result refused with code.
+func refusedWith(t *testing.T, res map[string]any, code string) string {
+	t.Helper()
+	txt := text(res)
+	require.Equal(t, true, res["isError"], txt)
+	require.True(t, strings.HasPrefix(txt, code+": "), "want %s, got %s", code, txt)
+	return txt
+}
+
+func TestHumanModeModelOnlyClientCannotWrite(t *testing.T) {
+	info := startDevnet(t)
+	view := newChainView(t, info)
+	c, _, pageURL := humanModeServer(t, info)
+	to := common.HexToAddress("0x00000000000000000000000000000000000e2e61")
+	args := map[string]any{"to": to.Hex(), "amount": "5", "asset": "USDT"}
+	nonce, balance := view.nonce(), view.usdtOf(to)
+
+	res := c.callTool("wallet_send", args)
+	sc := res["structuredContent"].(map[string]any)
+	id := sc["approval"].(map[string]any)["id"].(string)
+	require.NotContains(t, sc, "confirm_token")
+
+	// Everything the preview handed the model, and guesses.
+	guesses := []string{id, sc["expires_at"].(string), "123-456", "000000", "999 999", "wgc_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", strings.Repeat("1", 64)}
+	for _, g := range guesses {
+		res := c.callTool("wallet_send", withConfirm(args, g))
+		require.Equal(t, true, res["isError"], "guess %q: %s", g, text(res))
+		require.Regexp(t, `^(APPROVAL_PENDING|CODE_UNKNOWN): `, text(res))
+	}
+
+	// The approval endpoints without the secret, with a rebinding Host, or
+	// from another origin.
+	u, err := url.Parse(pageURL)
+	require.NoError(t, err)
+	origin := "http://" + u.Host
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }, Timeout: 5 * time.Second}
+	post := func(target, origin, host string) int {
+		req, err := http.NewRequest(http.MethodPost, target, strings.NewReader("csrf=x"))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		if origin != "" {
+			req.Header.Set("Origin", origin)
+		}
+		if host != "" {
+			req.Host = host
+		}
+		resp, err := noRedirect.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	base := "http://" + u.Host
+	for _, target := range []string{base + "/p/" + id + "/approve", base + "/a/p/" + id + "/approve", base + "/a/" + strings.Repeat("0", 64) + "/p/" + id + "/approve",
+		base + "/a/" + strings.TrimSuffix(strings.TrimPrefix(u.Path, "/a/"), "/")[:63] + "/p/" + id + "/approve"} {
+		require.Equal(t, http.StatusNotFound, post(target, origin, ""), target)
+	}
+	approve := pageURL + "p/" + id + "/approve"
+	require.Equal(t, http.StatusForbidden, post(approve, "http://evil.example", ""), "a foreign origin")
+	require.Equal(t, http.StatusForbidden, post(approve, "", ""), "no origin")
+	require.Equal(t, http.StatusMisdirectedRequest, post(approve, "http://evil.example:"+u.Port(), "evil.example:"+u.Port()), "DNS rebinding: another host name")
+	require.Equal(t, http.StatusForbidden, post(approve, origin, ""), "the right origin, but no form token from the page")
+
+	res = c.callTool("wallet_send", withConfirm(args, "123-456"))
+	refusedWith(t, res, "APPROVAL_PENDING")
+	require.Equal(t, nonce, view.nonce(), "nothing was signed or sent")
+	require.Equal(t, balance, view.usdtOf(to))
+}
+
+// terminalSession runs `walletgate approvals` on a pty, as a person would.
+type terminalSession struct {
+	t   *testing.T
+	pty *os.File
+	cmd *exec.Cmd
+	mu  sync.Mutex
+	out strings.Builder
+	fed chan struct{}
+}
+
+func startTerminal(t *testing.T, state string) *terminalSession {
+	t.Helper()
+	cmd := exec.Command(binary, "approvals")
+	cmd.Env = cleanEnv("WALLETGATE_STATE_DIR=" + state)
+	f, err := pty.Start(cmd)
+	require.NoError(t, err)
+	s := &terminalSession{t: t, pty: f, cmd: cmd, fed: make(chan struct{}, 1)}
+	go func() {
+		r := bufio.NewReader(f)
+		buf := make([]byte, 4096)
+		for {
+			n, err := r.Read(buf)
+			if n > 0 {
+				s.mu.Lock()
+				s.out.Write(buf[:n])
+				s.mu.Unlock()
+				select {
+				case s.fed <- struct{}{}:
+				default:
+				}
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(100 * time.Millisecond):
+			cmd.Process.Kill()
+			<-done
+		}
+		f.Close()
+	})
+	return s
+}
+
+func (s *terminalSession) screen() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.out.String()
+}
+
+// expect waits until the output after from matches re and returns the match
+// and where it ended.
+func (s *terminalSession) expect(from int, re *regexp.Regexp) ([]string, int) {
+	s.t.Helper()
+	deadline := time.After(20 * time.Second)
+	for {
+		out := s.screen()
+		if loc := re.FindStringSubmatchIndex(out[from:]); loc != nil {
+			var groups []string
+			for i := 0; i+1 < len(loc); i += 2 {
+				groups = append(groups, out[from+loc[i]:from+loc[i+1]])
+			}
+			return groups, from + loc[1]
+		}
+		select {
+		case <-s.fed:
+		case <-time.After(50 * time.Millisecond):
+		case <-deadline:
+			s.t.Fatalf("the terminal never showed %s; it shows:\n%s", re, out[from:])
+		}
+	}
+}
+
+func (s *terminalSession) typeLine(line string) {
+	s.t.Helper()
+	_, err := io.WriteString(s.pty, line+"\r")
+	require.NoError(s.t, err)
+}
+
+// ansi strips colours for matching.
+var ansi = regexp.MustCompile("\x1b\\[[0-9;]*m")
+
+func TestTerminalApprovalsApproveAndReject(t *testing.T) {
+	info := startDevnet(t)
+	view := newChainView(t, info)
+	c, state, _ := humanModeServer(t, info)
+	term := startTerminal(t, state)
+	_, pos := term.expect(0, regexp.MustCompile(`Connected to walletgate \(pid \d+, wallet `+info.DevAccount))
+	_, pos = term.expect(pos, regexp.MustCompile(`Waiting for previews`))
+
+	to := common.HexToAddress("0x00000000000000000000000000000000000e2e62")
+	args := map[string]any{"to": to.Hex(), "amount": "7.25", "asset": "USDT"}
+	before := view.usdtOf(to)
+	id := previewID(t, c, args)
+
+	// The terminal shows the preview: marker and amounts first, then the
+	// whole text, and asks.
+	_, pos = term.expect(pos, regexp.MustCompile(`Approve preview `+id+`\?`))
+	shown := ansi.ReplaceAllString(term.screen(), "")
+	require.Contains(t, shown, "LOCAL DEV CHAIN")
+	require.Contains(t, shown, ">> 7.25 USDT to "+to.Hex())
+	require.Contains(t, shown, "Action:    send 7.25 USDT (7250000 base units, 6 decimals)")
+	require.Contains(t, shown, "APPROVAL BY THE PERSON REQUIRED (preview "+id+")")
+	require.Equal(t, before, view.usdtOf(to), "nothing moves before the person decides")
+
+	term.typeLine("a")
+	m, pos := term.expect(pos, regexp.MustCompile(`APPROVED\.(?:\x1b\[0m)? Give the assistant this one-time code:\s+(?:\x1b\[[0-9;]*m)? ?(\d{3}-\d{3})`))
+	code := m[1]
+
+	res := c.callTool("wallet_send", withConfirm(args, code))
+	require.NotEqual(t, true, res["isError"], text(res))
+	require.Equal(t, "confirmed", res["structuredContent"].(map[string]any)["status"], text(res))
+	require.Equal(t, new(big.Int).Add(before, big.NewInt(7_250_000)), view.usdtOf(to), "the approved amount arrived on chain")
+	refusedWith(t, c.callTool("wallet_send", withConfirm(args, code)), "CODE_USED")
+
+	// Reject: the preview is dead, whatever code the model offers.
+	nonce := view.nonce()
+	id2 := previewID(t, c, args)
+	_, pos = term.expect(pos, regexp.MustCompile(`Approve preview `+id2+`\?`))
+	term.typeLine("r")
+	_, pos = term.expect(pos, regexp.MustCompile(`REJECTED\.(?:\x1b\[0m)? Preview `+id2+` will never be signed`))
+	refusedWith(t, c.callTool("wallet_send", withConfirm(args, "123-456")), "APPROVAL_REJECTED")
+	require.Equal(t, nonce, view.nonce(), "a rejected preview sends nothing")
+
+	// Quit ends the terminal cleanly.
+	_, _ = term.expect(pos, regexp.MustCompile(`Waiting for previews`))
+	term.typeLine("q")
+	done := make(chan error, 1)
+	go func() { done <- term.cmd.Wait() }()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("walletgate approvals did not quit")
+	}
+}
