@@ -106,8 +106,16 @@ func TestHumanModeModelOnlyClientCannotWrite(t *testing.T) {
 	require.NoError(t, err)
 	origin := "http://" + u.Host
 	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }, Timeout: 5 * time.Second}
+	// The worst case: the attacker even has the page's form token.
+	resp, err := http.Get(pageURL + "p/" + id)
+	require.NoError(t, err)
+	page, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	csrf := regexp.MustCompile(`name="csrf" value="([0-9a-f]{64})"`).FindStringSubmatch(string(page))
+	require.NotNil(t, csrf, "the page carries a form token")
 	post := func(target, origin, host string) int {
-		req, err := http.NewRequest(http.MethodPost, target, strings.NewReader("csrf=x"))
+		req, err := http.NewRequest(http.MethodPost, target, strings.NewReader("csrf="+csrf[1]))
 		require.NoError(t, err)
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 		if origin != "" {
@@ -130,7 +138,18 @@ func TestHumanModeModelOnlyClientCannotWrite(t *testing.T) {
 	require.Equal(t, http.StatusForbidden, post(approve, "http://evil.example", ""), "a foreign origin")
 	require.Equal(t, http.StatusForbidden, post(approve, "", ""), "no origin")
 	require.Equal(t, http.StatusMisdirectedRequest, post(approve, "http://evil.example:"+u.Port(), "evil.example:"+u.Port()), "DNS rebinding: another host name")
-	require.Equal(t, http.StatusForbidden, post(approve, origin, ""), "the right origin, but no form token from the page")
+	post2 := func(body string) int {
+		req, err := http.NewRequest(http.MethodPost, approve, strings.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Origin", origin)
+		resp, err := noRedirect.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	require.Equal(t, http.StatusForbidden, post2("csrf=x"), "the right origin, but no form token from the page")
+	require.Equal(t, http.StatusForbidden, post2(""), "the right origin, no form token at all")
 
 	res = c.callTool("wallet_send", withConfirm(args, "123-456"))
 	refusedWith(t, res, "APPROVAL_PENDING")
