@@ -136,6 +136,9 @@ type Broker struct {
 	now    func() time.Time
 	random io.Reader
 	revoke func(token string) // spends a gate token; nil: nothing to spend
+	// decided, if set, hears of each decision of the person (approved or
+	// rejected), after it is made and outside the lock: the audit trail.
+	decided func(Decision)
 
 	mu      sync.Mutex
 	entries map[string]*entry // id → entry
@@ -158,6 +161,21 @@ func (b *Broker) SetRevoke(revoke func(token string)) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.revoke = revoke
+}
+
+// Decision is a person's decision on a preview, for the audit trail.
+type Decision struct {
+	ID          string
+	Tool        string
+	Fingerprint [32]byte
+	State       State // Approved or Rejected
+}
+
+// OnDecision sets the function told of every approval and rejection.
+func (b *Broker) OnDecision(f func(Decision)) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.decided = f
 }
 
 // Add lists a new preview as pending and returns its id. render is called
@@ -232,30 +250,41 @@ func (b *Broker) Changed() <-chan struct{} {
 // Approve approves a live pending entry and returns its one-time code.
 func (b *Broker) Approve(id string) (string, time.Time, error) {
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	e, err := b.decidableLocked(id)
 	if err != nil {
+		b.mu.Unlock()
 		return "", time.Time{}, err
 	}
 	code, err := b.newCodeLocked()
 	if err != nil {
+		b.mu.Unlock()
 		return "", time.Time{}, err
 	}
 	e.state, e.code, e.decided = Approved, code, b.now()
 	b.notifyLocked()
-	return FormatCode(code), e.expires, nil
+	d, tell, expires := Decision{ID: e.id, Tool: e.tool, Fingerprint: e.fingerprint, State: Approved}, b.decided, e.expires
+	b.mu.Unlock()
+	if tell != nil {
+		tell(d)
+	}
+	return FormatCode(code), expires, nil
 }
 
 // Reject rejects a live pending entry: its token is revoked and no code will
 // ever confirm it.
 func (b *Broker) Reject(id string) error {
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	e, err := b.decidableLocked(id)
 	if err != nil {
+		b.mu.Unlock()
 		return err
 	}
 	b.killLocked(e, Rejected)
+	d, tell := Decision{ID: e.id, Tool: e.tool, Fingerprint: e.fingerprint, State: Rejected}, b.decided
+	b.mu.Unlock()
+	if tell != nil {
+		tell(d)
+	}
 	return nil
 }
 

@@ -32,6 +32,7 @@ const (
 	KindSigned       = "signed"
 	KindBroadcast    = "broadcast"
 	KindReceipt      = "receipt"
+	KindApproval     = "approval" // the person approved or rejected a preview (human mode)
 )
 
 // capRecord is a cap reservation or a correction of one: signed base-unit

@@ -134,6 +134,9 @@ func New(d Deps) *Server {
 	s.approvals = d.Approvals
 	if s.approvals != nil {
 		s.approvals.SetRevoke(func(token string) { s.gate.Revoke(token) })
+		s.approvals.OnDecision(func(d approval.Decision) {
+			_ = s.record(KindApproval, map[string]any{"approval": d.ID, "tool": d.Tool, "fingerprint": hex.EncodeToString(d.Fingerprint[:]), "decision": string(d.State)})
+		})
 	}
 	if s.session == "" {
 		s.session = "s"

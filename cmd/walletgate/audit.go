@@ -124,6 +124,8 @@ func describe(r journal.Record) string {
 			status = "INCLUDED, REVERTED"
 		}
 		return fmt.Sprintf("%s %s in block %v, fee %s wei", str("tx"), status, d["block"], str("fee"))
+	case tools.KindApproval:
+		return fmt.Sprintf("the person %s preview %s (%s)", strings.ToUpper(str("decision")), str("approval"), str("tool"))
 	case tools.KindToolStart:
 		return ""
 	}

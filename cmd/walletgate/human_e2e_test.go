@@ -287,6 +287,14 @@ func TestTerminalApprovalsApproveAndReject(t *testing.T) {
 	refusedWith(t, c.callTool("wallet_send", withConfirm(args, "123-456")), "APPROVAL_REJECTED")
 	require.Equal(t, nonce, view.nonce(), "a rejected preview sends nothing")
 
+	// The journal keeps the person's decisions beside what the model did.
+	audit := exec.Command(binary, "audit", "show")
+	audit.Env = cleanEnv("WALLETGATE_STATE_DIR=" + state)
+	shownAudit, err := audit.CombinedOutput()
+	require.NoError(t, err, string(shownAudit))
+	require.Contains(t, string(shownAudit), "the person APPROVED preview "+id+" (wallet_send)")
+	require.Contains(t, string(shownAudit), "the person REJECTED preview "+id2+" (wallet_send)")
+
 	// Quit ends the terminal cleanly.
 	_, _ = term.expect(pos, regexp.MustCompile(`Waiting for previews`))
 	term.typeLine("q")
