@@ -76,7 +76,12 @@ func writeOutputSchema() map[string]any {
 	return object(map[string]any{
 		"status":        enum("confirmation_required (a preview), confirmed (included, effects verified), reverted (included, failed; the fee was spent) or pending (sent, inclusion not seen yet)", "confirmation_required", statusConfirmed, statusRevertedW, statusPendingW),
 		"preview":       preview,
-		"confirm_token": str("single-use token for confirming exactly this preview"),
+		"confirm_token": str("single-use token for confirming exactly this preview (not given in human mode)"),
+		"approval": object(map[string]any{
+			"id":   str("the preview's id, as the person sees it on the approval page and in walletgate approvals"),
+			"mode": enum("who approves", "human"),
+			"how":  str("what to do next"),
+		}, "id", "mode", "how"),
 		"expires_at":    str("when the confirm_token expires (RFC 3339, UTC)"),
 		"tx_hash":       strPattern("the transaction hash", hashPattern),
 		"block":         integer("the block that includes it"),

@@ -60,6 +60,10 @@ test('human mode: only the code the person is shown confirms, once', { timeout: 
     const page = await pageURL;
     const origin = new URL(page).origin;
     const args = { to: RECIPIENT, amount: '2.5', asset: 'USDT' };
+    // Listing the tools makes the SDK check every structuredContent against
+    // the tool's outputSchema from here on.
+    const { tools } = await client.listTools();
+    assert.match(tools.find((t) => t.name === 'wallet_send').inputSchema.properties.confirm.description, /one-time code/);
 
     const preview = await client.callTool({ name: 'wallet_send', arguments: args });
     assert.notEqual(preview.isError, true, JSON.stringify(preview.content));
