@@ -104,14 +104,8 @@ func cmdApprovals(argv []string, stdin io.Reader, stdout, stderr io.Writer) erro
 	fs := flag.NewFlagSet("walletgate approvals", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	socket := fs.String("socket", "", "the approvals socket of one server (default: every one in the state directory)")
-	if err := fs.Parse(argv); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return errHelp
-		}
-		return usagef("%v (see walletgate --help)", err)
-	}
-	if fs.NArg() > 0 {
-		return usagef("unexpected argument %q (see walletgate --help)", fs.Arg(0))
+	if err := parseFlags(fs, argv); err != nil {
+		return err
 	}
 	var dir string
 	if *socket == "" {
@@ -268,13 +262,9 @@ func (t *terminal) ask(it pendingItem, lines <-chan string) (bool, error) {
 		}
 		switch strings.ToLower(l) {
 		case "a", "approve":
-			a, err := it.client.Do("approve", id)
-			if err != nil {
-				return false, fmt.Errorf("approvals socket: %w", err)
-			}
-			if !a.OK {
-				fmt.Fprintf(t.out, "%s Not approved: %s\n", t.paint("1;31", a.ErrorCode+":"), sanitize(a.Error))
-				return false, nil
+			a, err := t.decide(it, "approve")
+			if err != nil || !a.OK {
+				return false, err
 			}
 			until := ""
 			if a.Expires != nil {
@@ -284,13 +274,8 @@ func (t *terminal) ask(it pendingItem, lines <-chan string) (bool, error) {
 				t.paint("1;32", "APPROVED."), t.paint("1;7", " "+a.Code+" "), id, until)
 			return false, nil
 		case "r", "reject":
-			a, err := it.client.Do("reject", id)
-			if err != nil {
-				return false, fmt.Errorf("approvals socket: %w", err)
-			}
-			if !a.OK {
-				fmt.Fprintf(t.out, "%s %s\n", t.paint("1;31", a.ErrorCode+":"), sanitize(a.Error))
-				return false, nil
+			if a, err := t.decide(it, "reject"); err != nil || !a.OK {
+				return false, err
 			}
 			fmt.Fprintf(t.out, "%s Preview %s will never be signed.\n\n", t.paint("1;31", "REJECTED."), id)
 			return false, nil
@@ -304,6 +289,19 @@ func (t *terminal) ask(it pendingItem, lines <-chan string) (bool, error) {
 			fmt.Fprintln(t.out, "Type a, r, s or q, then Enter.")
 		}
 	}
+}
+
+// decide sends the person's decision; a refusal (expired, decided on the
+// page meanwhile) is shown and returned with OK false.
+func (t *terminal) decide(it pendingItem, op string) (approval.Answer, error) {
+	a, err := it.client.Do(op, it.view.ID)
+	if err != nil {
+		return a, fmt.Errorf("approvals socket: %w", err)
+	}
+	if !a.OK {
+		fmt.Fprintf(t.out, "%s Nothing was decided: %s\n", t.paint("1;31", sanitize(a.ErrorCode)+":"), sanitize(a.Error))
+	}
+	return a, nil
 }
 
 // show prints a preview: the network marker and the amounts first and

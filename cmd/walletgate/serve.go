@@ -30,14 +30,8 @@ func cmdServe(argv []string, stderr io.Writer) error {
 	fs := flag.NewFlagSet("walletgate", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	dev := fs.Bool("dev", false, "serve on an embedded dev chain")
-	if err := fs.Parse(argv); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return errHelp
-		}
-		return usagef("%v (see walletgate --help)", err)
-	}
-	if fs.NArg() > 0 {
-		return usagef("unexpected argument %q (see walletgate --help)", fs.Arg(0))
+	if err := parseFlags(fs, argv); err != nil {
+		return err
 	}
 	cfg, err := policy.Load(os.Environ())
 	if err != nil {
@@ -77,6 +71,21 @@ func cmdServe(argv []string, stderr io.Writer) error {
 		}
 	}()
 	return serveStdio(ctx, srv.MCP(deps.Version), os.Stdin, os.Stdout, stderr)
+}
+
+// parseFlags parses a subcommand's flags: -h asks for the usage text; a bad
+// flag or a stray argument is a usage error.
+func parseFlags(fs *flag.FlagSet, argv []string) error {
+	if err := fs.Parse(argv); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return errHelp
+		}
+		return usagef("%v (see walletgate --help)", err)
+	}
+	if fs.NArg() > 0 {
+		return usagef("unexpected argument %q (see walletgate --help)", fs.Arg(0))
+	}
+	return nil
 }
 
 // wire builds everything the tools need from the configuration: the chain
