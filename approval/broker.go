@@ -436,6 +436,12 @@ func (b *Broker) newCodeLocked() (string, error) {
 // pruneLocked forgets entries past keepAfter (from their expiry or their
 // decision, whichever is later).
 func (b *Broker) pruneLocked(now time.Time) {
+	pruned := false
+	defer func() {
+		if pruned {
+			b.notifyLocked()
+		}
+	}()
 	for id, e := range b.entries {
 		end := e.expires
 		if e.decided.After(end) {
@@ -446,6 +452,7 @@ func (b *Broker) pruneLocked(now time.Time) {
 				b.revoke(e.token)
 			}
 			delete(b.entries, id)
+			pruned = true
 		}
 	}
 }

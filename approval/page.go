@@ -222,8 +222,8 @@ func (p *Page) sameOrigin(r *http.Request) string {
 // underSecret strips /a/<secret>/ from path.
 func (p *Page) underSecret(path string) (string, bool) {
 	const prefix = "/a/"
-	if !strings.HasPrefix(path, prefix) {
-		return "", false
+	if !strings.HasPrefix(path, prefix) || len(p.secret) < 32 {
+		return "", false // a page without a real secret serves nothing
 	}
 	rest := path[len(prefix):]
 	i := strings.IndexByte(rest, '/')

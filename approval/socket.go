@@ -5,14 +5,18 @@ package approval
 //   - The socket lives in a 0700 directory that belongs to this user and is
 //     itself 0600; on Linux the peer's uid must also be ours. Whoever can
 //     connect can approve, exactly like whoever holds the page's secret.
-//   - Requests are bounded (64 KiB a line, 30 s idle); anything malformed is
+//   - Requests are bounded (64 KiB a line, idleTimeout between requests);
+//     anything malformed — trailing data after the object included — is
 //     answered with an error and changes nothing.
+//   - Close ends the connections too: nothing is approved through a socket
+//     after its server stopped answering.
 
 import (
 	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -95,6 +99,11 @@ type Answer struct {
 
 const maxLine = 64 << 10
 
+// idleTimeout closes a connection that sent nothing for this long. The
+// terminal polls twice a second, but sends nothing while the person reads a
+// preview; its client redials when the server has hung up.
+var idleTimeout = 5 * time.Minute
+
 // Service answers the terminal on a unix socket.
 type Service struct {
 	broker *Broker
@@ -102,6 +111,10 @@ type Service struct {
 	ln     net.Listener
 	path   string
 	wg     sync.WaitGroup
+
+	mu     sync.Mutex
+	conns  map[net.Conn]struct{}
+	closed bool
 }
 
 // ListenSocket creates the socket at path (in a directory PrepareDir
@@ -116,7 +129,7 @@ func ListenSocket(path string, broker *Broker, info ServerInfo) (*Service, error
 		ln.Close()
 		return nil, fmt.Errorf("approvals socket: %w", err)
 	}
-	s := &Service{broker: broker, info: info, ln: ln, path: path}
+	s := &Service{broker: broker, info: info, ln: ln, path: path, conns: map[net.Conn]struct{}{}}
 	s.wg.Add(1)
 	go s.accept()
 	return s, nil
@@ -125,6 +138,12 @@ func ListenSocket(path string, broker *Broker, info ServerInfo) (*Service, error
 // Close stops answering and removes the socket.
 func (s *Service) Close() error {
 	err := s.ln.Close()
+	s.mu.Lock()
+	s.closed = true
+	for c := range s.conns {
+		c.Close()
+	}
+	s.mu.Unlock()
 	s.wg.Wait()
 	_ = os.Remove(s.path)
 	return err
@@ -137,19 +156,34 @@ func (s *Service) accept() {
 		if err != nil {
 			return
 		}
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			c.Close()
+			return
+		}
+		s.conns[c] = struct{}{}
+		s.wg.Add(1)
+		s.mu.Unlock()
 		go s.serve(c)
 	}
 }
 
 func (s *Service) serve(c net.Conn) {
-	defer c.Close()
+	defer func() {
+		c.Close()
+		s.mu.Lock()
+		delete(s.conns, c)
+		s.mu.Unlock()
+		s.wg.Done()
+	}()
 	if err := peerIsMe(c); err != nil {
 		writeAnswer(c, Answer{ErrorCode: "FORBIDDEN", Error: err.Error()})
 		return
 	}
 	r := bufio.NewReaderSize(c, 4096)
 	for {
-		_ = c.SetDeadline(time.Now().Add(30 * time.Second))
+		_ = c.SetDeadline(time.Now().Add(idleTimeout))
 		line, err := readLine(r)
 		if err != nil {
 			if !errors.Is(err, errLong) {
@@ -168,7 +202,11 @@ func (s *Service) answer(line []byte) Answer {
 	var req request
 	dec := json.NewDecoder(strings.NewReader(string(line)))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
+	err := dec.Decode(&req)
+	if err == nil && dec.Decode(&struct{}{}) != io.EOF {
+		err = errors.New("trailing data")
+	}
+	if err != nil {
 		return Answer{ErrorCode: "BAD_REQUEST", Error: "a request is one JSON object per line: {\"op\":\"list\"}, {\"op\":\"approve\",\"id\":\"…\"} or {\"op\":\"reject\",\"id\":\"…\"}"}
 	}
 	info := s.info
@@ -245,16 +283,30 @@ func Dial(path string) (*Client, error) {
 // Close closes the connection.
 func (c *Client) Close() error { return c.conn.Close() }
 
-// Do sends one request and reads its answer.
+func (c *Client) roundTrip(req []byte) ([]byte, error) {
+	_ = c.conn.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := c.conn.Write(append(req, '\n')); err != nil {
+		return nil, err
+	}
+	return c.r.ReadBytes('\n')
+}
+
+// Do sends one request and reads its answer. If the server hung up an idle
+// connection, it dials again once and repeats the request: a decision the
+// server already took is then refused as not pending, never taken twice.
 func (c *Client) Do(op, id string) (Answer, error) {
 	b, _ := json.Marshal(request{Op: op, ID: id})
-	_ = c.conn.SetDeadline(time.Now().Add(10 * time.Second))
-	if _, err := c.conn.Write(append(b, '\n')); err != nil {
-		return Answer{}, err
-	}
-	line, err := c.r.ReadBytes('\n')
+	line, err := c.roundTrip(b)
 	if err != nil {
-		return Answer{}, err
+		conn, derr := net.DialTimeout("unix", c.Path, 2*time.Second)
+		if derr != nil {
+			return Answer{}, err
+		}
+		c.conn.Close()
+		c.conn, c.r = conn, bufio.NewReaderSize(conn, 64<<10)
+		if line, err = c.roundTrip(b); err != nil {
+			return Answer{}, err
+		}
 	}
 	var a Answer
 	if err := json.Unmarshal(line, &a); err != nil {
