@@ -11,7 +11,10 @@ package approval
 //   - Approve and reject are POSTs whose Origin must be this listener's own
 //     origin (Sec-Fetch-Site, when sent, must be same-origin) and which carry
 //     a CSRF token bound to the secret and the preview. GETs change nothing.
-//   - Every answer forbids framing, caching, referrers and scripts; the only
+//   - Every answer forbids framing, caching and scripts, and referrers to
+//     other origins (the address holds the secret; "same-origin", not
+//     "no-referrer", under which a browser sends Origin: null on the page's
+//     own POSTs and the Origin check would refuse them); the only
 //     style is one inline block allowed by its hash. All text goes through
 //     html/template, so on-chain names are escaped.
 
@@ -118,7 +121,7 @@ func (p *Page) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Content-Security-Policy", cspHeader)
 	h.Set("X-Frame-Options", "DENY")
-	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Referrer-Policy", "same-origin")
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Cross-Origin-Opener-Policy", "same-origin")

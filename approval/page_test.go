@@ -117,7 +117,7 @@ func requireSecurityHeaders(t testing.TB, res *http.Response, body string) {
 	require.NotContains(t, csp, "unsafe-inline")
 	require.NotContains(t, csp, "script-src")
 	require.Equal(t, "DENY", h.Get("X-Frame-Options"))
-	require.Equal(t, "no-referrer", h.Get("Referrer-Policy"))
+	require.Equal(t, "same-origin", h.Get("Referrer-Policy"), "no-referrer would make the browser send Origin: null on the page's own POSTs")
 	require.Equal(t, "no-store", h.Get("Cache-Control"))
 	require.Equal(t, "nosniff", h.Get("X-Content-Type-Options"))
 	require.Equal(t, "same-origin", h.Get("Cross-Origin-Opener-Policy"))

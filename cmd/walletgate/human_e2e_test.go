@@ -43,7 +43,9 @@ func humanModeServer(t *testing.T, info devnetInfo, extra ...string) (*stdioClie
 		return pageURL != ""
 	})
 	require.Regexp(t, `^http://127\.0\.0\.1:\d+/a/[0-9a-f]{64}/$`, pageURL)
-	require.Contains(t, c.stderr.String(), pageURL, "the operator finds the address on stderr")
+	// The operator finds the address on stderr too (copied from the pipe by
+	// exec's goroutine, so possibly after the file appeared).
+	waitFor(t, "the approval page address on stderr", func() bool { return strings.Contains(c.stderr.String(), pageURL) })
 	return c, state, pageURL
 }
 
