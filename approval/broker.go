@@ -8,8 +8,9 @@ package approval
 //   - A preview enters as pending with the gate token that confirms it; the
 //     token never leaves the broker except through Redeem.
 //   - Approve moves a live pending entry to approved and gives it a fresh
-//     random code; Reject moves it to rejected and revokes its token. Neither
-//     acts on an entry that is expired, decided or used.
+//     random code; Reject moves a live pending entry to rejected, or takes
+//     back a live approval whose code is unused (withdrawn), and revokes its
+//     token. Neither acts on an entry that is expired or used.
 //   - Redeem(code, fingerprint) hands out the token exactly once: for the
 //     entry the code was issued to, only if that entry was previewed with the
 //     same fingerprint and has not expired. A code that names an entry spends
@@ -37,6 +38,7 @@ import (
 const (
 	CodePending    = "APPROVAL_PENDING"
 	CodeRejected   = "APPROVAL_REJECTED"
+	CodeWithdrawn  = "APPROVAL_WITHDRAWN"
 	CodeExpired    = "APPROVAL_EXPIRED"
 	CodeUnknown    = "CODE_UNKNOWN"
 	CodeWrong      = "CODE_WRONG"
@@ -54,8 +56,11 @@ const (
 	Pending  State = "pending"
 	Approved State = "approved"
 	Rejected State = "rejected"
-	Used     State = "used"
-	Expired  State = "expired"
+	// Withdrawn: approved, then taken back by the person or after too many
+	// wrong codes.
+	Withdrawn State = "withdrawn"
+	Used      State = "used"
+	Expired   State = "expired"
 )
 
 const (
@@ -168,7 +173,7 @@ type Decision struct {
 	ID          string
 	Tool        string
 	Fingerprint [32]byte
-	State       State // Approved or Rejected
+	State       State // Approved, Rejected or Withdrawn
 }
 
 // OnDecision sets the function told of every approval and rejection.
@@ -274,13 +279,19 @@ func (b *Broker) Approve(id string) (string, time.Time, error) {
 // ever confirm it.
 func (b *Broker) Reject(id string) error {
 	b.mu.Lock()
+	st := Rejected
 	e, err := b.decidableLocked(id)
 	if err != nil {
-		b.mu.Unlock()
-		return err
+		// An approval whose code is unused can still be taken back.
+		ee, ok := b.entries[id]
+		if !ok || ee.stateAt(b.now()) != Approved {
+			b.mu.Unlock()
+			return err
+		}
+		e, st = ee, Withdrawn
 	}
-	b.killLocked(e, Rejected)
-	d, tell := Decision{ID: e.id, Tool: e.tool, Fingerprint: e.fingerprint, State: Rejected}, b.decided
+	b.killLocked(e, st)
+	d, tell := Decision{ID: e.id, Tool: e.tool, Fingerprint: e.fingerprint, State: st}, b.decided
 	b.mu.Unlock()
 	if tell != nil {
 		tell(d)
@@ -299,7 +310,7 @@ func (b *Broker) decidableLocked(id string) (*entry, error) {
 	case Expired:
 		return nil, &Error{Code: CodeExpired, Message: "preview " + e.id + " expired at " + stamp(e.expires) + "; it can no longer be approved. Ask the assistant for a new preview."}
 	default:
-		return nil, &Error{Code: CodeNotPending, Message: "preview " + e.id + " was already " + string(st) + "; a decision cannot be changed."}
+		return nil, &Error{Code: CodeNotPending, Message: "preview " + e.id + " is already " + string(st) + " (decided on the page, in a terminal, or confirmed by the assistant); nothing was changed."}
 	}
 }
 
@@ -308,23 +319,29 @@ func (b *Broker) decidableLocked(id string) (*entry, error) {
 // code that names an entry spends the entry on every outcome.
 func (b *Broker) Redeem(code string, fingerprint [32]byte) (string, error) {
 	digits, ok := ParseCode(code)
-	if !ok {
-		return "", &Error{Code: CodeUnknown, Message: "the confirm value " + describe(code) + " is not an approval code (those are six digits, like 123-456, shown to the person when they approve the preview). " + howTo}
-	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	now := b.now()
+	if !ok {
+		msg := "the confirm value " + describe(code) + " is not an approval code: those are six ASCII digits, like 123-456, shown to the person when they approve the preview. Nothing was signed or sent. "
+		if e := b.bestLocked(fingerprint, now); e != nil && e.stateAt(now) == Approved {
+			return "", &Error{Code: CodeUnknown, Message: msg + "The approval of preview " + e.id + " is still valid: ask the person for its code exactly as shown."}
+		}
+		return "", &Error{Code: CodeUnknown, Message: msg + howTo}
+	}
 	if e := b.byCodeLocked(digits); e != nil {
 		switch e.stateAt(now) {
+		case Withdrawn:
+			return "", &Error{Code: CodeWithdrawn, Message: "the approval this code belonged to (preview " + e.id + ") was withdrawn, by the person or after too many wrong codes. Nothing was signed or sent. " + howTo}
 		case Used, Rejected:
-			return "", &Error{Code: CodeUsed, Message: "this approval code was already used; each code works once, whatever the outcome. Nothing was executed. " + howTo}
+			return "", &Error{Code: CodeUsed, Message: "this approval code was already used; each code works once, whatever the outcome. Nothing was signed or sent. " + howTo}
 		case Expired:
 			b.killLocked(e, Used)
-			return "", &Error{Code: CodeExpired, Message: "the preview this code approved expired at " + stamp(e.expires) + ". Nothing was executed. " + howTo}
+			return "", &Error{Code: CodeExpired, Message: "the preview this code approved expired at " + stamp(e.expires) + ". Nothing was signed or sent. " + howTo}
 		}
 		if subtle.ConstantTimeCompare(e.fingerprint[:], fingerprint[:]) != 1 {
 			b.killLocked(e, Used)
-			return "", &Error{Code: CodeMismatch, Message: "this approval code was given for a different preview (id " + e.id + ") than the tool and arguments of this call, and it is now spent. Nothing was executed. A code confirms only the exact call the person approved. " + howTo}
+			return "", &Error{Code: CodeMismatch, Message: "this approval code was given for a different preview (id " + e.id + ") than the tool and arguments of this call, and it is now spent. Nothing was signed or sent. A code confirms only the exact call the person approved. " + howTo}
 		}
 		e.state = Used
 		token := e.token
@@ -333,6 +350,34 @@ func (b *Broker) Redeem(code string, fingerprint [32]byte) (string, error) {
 		return token, nil
 	}
 	// No entry has this code: say where the previews of these arguments stand.
+	best := b.bestLocked(fingerprint, now)
+	if best == nil {
+		return "", &Error{Code: CodeUnknown, Message: "no preview of this call is awaiting approval, and the code matches none. Nothing was signed or sent. " + howTo}
+	}
+	switch best.stateAt(now) {
+	case Approved:
+		best.attempts++
+		if left := maxAttempts - best.attempts; left > 0 {
+			return "", &Error{Code: CodeWrong, Message: fmt.Sprintf("that is not the code the person was shown for preview %s. Nothing was signed or sent. Ask them for the code exactly as shown; %d attempt(s) left before the approval is withdrawn.", best.id, left)}
+		}
+		b.killLocked(best, Withdrawn)
+		return "", &Error{Code: CodeWrong, Message: "that is not the code the person was shown for preview " + best.id + ", and too many wrong codes were tried: the approval is withdrawn. Nothing was signed or sent. " + howTo}
+	case Pending:
+		return "", &Error{Code: CodePending, Message: "the person has not approved preview " + best.id + " yet, so there is no code for it. Nothing was signed or sent. Ask them to review it on walletgate's approval page or with `walletgate approvals`, then use the code they are shown."}
+	case Rejected:
+		return "", &Error{Code: CodeRejected, Message: "the person rejected preview " + best.id + ". Nothing was signed or sent. Do not retry it unless they ask for a new one."}
+	case Withdrawn:
+		return "", &Error{Code: CodeWithdrawn, Message: "the approval of preview " + best.id + " was withdrawn, by the person or after too many wrong codes. Nothing was signed or sent. Do not retry it unless they ask for a new one."}
+	case Expired:
+		return "", &Error{Code: CodeExpired, Message: "preview " + best.id + " expired at " + stamp(best.expires) + " before it was used. Nothing was signed or sent. " + howTo}
+	default:
+		return "", &Error{Code: CodeUsed, Message: "preview " + best.id + " was already confirmed with its code. Nothing was signed or sent. " + howTo}
+	}
+}
+
+// bestLocked is the entry previewed for fingerprint that tells a confirm the
+// most (see rank), newest first among equals; nil if none.
+func (b *Broker) bestLocked(fingerprint [32]byte, now time.Time) *entry {
 	var best *entry
 	for _, e := range b.entries {
 		if e.fingerprint != fingerprint {
@@ -342,26 +387,7 @@ func (b *Broker) Redeem(code string, fingerprint [32]byte) (string, error) {
 			best = e
 		}
 	}
-	if best == nil {
-		return "", &Error{Code: CodeUnknown, Message: "no preview of this call is awaiting approval, and the code matches none. Nothing was executed. " + howTo}
-	}
-	switch best.stateAt(now) {
-	case Approved:
-		best.attempts++
-		if left := maxAttempts - best.attempts; left > 0 {
-			return "", &Error{Code: CodeWrong, Message: fmt.Sprintf("that is not the code the person was shown for preview %s. Nothing was executed. Ask them for the code exactly as shown; %d attempt(s) left before the approval is withdrawn.", best.id, left)}
-		}
-		b.killLocked(best, Rejected)
-		return "", &Error{Code: CodeWrong, Message: "that is not the code the person was shown for preview " + best.id + ", and too many wrong codes were tried: the approval is withdrawn. Nothing was executed. " + howTo}
-	case Pending:
-		return "", &Error{Code: CodePending, Message: "the person has not approved preview " + best.id + " yet, so there is no code for it. Nothing was executed. Ask them to review it on walletgate's approval page or with `walletgate approvals`, then use the code they are shown."}
-	case Rejected:
-		return "", &Error{Code: CodeRejected, Message: "the person rejected preview " + best.id + ". Nothing was executed. Do not retry it unless they ask for a new one."}
-	case Expired:
-		return "", &Error{Code: CodeExpired, Message: "preview " + best.id + " expired at " + stamp(best.expires) + " before it was used. Nothing was executed. " + howTo}
-	default:
-		return "", &Error{Code: CodeUsed, Message: "preview " + best.id + " was already confirmed with its code. Nothing was executed. " + howTo}
-	}
+	return best
 }
 
 // Spend spends the entry a code names, if any: a confirm whose arguments do
@@ -388,7 +414,7 @@ func rank(s State) int {
 		return 0
 	case Pending:
 		return 1
-	case Rejected:
+	case Rejected, Withdrawn:
 		return 2
 	case Expired:
 		return 3
@@ -485,8 +511,10 @@ func FormatCode(digits string) string {
 	return digits[:3] + "-" + digits[3:]
 }
 
-// ParseCode accepts "123456", "123-456" or "123 456" and returns the digits.
+// ParseCode accepts "123456", "123-456" or "123 456", with spaces around,
+// and returns the digits.
 func ParseCode(s string) (string, bool) {
+	s = strings.TrimSpace(s)
 	if len(s) == codeDigits+1 && (s[3] == '-' || s[3] == ' ') {
 		s = s[:3] + s[4:]
 	}

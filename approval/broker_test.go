@@ -245,10 +245,10 @@ func TestWrongCodesWithdraw(t *testing.T) {
 				case i == maxAttempts:
 					e := requireCode(t, err, CodeWrong)
 					require.Contains(t, e.Message, "withdrawn")
-					require.Equal(t, Rejected, state(t, b, id))
+					require.Equal(t, Withdrawn, state(t, b, id))
 					require.Equal(t, []string{"tok-a"}, rv.got())
 				default:
-					requireCode(t, err, CodeRejected)
+					requireCode(t, err, CodeWithdrawn)
 				}
 			}
 
@@ -258,7 +258,7 @@ func TestWrongCodesWithdraw(t *testing.T) {
 				require.Equal(t, "tok-a", tok)
 				return
 			}
-			requireCode(t, err, CodeUsed)
+			requireCode(t, err, CodeWithdrawn)
 			require.Empty(t, tok, "the real code no longer works once withdrawn")
 			require.Equal(t, []string{"tok-a"}, rv.got())
 		})
@@ -277,7 +277,7 @@ func TestWrongCodeCountsAgainstApprovedEntry(t *testing.T) {
 		_, err := b.Redeem(wrongCode(code), fp("a"))
 		requireCode(t, err, CodeWrong)
 	}
-	require.Equal(t, Rejected, state(t, b, first))
+	require.Equal(t, Withdrawn, state(t, b, first))
 	require.Equal(t, Pending, state(t, b, second))
 	require.Equal(t, []string{"tok-a"}, rv.got())
 
@@ -364,8 +364,7 @@ func TestDecideOnce(t *testing.T) {
 
 	_, _, err := b.Approve(id)
 	requireCode(t, err, CodeNotPending)
-	requireCode(t, b.Reject(id), CodeNotPending)
-	require.Empty(t, rv.got(), "a refused reject revokes nothing")
+	require.Empty(t, rv.got(), "a refused approve revokes nothing")
 	v := view(t, b, id)
 	require.Equal(t, code, v.Code, "approving twice does not draw a new code")
 
@@ -419,7 +418,7 @@ func TestRedeemMalformedCodes(t *testing.T) {
 
 	for _, bad := range []string{
 		"", "12345", "1234567", "abc-def", token, "١٢٣٤٥٦", "123--456", "12-3456",
-		"123_456", " 123456", "123456 ", "123-456\n", "+12345", "-12345", "12345\x00",
+		"123_456", "+12345", "-12345", "12345\x00",
 		digits + "0", "0" + digits, digits[:3] + "." + digits[3:], "１２３４５６",
 		"123\t456", "123-45", "0x1234",
 	} {
@@ -697,7 +696,6 @@ func TestRedeemConcurrent(t *testing.T) {
 			<-start
 			b.List()
 			b.Get(id)
-			_ = b.Reject(id)
 			_, _, _ = b.Approve(id)
 			b.Changed()
 		}()
@@ -941,7 +939,6 @@ func TestOnDecision(t *testing.T) {
 	// person's decisions.
 	_, _, err := b.Approve(a)
 	requireCode(t, err, CodeNotPending)
-	requireCode(t, b.Reject(a), CodeNotPending)
 	_, _, err = b.Approve("ZZZZ")
 	requireCode(t, err, CodeNotFound)
 	code := approve(t, b, add(t, b, "m"))
@@ -980,4 +977,50 @@ func TestOnDecisionNotCalledOnRandomFailure(t *testing.T) {
 	require.Empty(t, heard.list())
 	// The lock was released on the error path.
 	within(t, func() { require.Equal(t, Pending, state(t, b, id)) })
+}
+
+func TestRejectWithdrawsAnUnusedApproval(t *testing.T) {
+	// The person notices a mistake after approving: until the code is used,
+	// Reject takes the approval back.
+	b, _, rv := newTestBroker(t)
+	id := add(t, b, "a")
+	code := approve(t, b, id)
+	require.NoError(t, b.Reject(id))
+	require.Equal(t, Withdrawn, state(t, b, id))
+	require.Equal(t, []string{"tok-a"}, rv.got())
+	_, err := b.Redeem(code, fp("a"))
+	requireCode(t, err, CodeWithdrawn)
+
+	// Once used, there is nothing left to take back.
+	id2 := add(t, b, "b")
+	code2 := approve(t, b, id2)
+	_, err = b.Redeem(code2, fp("b"))
+	require.NoError(t, err)
+	requireCode(t, b.Reject(id2), CodeNotPending)
+	require.Equal(t, Used, state(t, b, id2))
+}
+
+func TestCodesWithSurroundingSpaceRedeem(t *testing.T) {
+	for _, wrap := range []string{" %s", "%s ", "%s\n", "\t%s "} {
+		b, _, _ := newTestBroker(t)
+		id := add(t, b, "a")
+		code := approve(t, b, id)
+		tok, err := b.Redeem(fmt.Sprintf(wrap, code), fp("a"))
+		require.NoError(t, err, "%q", wrap)
+		require.Equal(t, "tok-a", tok)
+	}
+}
+
+func TestMalformedCodeKeepsAValidApproval(t *testing.T) {
+	b, _, rv := newTestBroker(t)
+	id := add(t, b, "a")
+	code := approve(t, b, id)
+	_, err := b.Redeem("１２３４５６", fp("a"))
+	e := requireCode(t, err, CodeUnknown)
+	require.Contains(t, e.Message, "approval of preview "+id+" is still valid")
+	require.Contains(t, e.Message, "Nothing was signed or sent")
+	require.Empty(t, rv.got())
+	tok, err := b.Redeem(code, fp("a"))
+	require.NoError(t, err)
+	require.Equal(t, "tok-a", tok)
 }

@@ -41,7 +41,7 @@ var pageFiles embed.FS
 var (
 	pageCSS  = mustRead("page.css")
 	pageTmpl = template.Must(template.New("page.html").Funcs(template.FuncMap{
-		"clock": func(t time.Time) string { return t.Local().Format("15:04:05") },
+		"clock": func(t time.Time) string { return t.UTC().Format("15:04:05") + " UTC" },
 		"left": func(now func() time.Time, t time.Time) string {
 			d := t.Sub(now()).Round(time.Second)
 			if d < 0 {
@@ -128,7 +128,7 @@ func (p *Page) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("Cross-Origin-Resource-Policy", "same-origin")
 
 	if !p.hostAllowed(r.Host) {
-		http.Error(w, "walletgate: this page answers only at 127.0.0.1:"+strconv.Itoa(p.port)+" (the Host header names another site)", http.StatusMisdirectedRequest)
+		http.Error(w, "walletgate: this page answers only at 127.0.0.1:"+strconv.Itoa(p.port)+" or localhost:"+strconv.Itoa(p.port)+" (the Host header names another site)", http.StatusMisdirectedRequest)
 		return
 	}
 	rest, ok := p.underSecret(r.URL.Path)

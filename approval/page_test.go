@@ -366,17 +366,19 @@ func TestPageReject(t *testing.T) {
 	require.Equal(t, []string{"tok-a"}, f.rv.got())
 }
 
-func TestPageRejectAfterApproveConflicts(t *testing.T) {
+func TestPageRejectAfterApproveWithdraws(t *testing.T) {
 	f := newTestPage(t)
 	id := add(t, f.broker, "a")
-	code := approve(t, f.broker, id)
-	res, body := f.decide(t, id, "reject")
-	require.Equal(t, http.StatusConflict, res.StatusCode)
-	require.Contains(t, body, "already approved")
-	require.Equal(t, Approved, state(t, f.broker, id))
-	require.Empty(t, f.rv.got())
-	v := view(t, f.broker, id)
-	require.Equal(t, code, v.Code)
+	approve(t, f.broker, id)
+	_, body := f.get(t, f.base()+"p/"+id)
+	require.Contains(t, body, `id="withdraw"`, "an approved preview offers to take the approval back")
+	res, _ := f.decide(t, id, "reject")
+	require.Equal(t, http.StatusSeeOther, res.StatusCode)
+	require.Equal(t, Withdrawn, state(t, f.broker, id))
+	require.Equal(t, []string{"tok-a"}, f.rv.got())
+	_, body = f.get(t, f.base()+"p/"+id)
+	require.NotContains(t, body, `id="code"`)
+	require.Contains(t, body, "Withdrawn")
 }
 
 func TestPageRefusesForeignPosts(t *testing.T) {

@@ -143,6 +143,9 @@ func parseArgs(raw []byte, spec argSpec) (args, *Refusal) {
 func decodeString(name string, value json.RawMessage) (string, *Refusal) {
 	v := bytes.TrimSpace(value)
 	if len(v) == 0 || v[0] != '"' {
+		if name == "confirm" {
+			return "", refuse(CodeBadArgument, "argument \"confirm\" must be a JSON string, got %s: the preview's confirm_token, or in human mode the person's code as a string, like \"123-456\"", describeJSON(v))
+		}
 		return "", refuse(CodeBadArgument, "argument %s must be a JSON string, got %s; write amounts and numbers as decimal strings, e.g. \"0.05\"", quote(name), describeJSON(v))
 	}
 	var s string

@@ -135,7 +135,7 @@ func TestHumanModeCodeIsBoundToTheApprovedArguments(t *testing.T) {
 	e.refused("wallet_send", mustJSON(with(small, wrong)), approval.CodeWrong)
 	text := e.refused("wallet_send", mustJSON(with(small, wrong)), approval.CodeWrong)
 	require.Contains(t, text, "withdrawn")
-	e.refused("wallet_send", mustJSON(with(small, code2)), approval.CodeUsed)
+	e.refused("wallet_send", mustJSON(with(small, code2)), approval.CodeWithdrawn)
 	require.Equal(t, before, e.state(), "nothing moved")
 
 	// A confirm whose arguments do not parse still spends the code.
@@ -196,4 +196,37 @@ func TestHumanModeTellsTheModelHowItWorks(t *testing.T) {
 	}
 	off.ok("wallet_policy", `{}`, &pol)
 	require.False(t, pol.WritesEnabled)
+}
+
+func TestConfirmationsAreSpentEvenWhenArgumentsDoNotParse(t *testing.T) {
+	d, err := devnet.Start(context.Background(), devnet.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { d.Close() })
+	args := map[string]any{"to": addr("0x00000000000000000000000000000000000000f4").Hex(), "amount": "1", "asset": "USDT"}
+
+	// Token mode: an undeclared argument beside a valid token.
+	e := serverOn(t, d)
+	p := e.preview("wallet_send", args)
+	bad := with(args, p.ConfirmToken)
+	bad["nonce"] = "7"
+	text := e.refused("wallet_send", mustJSON(bad), "BAD_ARGUMENT")
+	require.Contains(t, text, "Nothing was signed or sent. The confirmation token is spent")
+	e.refused("wallet_send", mustJSON(with(args, p.ConfirmToken)), "TOKEN_USED")
+
+	// Human mode: the same with the person's code; and a code as a number.
+	h, b := humanEnv(t, d)
+	before := h.state()
+	hp, _ := h.humanPreview(args)
+	code, _, err := b.Approve(hp.Approval.ID)
+	require.NoError(t, err)
+	digits, _ := approval.ParseCode(code)
+	asNumber := strings.Replace(mustJSON(with(args, "X")), `"X"`, digits, 1)
+	text = h.refused("wallet_send", asNumber, "BAD_ARGUMENT")
+	require.Contains(t, text, `like "123-456". Nothing was signed or sent.`)
+	require.Contains(t, text, "Nothing was signed or sent.")
+	bad = with(args, code)
+	bad["value"] = "1"
+	h.refused("wallet_send", mustJSON(bad), "BAD_ARGUMENT")
+	h.refused("wallet_send", mustJSON(with(args, code)), approval.CodeUsed)
+	require.Equal(t, before, h.state(), "nothing moved")
 }

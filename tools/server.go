@@ -8,9 +8,11 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"math/big"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -275,6 +277,8 @@ func (s *Server) handler(name string, spec argSpec, h func(ctx context.Context, 
 			a, ref = parseArgs(raw, spec)
 			if ref == nil {
 				res, ref = h(ctx, a)
+			} else if _, write := spec["confirm"]; write {
+				ref.Message = strings.TrimSuffix(ref.Message, ".") + ". Nothing was signed or sent." + s.spendRawConfirm(name, raw)
 			}
 		}
 		outcome := "ok"
@@ -291,6 +295,23 @@ func (s *Server) handler(name string, spec argSpec, h func(ctx context.Context, 
 		_ = s.record(KindToolEnd, map[string]any{"call": call, "tool": name, "outcome": outcome, "ms": time.Since(start).Milliseconds()})
 		return res, nil
 	}
+}
+
+// spendRawConfirm spends the token or code in the "confirm" member of
+// arguments that did not parse (confirmations are spent on every outcome),
+// and says so; "" when there is none to spend.
+func (s *Server) spendRawConfirm(tool string, raw []byte) string {
+	var members map[string]json.RawMessage
+	var confirm string
+	if json.Unmarshal(raw, &members) != nil || json.Unmarshal(members["confirm"], &confirm) != nil || confirm == "" {
+		return ""
+	}
+	if s.human() {
+		s.approvals.Spend(confirm)
+		return " If the confirm value was an approval code, it is spent; call again without confirm for a new preview."
+	}
+	_, _ = s.gate.Consume(confirm, tool, nil)
+	return " The confirmation token is spent; call again without confirm for a new preview."
 }
 
 // chainID as a big.Int for signing.

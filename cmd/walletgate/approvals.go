@@ -120,6 +120,9 @@ func cmdApprovals(argv []string, stdin io.Reader, stdout, stderr io.Writer) erro
 		dir = approval.Dir(root)
 	}
 	t := &terminal{out: stdout, color: isTerminal(stdout), fixed: *socket, dir: dir, clients: map[string]*approval.Client{}, skipped: map[string]bool{}}
+	if f, ok := stdin.(*os.File); ok && isTerminal(f) {
+		t.tty = f
+	}
 	defer t.closeAll()
 	if err := t.connect(); err != nil {
 		return err
@@ -144,6 +147,7 @@ type terminal struct {
 	clients map[string]*approval.Client
 	skipped map[string]bool // socket + id
 	waiting bool
+	tty     *os.File // stdin when it is a terminal: its typeahead is flushed
 }
 
 // pendingItem is a pending preview and the server it is on.
@@ -250,10 +254,29 @@ func (t *terminal) run(lines <-chan string) error {
 	}
 }
 
+// fresh discards every line typed before now: typed-ahead keys (a second
+// "a" meant for the preview before) must never decide the preview on screen.
+func (t *terminal) fresh(lines <-chan string) {
+	if t.tty != nil {
+		flushTypeahead(t.tty)
+	}
+	for {
+		select {
+		case _, ok := <-lines:
+			if !ok {
+				return
+			}
+		default:
+			return
+		}
+	}
+}
+
 // ask prompts for one preview until it is decided, skipped or gone.
 func (t *terminal) ask(it pendingItem, lines <-chan string) (bool, error) {
 	id := it.view.ID
 	for {
+		t.fresh(lines)
 		fmt.Fprintf(t.out, "Approve preview %s? [a]pprove / [r]eject / [s]kip / [q]uit: ", id)
 		l, ok := <-lines
 		if !ok {
@@ -268,10 +291,18 @@ func (t *terminal) ask(it pendingItem, lines <-chan string) (bool, error) {
 			}
 			until := ""
 			if a.Expires != nil {
-				until = " until " + a.Expires.Local().Format("15:04:05")
+				until = " until " + a.Expires.UTC().Format("15:04:05") + " UTC"
 			}
-			fmt.Fprintf(t.out, "\n%s Give the assistant this one-time code:\n\n    %s\n\nIt confirms preview %s only, once%s. Nothing has been signed yet.\n\n",
+			fmt.Fprintf(t.out, "\n%s Give the assistant this one-time code:\n\n    %s\n\nIt confirms preview %s only, once%s. Nothing has been signed yet.\n",
 				t.paint("1;32", "APPROVED."), t.paint("1;7", " "+a.Code+" "), id, until)
+			// Keep the code on screen until the person has it.
+			t.fresh(lines)
+			fmt.Fprint(t.out, "Press Enter when you have given the code to the assistant. ")
+			if _, ok := <-lines; !ok {
+				fmt.Fprintln(t.out)
+				return true, nil
+			}
+			fmt.Fprintln(t.out)
 			return false, nil
 		case "r", "reject":
 			if a, err := t.decide(it, "reject"); err != nil || !a.OK {
@@ -296,7 +327,15 @@ func (t *terminal) ask(it pendingItem, lines <-chan string) (bool, error) {
 func (t *terminal) decide(it pendingItem, op string) (approval.Answer, error) {
 	a, err := it.client.Do(op, it.view.ID)
 	if err != nil {
-		return a, fmt.Errorf("approvals socket: %w", err)
+		// That walletgate stopped: its previews are gone, the others stay.
+		for p, c := range t.clients {
+			if c == it.client {
+				c.Close()
+				delete(t.clients, p)
+			}
+		}
+		fmt.Fprintf(t.out, "That walletgate (pid %d) stopped answering; preview %s is gone with it. Nothing was decided.\n\n", it.server.PID, it.view.ID)
+		return approval.Answer{}, nil
 	}
 	if !a.OK {
 		fmt.Fprintf(t.out, "%s Nothing was decided: %s\n", t.paint("1;31", sanitize(a.ErrorCode)+":"), sanitize(a.Error))
@@ -315,9 +354,14 @@ func (t *terminal) show(it pendingItem) {
 	if d.Mainnet {
 		style = "1;41;97"
 	}
+	// The whole text first; the facts that decide it last, right above the
+	// prompt, so that they are on screen however short the terminal.
+	fmt.Fprintln(t.out, "----- the full preview -----")
+	fmt.Fprintln(t.out, sanitize(d.Text))
+	fmt.Fprintln(t.out, "----- in short -----")
 	fmt.Fprintf(t.out, "%s  %s\n", t.paint(style, " "+marker+" "), sanitize(d.Network))
 	fmt.Fprintf(t.out, "Preview %s · %s · wallet %s (pid %d) · expires %s (in %s)\n", v.ID, sanitize(v.Tool), it.server.Wallet, it.server.PID,
-		v.Expires.Local().Format("15:04:05"), time.Until(v.Expires).Round(time.Second))
+		v.Expires.UTC().Format("15:04:05")+" UTC", time.Until(v.Expires).Round(time.Second))
 	fmt.Fprintln(t.out, t.paint("1", sanitize(d.Title)))
 	for _, a := range d.Amounts {
 		fmt.Fprintf(t.out, "  %s %s\n", t.paint("1", ">>"), t.paint("1", sanitize(a)))
@@ -328,8 +372,6 @@ func (t *terminal) show(it pendingItem) {
 	for _, w := range d.Warnings {
 		fmt.Fprintf(t.out, "  %s %s\n", t.paint("1;33", "WARNING:"), sanitize(w))
 	}
-	fmt.Fprintln(t.out, "----- the full preview -----")
-	fmt.Fprintln(t.out, sanitize(d.Text))
 	fmt.Fprintln(t.out, rule)
 }
 

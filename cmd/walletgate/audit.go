@@ -125,6 +125,9 @@ func describe(r journal.Record) string {
 		}
 		return fmt.Sprintf("%s %s in block %v, fee %s wei", str("tx"), status, d["block"], str("fee"))
 	case tools.KindApproval:
+		if str("decision") == "withdrawn" {
+			return fmt.Sprintf("the person WITHDREW the approval of preview %s (%s)", str("approval"), str("tool"))
+		}
 		return fmt.Sprintf("the person %s preview %s (%s)", strings.ToUpper(str("decision")), str("approval"), str("tool"))
 	case tools.KindToolStart:
 		return ""

@@ -273,6 +273,8 @@ func TestTerminalApprovalsApproveAndReject(t *testing.T) {
 	term.typeLine("a")
 	m, pos := term.expect(pos, regexp.MustCompile(`APPROVED\.(?:\x1b\[0m)? Give the assistant this one-time code:\s+(?:\x1b\[[0-9;]*m)? ?(\d{3}-\d{3})`))
 	code := m[1]
+	_, pos = term.expect(pos, regexp.MustCompile(`Press Enter when you have given the code`))
+	term.typeLine("")
 
 	res := c.callTool("wallet_send", withConfirm(args, code))
 	require.NotEqual(t, true, res["isError"], text(res))
@@ -296,6 +298,22 @@ func TestTerminalApprovalsApproveAndReject(t *testing.T) {
 	require.NoError(t, err, string(shownAudit))
 	require.Contains(t, string(shownAudit), "the person APPROVED preview "+id+" (wallet_send)")
 	require.Contains(t, string(shownAudit), "the person REJECTED preview "+id2+" (wallet_send)")
+
+	// Keys typed ahead never decide a preview the person has not seen: an
+	// "a" meant for one preview, typed twice, approves that one only.
+	_, pos = term.expect(pos, regexp.MustCompile(`Waiting for previews`))
+	first := previewID(t, c, args)
+	second := previewID(t, c, map[string]any{"to": to.Hex(), "amount": "0.5", "asset": "USDT"})
+	_, pos = term.expect(pos, regexp.MustCompile(`Approve preview `+first+`\?`))
+	_, err = io.WriteString(term.pty, "a\ra\r")
+	require.NoError(t, err)
+	_, pos = term.expect(pos, regexp.MustCompile(`Press Enter when you have given the code`))
+	time.Sleep(300 * time.Millisecond) // let the second "a" arrive, if it were to count
+	term.typeLine("")
+	_, pos = term.expect(pos, regexp.MustCompile(`Approve preview `+second+`\?`))
+	refusedWith(t, c.callTool("wallet_send", withConfirm(map[string]any{"to": to.Hex(), "amount": "0.5", "asset": "USDT"}, "123-456")), "APPROVAL_PENDING")
+	term.typeLine("r")
+	_, pos = term.expect(pos, regexp.MustCompile(`REJECTED\.(?:\x1b\[0m)? Preview `+second))
 
 	// Quit ends the terminal cleanly.
 	_, _ = term.expect(pos, regexp.MustCompile(`Waiting for previews`))

@@ -1,0 +1,9 @@
+//go:build !linux
+
+package main
+
+import "os"
+
+// flushTypeahead relies on the drained line channel alone where the terminal
+// input queue is not flushed.
+func flushTypeahead(*os.File) {}
