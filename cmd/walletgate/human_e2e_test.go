@@ -300,12 +300,12 @@ func TestTerminalApprovalsApproveAndReject(t *testing.T) {
 	require.Contains(t, string(shownAudit), "the person REJECTED preview "+id2+" (wallet_send)")
 
 	// Keys typed ahead never decide a preview the person has not seen: an
-	// "a" meant for one preview, typed twice, approves that one only.
+	// "a" meant for one preview, typed three times, approves that one only.
 	_, pos = term.expect(pos, regexp.MustCompile(`Waiting for previews`))
 	first := previewID(t, c, args)
 	second := previewID(t, c, map[string]any{"to": to.Hex(), "amount": "0.5", "asset": "USDT"})
 	_, pos = term.expect(pos, regexp.MustCompile(`Approve preview `+first+`\?`))
-	_, err = io.WriteString(term.pty, "a\ra\r")
+	_, err = io.WriteString(term.pty, "a\ra\ra\r") // one for the Enter prompt, one for the next preview
 	require.NoError(t, err)
 	_, pos = term.expect(pos, regexp.MustCompile(`Press Enter when you have given the code`))
 	time.Sleep(300 * time.Millisecond) // let the second "a" arrive, if it were to count
