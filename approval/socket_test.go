@@ -573,3 +573,22 @@ func TestClientRedialsAfterIdleHangUp(t *testing.T) {
 	require.True(t, a.OK, a.Error)
 	require.Equal(t, Approved, state(t, f.broker, id))
 }
+
+func TestRemoveStaleKeepsLiveServersOnly(t *testing.T) {
+	dir := shortDir(t)
+	require.NoError(t, PrepareDir(dir))
+	live, dead := os.Getpid(), 0x3ffffff0 // no process has the second pid
+	for _, pid := range []int{live, dead} {
+		require.NoError(t, WriteURL(URLPath(dir, pid), "http://127.0.0.1:1/a/x/"))
+		require.NoError(t, os.WriteFile(SocketPath(dir, pid), nil, 0o600))
+	}
+	other := filepath.Join(dir, "notes.txt")
+	require.NoError(t, os.WriteFile(other, nil, 0o600))
+	RemoveStale(dir)
+	for _, p := range []string{URLPath(dir, live), SocketPath(dir, live), other} {
+		require.FileExists(t, p)
+	}
+	for _, p := range []string{URLPath(dir, dead), SocketPath(dir, dead)} {
+		require.NoFileExists(t, p)
+	}
+}

@@ -169,7 +169,7 @@ func (s *Server) previewSend(ctx context.Context, in sendIntent) (*mcp.CallToolR
 
 	display := func() approval.Display {
 		d := s.display(pv.Summary, pv.previewCommon)
-		d.Amounts = []string{pv.Amount + " " + pv.Symbol + " to " + pv.To, "at most " + pv.MaxFee + " ETH in network fees"}
+		d.Amounts = []string{pv.Amount + " " + shownAsset(in.asset) + " to " + pv.To, "at most " + pv.MaxFee + " ETH in network fees"}
 		if !in.asset.Known {
 			d.Unverified = []string{pv.Symbol + " (" + pv.Asset + ")"}
 		}

@@ -498,7 +498,7 @@ func (s *Server) previewSwap(ctx context.Context, in swapIntent) (*mcp.CallToolR
 
 	display := func() approval.Display {
 		d := s.display(pv.Summary, pv.previewCommon)
-		d.Amounts = []string{"pay " + qr.AmountIn + " " + qr.TokenIn.Symbol, "receive at least " + qr.MinOut + " " + qr.TokenOut.Symbol + " (quoted " + qr.AmountOut + ")",
+		d.Amounts = []string{"pay " + qr.AmountIn + " " + shownAsset(in.in), "receive at least " + qr.MinOut + " " + shownAsset(in.out) + " (quoted " + qr.AmountOut + ")",
 			"at most " + pv.MaxFee + " ETH in network fees (" + fmt.Sprint(len(pv.Legs)) + " transaction(s))"}
 		for _, as := range []asset{in.in, in.out} {
 			if !as.Known {

@@ -691,8 +691,21 @@ func (s *Server) previewTail(b *strings.Builder, c previewCommon, expiresAt, too
 // display is what the person sees of a preview besides its text (human
 // mode): the title, the network with its marker, and the warnings.
 func (s *Server) display(title string, c previewCommon) approval.Display {
+	warnings := append([]string{}, c.Warnings...)
+	for _, n := range c.NoCap {
+		warnings = append(warnings, "NO CAP APPLIES to "+n+" (the operator allowed uncapped tokens)")
+	}
 	return approval.Display{Title: title, Network: fmt.Sprintf("%s, chain id %d", c.Network, c.ChainID), Marker: c.NetworkMarker,
-		Mainnet: s.network.ValueBearing(), Warnings: c.Warnings}
+		Mainnet: s.network.ValueBearing(), Warnings: warnings}
+}
+
+// shownAsset names an asset for the person: an unknown token carries its
+// address and UNVERIFIED right where its amount is.
+func shownAsset(a asset) string {
+	if a.Native || a.Known {
+		return a.Symbol
+	}
+	return a.Symbol + " (UNVERIFIED token " + a.Address.Hex() + ")"
 }
 
 // expiresIn renders a TTL for people.

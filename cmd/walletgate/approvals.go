@@ -41,6 +41,9 @@ func startApprovals(root string, deps tools.Deps, logger *slog.Logger, stderr io
 	var pageErr, sockErr error
 	dir := approval.Dir(root)
 	dirErr := approval.PrepareDir(dir)
+	if dirErr == nil {
+		approval.RemoveStale(dir)
+	}
 	if secret, err := approval.NewSecret(); err != nil {
 		pageErr = err
 	} else if ln, port, err := approval.ListenLocal(); err != nil {
