@@ -128,7 +128,11 @@ func cmdApprovals(argv []string, stdin io.Reader, stdout, stderr io.Writer) erro
 	}
 	defer t.closeAll()
 	if err := t.connect(); err != nil {
-		return err
+		if t.fixed != "" {
+			return err
+		}
+		// A terminal may well be opened before the server: wait for one.
+		fmt.Fprintf(t.out, "No walletgate with WALLETGATE_CONFIRM=human is running on %s yet; waiting for one. (Wrong place? The server's log names its WALLETGATE_STATE_DIR.)\n", t.dir)
 	}
 	lines := make(chan string)
 	go func() {
@@ -281,7 +285,11 @@ func (t *terminal) ask(it pendingItem, lines <-chan string) (bool, error) {
 	for {
 		t.fresh(lines)
 		fmt.Fprintf(t.out, "Approve preview %s? [a]pprove / [r]eject / [s]kip / [q]uit: ", id)
-		l, ok := <-lines
+		l, ok, gone := t.answer(it, lines)
+		if gone != "" {
+			fmt.Fprintf(t.out, "\nPreview %s is %s now (decided on the page or in another terminal, or it expired); moving on.\n\n", id, gone)
+			return false, nil
+		}
 		if !ok {
 			fmt.Fprintln(t.out)
 			return true, nil
@@ -321,6 +329,29 @@ func (t *terminal) ask(it pendingItem, lines <-chan string) (bool, error) {
 			return true, nil
 		default:
 			fmt.Fprintln(t.out, "Type a, r, s or q, then Enter.")
+		}
+	}
+}
+
+// answer waits for the person's line, checking every second that the
+// preview is still pending; gone is its state when it is not.
+func (t *terminal) answer(it pendingItem, lines <-chan string) (line string, ok bool, gone approval.State) {
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case line, ok = <-lines:
+			return line, ok, ""
+		case <-tick.C:
+			a, err := it.client.Do("list", "")
+			if err != nil {
+				return "", true, "gone (its walletgate stopped)"
+			}
+			for _, v := range a.Approvals {
+				if v.ID == it.view.ID && v.State != approval.Pending {
+					return "", true, v.State
+				}
+			}
 		}
 	}
 }

@@ -250,7 +250,7 @@ var ansi = regexp.MustCompile("\x1b\\[[0-9;]*m")
 func TestTerminalApprovalsApproveAndReject(t *testing.T) {
 	info := startDevnet(t)
 	view := newChainView(t, info)
-	c, state, _ := humanModeServer(t, info)
+	c, state, pageURL := humanModeServer(t, info)
 	term := startTerminal(t, state)
 	_, pos := term.expect(0, regexp.MustCompile(`Connected to walletgate \(pid \d+, wallet `+info.DevAccount))
 	_, pos = term.expect(pos, regexp.MustCompile(`Waiting for previews`))
@@ -315,8 +315,42 @@ func TestTerminalApprovalsApproveAndReject(t *testing.T) {
 	term.typeLine("r")
 	_, pos = term.expect(pos, regexp.MustCompile(`REJECTED\.(?:\x1b\[0m)? Preview `+second))
 
+	// A preview decided on the page meanwhile is not asked about forever.
+	_, pos = term.expect(pos, regexp.MustCompile(`Waiting for previews`))
+	third := previewID(t, c, args)
+	_, pos = term.expect(pos, regexp.MustCompile(`Approve preview `+third+`\?`))
+	resp, err := http.Get(pageURL + "p/" + third)
+	require.NoError(t, err)
+	page, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	csrf := regexp.MustCompile(`name="csrf" value="([0-9a-f]{64})"`).FindStringSubmatch(string(page))
+	require.NotNil(t, csrf)
+	req, err := http.NewRequest(http.MethodPost, pageURL+"p/"+third+"/reject", strings.NewReader("csrf="+csrf[1]))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", strings.TrimSuffix(pageURL[:strings.Index(pageURL, "/a/")], "/"))
+	resp, err = http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	_, pos = term.expect(pos, regexp.MustCompile(`Preview `+third+` is rejected now`))
+
 	// Quit ends the terminal cleanly.
 	_, _ = term.expect(pos, regexp.MustCompile(`Waiting for previews`))
+	term.typeLine("q")
+	done := make(chan error, 1)
+	go func() { done <- term.cmd.Wait() }()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("walletgate approvals did not quit")
+	}
+}
+
+func TestTerminalApprovalsWaitsForAServer(t *testing.T) {
+	term := startTerminal(t, t.TempDir())
+	_, _ = term.expect(0, regexp.MustCompile(`No walletgate with WALLETGATE_CONFIRM=human is running on .* yet; waiting for one`))
 	term.typeLine("q")
 	done := make(chan error, 1)
 	go func() { done <- term.cmd.Wait() }()
