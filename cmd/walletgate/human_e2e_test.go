@@ -244,6 +244,20 @@ func (s *terminalSession) typeLine(line string) {
 	require.NoError(s.t, err)
 }
 
+// quit types q and requires a clean exit.
+func (s *terminalSession) quit() {
+	s.t.Helper()
+	s.typeLine("q")
+	done := make(chan error, 1)
+	go func() { done <- s.cmd.Wait() }()
+	select {
+	case err := <-done:
+		require.NoError(s.t, err)
+	case <-time.After(10 * time.Second):
+		s.t.Fatal("walletgate approvals did not quit")
+	}
+}
+
 // ansi strips colours for matching.
 var ansi = regexp.MustCompile("\x1b\\[[0-9;]*m")
 
@@ -337,27 +351,11 @@ func TestTerminalApprovalsApproveAndReject(t *testing.T) {
 
 	// Quit ends the terminal cleanly.
 	_, _ = term.expect(pos, regexp.MustCompile(`Waiting for previews`))
-	term.typeLine("q")
-	done := make(chan error, 1)
-	go func() { done <- term.cmd.Wait() }()
-	select {
-	case err := <-done:
-		require.NoError(t, err)
-	case <-time.After(10 * time.Second):
-		t.Fatal("walletgate approvals did not quit")
-	}
+	term.quit()
 }
 
 func TestTerminalApprovalsWaitsForAServer(t *testing.T) {
 	term := startTerminal(t, t.TempDir())
 	_, _ = term.expect(0, regexp.MustCompile(`No walletgate with WALLETGATE_CONFIRM=human is running on .* yet; waiting for one`))
-	term.typeLine("q")
-	done := make(chan error, 1)
-	go func() { done <- term.cmd.Wait() }()
-	select {
-	case err := <-done:
-		require.NoError(t, err)
-	case <-time.After(10 * time.Second):
-		t.Fatal("walletgate approvals did not quit")
-	}
+	term.quit()
 }
