@@ -118,9 +118,5 @@ func (s *Server) instructions() string {
 	if !s.human() {
 		return Instructions
 	}
-	text := strings.Replace(Instructions, `The first call returns a preview and a confirm_token; nothing is signed.`,
-		`The first call returns a preview; nothing is signed.`, 1)
-	return strings.Replace(text,
-		`Show the preview to the user. Only if they agree, call the same tool again with exactly the same arguments plus "confirm": "<token>". A token works once, for those arguments only, and expires after a few minutes.`,
-		`In this server's mode the preview carries no token: the person approves it themselves on walletgate's approval page or in a terminal (walletgate approvals) and is shown a one-time code. Ask them for it, then call the same tool again with exactly the same arguments plus "confirm": "<code>". A code works once, for that preview only, and expires with it.`, 1)
+	return instructionsReads + instructionsHumanWrites + instructionsTail
 }

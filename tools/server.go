@@ -92,7 +92,11 @@ type Server struct {
 }
 
 // Instructions is what the server tells a client about itself at initialize.
-const Instructions = `walletgate gives you a wallet on one EVM chain, inside limits set by the person who runs it.
+const Instructions = instructionsReads + instructionsTokenWrites + instructionsTail
+
+// The parts of the instructions; human mode swaps the middle one.
+const (
+	instructionsReads = `walletgate gives you a wallet on one EVM chain, inside limits set by the person who runs it.
 
 Read tools (safe, no side effects):
 - wallet_address: the wallet's address, chain, network kind (MAINNET / testnet / local dev chain) and signer.
@@ -100,7 +104,11 @@ Read tools (safe, no side effects):
 - wallet_verify_tx: look a transaction up by hash: status, confirmations, ETH value and decoded token transfers, optionally checked against an expected recipient and amount.
 - wallet_policy: what you may do right now: network, caps, opt-ins, allow-lists, confirmation mode.
 
-Writes (when enabled) always take two calls. The first call returns a preview and a confirm_token; nothing is signed. Show the preview to the user. Only if they agree, call the same tool again with exactly the same arguments plus "confirm": "<token>". A token works once, for those arguments only, and expires after a few minutes. Amounts are decimal strings in human units ("0.05"), never numbers. A refusal starts with an upper-case code (BAD_AMOUNT: ...) and says what to change.`
+Writes (when enabled) always take two calls. `
+	instructionsTokenWrites = `The first call returns a preview and a confirm_token; nothing is signed. Show the preview to the user. Only if they agree, call the same tool again with exactly the same arguments plus "confirm": "<token>". A token works once, for those arguments only, and expires after a few minutes.`
+	instructionsHumanWrites = `The first call returns a preview; nothing is signed. In this server's mode the preview carries no token: the person approves it themselves on walletgate's approval page or in a terminal (walletgate approvals) and is shown a one-time code. Ask them for it, then call the same tool again with exactly the same arguments plus "confirm": "<code>". A code works once, for that preview only, and expires with it.`
+	instructionsTail        = ` Amounts are decimal strings in human units ("0.05"), never numbers. A refusal starts with an upper-case code (BAD_AMOUNT: ...) and says what to change.`
+)
 
 // New builds the tools' state from deps.
 func New(d Deps) *Server {
@@ -306,6 +314,12 @@ func (s *Server) spendRawConfirm(tool string, raw []byte) string {
 	if json.Unmarshal(raw, &members) != nil || json.Unmarshal(members["confirm"], &confirm) != nil || confirm == "" {
 		return ""
 	}
+	return s.spendConfirm(tool, confirm)
+}
+
+// spendConfirm spends a confirm value whose call is refused before it could
+// be checked — a token, or in human mode an approval code — and says so.
+func (s *Server) spendConfirm(tool, confirm string) string {
 	if s.human() {
 		s.approvals.Spend(confirm)
 		return " If the confirm value was an approval code, it is spent; call again without confirm for a new preview."

@@ -325,12 +325,8 @@ func twoStep[I any](s *Server, tool string, parse func(context.Context, args) (I
 		token, confirming := a.str("confirm")
 		in, ref := parse(ctx, a)
 		if ref != nil {
-			if confirming && s.human() {
-				s.approvals.Spend(token)
-				ref.Message += " If the confirm value was an approval code, it is spent; call again without confirm for a new preview."
-			} else if confirming {
-				_, _ = s.gate.Consume(token, tool, nil)
-				ref.Message += " The confirmation token is spent; call again without confirm for a new preview."
+			if confirming {
+				ref.Message += s.spendConfirm(tool, token)
 			}
 			return nil, ref
 		}

@@ -193,6 +193,14 @@ func (t *terminal) connect() error {
 	return nil
 }
 
+// drop forgets the server on socket path.
+func (t *terminal) drop(path string) {
+	if c, ok := t.clients[path]; ok {
+		c.Close()
+		delete(t.clients, path)
+	}
+}
+
 func (t *terminal) closeAll() {
 	for _, c := range t.clients {
 		c.Close()
@@ -212,8 +220,7 @@ func (t *terminal) pending() []pendingItem {
 		c := t.clients[p]
 		a, err := c.Do("list", "")
 		if err != nil || a.Server == nil {
-			c.Close()
-			delete(t.clients, p)
+			t.drop(p)
 			fmt.Fprintf(t.out, "A walletgate stopped answering (%s).\n", filepath.Base(p))
 			continue
 		}
@@ -362,12 +369,7 @@ func (t *terminal) decide(it pendingItem, op string) (approval.Answer, error) {
 	a, err := it.client.Do(op, it.view.ID)
 	if err != nil {
 		// That walletgate stopped: its previews are gone, the others stay.
-		for p, c := range t.clients {
-			if c == it.client {
-				c.Close()
-				delete(t.clients, p)
-			}
-		}
+		t.drop(it.client.Path)
 		fmt.Fprintf(t.out, "That walletgate (pid %d) stopped answering; preview %s is gone with it. Nothing was decided.\n\n", it.server.PID, it.view.ID)
 		return approval.Answer{}, nil
 	}
