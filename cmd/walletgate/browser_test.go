@@ -11,7 +11,6 @@ package main_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math/big"
@@ -19,9 +18,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
-	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -244,37 +241,13 @@ type approvalServer struct {
 	chain *chainView
 }
 
-// pageLine is the line that tells the operator where the approval page is.
-var pageLine = regexp.MustCompile(`(?m)^walletgate: approve writes on this page \(keep its address private\): (http://127\.0\.0\.1:\d+/a/[0-9a-f]{64}/)$`)
-
 // startApprovalServer starts a dev chain and a walletgate in human mode on
-// it, and takes the page's address from the file the server saved for the
-// operator, checking that it is the one printed on stderr. (Not
-// humanModeServer: the server prints the line before it writes the file, but
-// the line reaches this process's buffer through a pipe, so the file can be
-// there first; this waits for the line.)
+// it (humanModeServer checks the page's address).
 func startApprovalServer(t *testing.T, extraEnv ...string) *approvalServer {
 	t.Helper()
 	info := startDevnet(t)
-	state := t.TempDir()
-	c := startServer(t, append(capsEnv(info, state), append([]string{"WALLETGATE_CONFIRM=human"}, extraEnv...)...))
-	c.initialize()
-	var printed string
-	waitFor(t, "the approval page's address on stderr", func() bool {
-		m := pageLine.FindStringSubmatch(c.stderr.String())
-		if m != nil {
-			printed = m[1]
-		}
-		return m != nil
-	})
-	path := filepath.Join(state, "approvals", strconv.Itoa(c.cmd.Process.Pid)+".url")
-	fi, err := os.Stat(path)
-	require.NoError(t, err, "the page's address is saved in the state directory, named after the server's pid")
-	require.Equal(t, os.FileMode(0o600), fi.Mode().Perm(), "only the operator may read the page's address")
-	saved, err := os.ReadFile(path)
-	require.NoError(t, err)
-	require.Equal(t, printed+"\n", string(saved), "the saved address is the printed one")
-	return &approvalServer{stdioClient: c, page: printed, chain: newChainView(t, info)}
+	c, _, page := humanModeServer(t, info, extraEnv...)
+	return &approvalServer{stdioClient: c, page: page, chain: newChainView(t, info)}
 }
 
 // origin is the page's own origin, as a browser sends it.
@@ -288,26 +261,11 @@ func (s *approvalServer) origin(t *testing.T) string {
 func (s *approvalServer) detail(id string) string { return s.page + "p/" + id }
 
 // previewSend previews a USDT send and returns the id of the approval it
-// awaits and the arguments to confirm it with. In human mode nothing in the
-// result may let the model confirm by itself: unlike previewID, it checks
-// the whole result, structured content included, for a token.
+// awaits and the arguments to confirm it with.
 func (s *approvalServer) previewSend(t *testing.T, to common.Address, amount string) (string, map[string]any) {
 	t.Helper()
 	args := map[string]any{"to": to.Hex(), "amount": amount, "asset": "USDT"}
-	res := s.callTool("wallet_send", args)
-	require.Nil(t, res["isError"], text(res))
-	raw, err := json.Marshal(res)
-	require.NoError(t, err)
-	require.NotContains(t, string(raw), "wgc_", "no confirmation token reaches the model in human mode")
-	sc := res["structuredContent"].(map[string]any)
-	require.Equal(t, "confirmation_required", sc["status"])
-	require.NotContains(t, sc, "confirm_token")
-	ap, ok := sc["approval"].(map[string]any)
-	require.True(t, ok, "the preview names the approval it awaits: %v", sc)
-	id, _ := ap["id"].(string)
-	require.Regexp(t, `^[ABCDEFGHJKMNPQRSTUVWXYZ2-9]{4}$`, id)
-	require.Contains(t, text(res), "APPROVAL BY THE PERSON REQUIRED (preview "+id+")")
-	return id, args
+	return previewID(t, s.stdioClient, args), args
 }
 
 // confirm calls wallet_send with args and code as its confirm value.
@@ -456,16 +414,8 @@ func TestApprovalPageInChromium(t *testing.T) {
 		require.Contains(t, stale.text("problem"), "expired")
 		require.False(t, stale.has("code"))
 
-		req, err := http.NewRequest(http.MethodPost, s.detail(id)+"/approve", strings.NewReader(url.Values{"csrf": {csrf}}.Encode()))
-		require.NoError(t, err)
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		req.Header.Set("Origin", s.origin(t))
-		noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-		post, err := noRedirect.Do(req)
-		require.NoError(t, err)
-		body, _ := io.ReadAll(post.Body)
-		post.Body.Close()
-		require.Equal(t, http.StatusGone, post.StatusCode, "a same-origin POST with the right CSRF token, after the expiry: %s", body)
+		require.Equal(t, http.StatusGone, postForm(t, s.detail(id)+"/approve", url.Values{"csrf": {csrf}}.Encode(), s.origin(t), ""),
+			"a same-origin POST with the right CSRF token, after the expiry")
 
 		fresh.navigate(s.detail(id))
 		require.Equal(t, "expired", fresh.text("state"), "nothing was approved")

@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"bufio"
+	"encoding/json"
 	"io"
 	"math/big"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -20,48 +22,92 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// pageLine is the line that tells the operator where the approval page is.
+var pageLine = regexp.MustCompile(`(?m)^walletgate: approve writes on this page \(keep its address private\): (http://127\.0\.0\.1:\d+/a/[0-9a-f]{64}/)$`)
+
 // humanModeServer starts walletgate in human mode on the devnet with its own
 // state directory, and returns it with that directory and the approval
-// page's URL as the server wrote it (0600) there.
+// page's URL, checking that the address printed on stderr is the one saved
+// (0600, named after the server's pid) in the state directory. It waits for
+// the line: the server prints it before it writes the file, but the line
+// reaches this process through a pipe, so the file can be there first.
 func humanModeServer(t *testing.T, info devnetInfo, extra ...string) (*stdioClient, string, string) {
 	t.Helper()
 	state := t.TempDir()
 	c := startServer(t, append(capsEnv(info, state), append([]string{"WALLETGATE_CONFIRM=human"}, extra...)...))
 	c.initialize()
-	var pageURL string
-	waitFor(t, "the approval page address file", func() bool {
-		files, _ := filepath.Glob(filepath.Join(state, "approvals", "*.url"))
-		if len(files) != 1 {
-			return false
+	var printed string
+	waitFor(t, "the approval page's address on stderr", func() bool {
+		m := pageLine.FindStringSubmatch(c.stderr.String())
+		if m != nil {
+			printed = m[1]
 		}
-		st, err := os.Stat(files[0])
-		require.NoError(t, err)
-		require.Equal(t, os.FileMode(0o600), st.Mode().Perm(), "the page address is a secret")
-		b, err := os.ReadFile(files[0])
-		require.NoError(t, err)
-		pageURL = strings.TrimSpace(string(b))
-		return pageURL != ""
+		return m != nil
 	})
-	require.Regexp(t, `^http://127\.0\.0\.1:\d+/a/[0-9a-f]{64}/$`, pageURL)
-	// The operator finds the address on stderr too (copied from the pipe by
-	// exec's goroutine, so possibly after the file appeared).
-	waitFor(t, "the approval page address on stderr", func() bool { return strings.Contains(c.stderr.String(), pageURL) })
-	return c, state, pageURL
+	path := filepath.Join(state, "approvals", strconv.Itoa(c.cmd.Process.Pid)+".url")
+	fi, err := os.Stat(path)
+	require.NoError(t, err, "the page's address is saved in the state directory, named after the server's pid")
+	require.Equal(t, os.FileMode(0o600), fi.Mode().Perm(), "only the operator may read the page's address")
+	saved, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Equal(t, printed+"\n", string(saved), "the saved address is the printed one")
+	return c, state, printed
 }
 
 // previewID previews args with wallet_send and returns the approval id,
-// checking that nothing the model gets can confirm it.
+// checking that nothing the model gets — text or structured content — can
+// confirm it.
 func previewID(t *testing.T, c *stdioClient, args map[string]any) string {
 	t.Helper()
 	res := c.callTool("wallet_send", args)
-	require.NotEqual(t, true, res["isError"], text(res))
+	require.Nil(t, res["isError"], text(res))
+	raw, err := json.Marshal(res)
+	require.NoError(t, err)
+	require.NotContains(t, string(raw), "wgc_", "no confirmation token reaches the model in human mode")
 	sc := res["structuredContent"].(map[string]any)
 	require.Equal(t, "confirmation_required", sc["status"])
 	require.NotContains(t, sc, "confirm_token")
-	require.NotContains(t, text(res), "wgc_")
-	id := sc["approval"].(map[string]any)["id"].(string)
-	require.Regexp(t, `^[A-Z2-9]{4}$`, id)
+	ap, ok := sc["approval"].(map[string]any)
+	require.True(t, ok, "the preview names the approval it awaits: %v", sc)
+	id, _ := ap["id"].(string)
+	require.Regexp(t, `^[ABCDEFGHJKMNPQRSTUVWXYZ2-9]{4}$`, id)
+	require.Contains(t, text(res), "APPROVAL BY THE PERSON REQUIRED (preview "+id+")")
 	return id
+}
+
+// formToken reads the form token from preview id's page, as the page's own
+// forms carry it.
+func formToken(t *testing.T, pageURL, id string) string {
+	t.Helper()
+	resp, err := http.Get(pageURL + "p/" + id)
+	require.NoError(t, err)
+	page, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	m := regexp.MustCompile(`name="csrf" value="([0-9a-f]{64})"`).FindStringSubmatch(string(page))
+	require.NotNil(t, m, "the page carries a form token")
+	return m[1]
+}
+
+// postForm posts body as a form to target with the Origin origin ("" sends
+// none) and the Host host ("" keeps the URL's), without following a
+// redirect, and returns the status.
+func postForm(t *testing.T, target, body, origin, host string) int {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, target, strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if origin != "" {
+		req.Header.Set("Origin", origin)
+	}
+	if host != "" {
+		req.Host = host
+	}
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }, Timeout: 5 * time.Second}
+	resp, err := noRedirect.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	return resp.StatusCode
 }
 
 func withConfirm(args map[string]any, confirm string) map[string]any {
@@ -107,30 +153,9 @@ func TestHumanModeModelOnlyClientCannotWrite(t *testing.T) {
 	u, err := url.Parse(pageURL)
 	require.NoError(t, err)
 	origin := "http://" + u.Host
-	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }, Timeout: 5 * time.Second}
 	// The worst case: the attacker even has the page's form token.
-	resp, err := http.Get(pageURL + "p/" + id)
-	require.NoError(t, err)
-	page, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	require.NoError(t, err)
-	csrf := regexp.MustCompile(`name="csrf" value="([0-9a-f]{64})"`).FindStringSubmatch(string(page))
-	require.NotNil(t, csrf, "the page carries a form token")
-	post := func(target, origin, host string) int {
-		req, err := http.NewRequest(http.MethodPost, target, strings.NewReader("csrf="+csrf[1]))
-		require.NoError(t, err)
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		if origin != "" {
-			req.Header.Set("Origin", origin)
-		}
-		if host != "" {
-			req.Host = host
-		}
-		resp, err := noRedirect.Do(req)
-		require.NoError(t, err)
-		resp.Body.Close()
-		return resp.StatusCode
-	}
+	csrf := "csrf=" + formToken(t, pageURL, id)
+	post := func(target, origin, host string) int { return postForm(t, target, csrf, origin, host) }
 	base := "http://" + u.Host
 	for _, target := range []string{base + "/p/" + id + "/approve", base + "/a/p/" + id + "/approve", base + "/a/" + strings.Repeat("0", 64) + "/p/" + id + "/approve",
 		base + "/a/" + strings.TrimSuffix(strings.TrimPrefix(u.Path, "/a/"), "/")[:63] + "/p/" + id + "/approve"} {
@@ -140,18 +165,8 @@ func TestHumanModeModelOnlyClientCannotWrite(t *testing.T) {
 	require.Equal(t, http.StatusForbidden, post(approve, "http://evil.example", ""), "a foreign origin")
 	require.Equal(t, http.StatusForbidden, post(approve, "", ""), "no origin")
 	require.Equal(t, http.StatusMisdirectedRequest, post(approve, "http://evil.example:"+u.Port(), "evil.example:"+u.Port()), "DNS rebinding: another host name")
-	post2 := func(body string) int {
-		req, err := http.NewRequest(http.MethodPost, approve, strings.NewReader(body))
-		require.NoError(t, err)
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		req.Header.Set("Origin", origin)
-		resp, err := noRedirect.Do(req)
-		require.NoError(t, err)
-		resp.Body.Close()
-		return resp.StatusCode
-	}
-	require.Equal(t, http.StatusForbidden, post2("csrf=x"), "the right origin, but no form token from the page")
-	require.Equal(t, http.StatusForbidden, post2(""), "the right origin, no form token at all")
+	require.Equal(t, http.StatusForbidden, postForm(t, approve, "csrf=x", origin, ""), "the right origin, but no form token from the page")
+	require.Equal(t, http.StatusForbidden, postForm(t, approve, "", origin, ""), "the right origin, no form token at all")
 
 	res = c.callTool("wallet_send", withConfirm(args, "123-456"))
 	refusedWith(t, res, "APPROVAL_PENDING")
@@ -333,20 +348,8 @@ func TestTerminalApprovalsApproveAndReject(t *testing.T) {
 	_, pos = term.expect(pos, regexp.MustCompile(`Waiting for previews`))
 	third := previewID(t, c, args)
 	_, pos = term.expect(pos, regexp.MustCompile(`Approve preview `+third+`\?`))
-	resp, err := http.Get(pageURL + "p/" + third)
-	require.NoError(t, err)
-	page, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	require.NoError(t, err)
-	csrf := regexp.MustCompile(`name="csrf" value="([0-9a-f]{64})"`).FindStringSubmatch(string(page))
-	require.NotNil(t, csrf)
-	req, err := http.NewRequest(http.MethodPost, pageURL+"p/"+third+"/reject", strings.NewReader("csrf="+csrf[1]))
-	require.NoError(t, err)
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Origin", strings.TrimSuffix(pageURL[:strings.Index(pageURL, "/a/")], "/"))
-	resp, err = http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	resp.Body.Close()
+	pageOrigin := pageURL[:strings.Index(pageURL, "/a/")]
+	require.Equal(t, http.StatusSeeOther, postForm(t, pageURL+"p/"+third+"/reject", "csrf="+formToken(t, pageURL, third), pageOrigin, ""))
 	_, pos = term.expect(pos, regexp.MustCompile(`Preview `+third+` is rejected now`))
 
 	// Quit ends the terminal cleanly.
