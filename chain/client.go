@@ -43,6 +43,10 @@ type Client struct {
 	blockTimeOnce sync.Once
 	blockTime     time.Duration
 
+	// callTimeout bounds every request (0: DefaultCallTimeout), so that a
+	// node that never answers fails the call instead of hanging it.
+	callTimeout time.Duration
+
 	mu        sync.Mutex
 	endpoints []*endpoint
 	current   int
@@ -140,9 +144,27 @@ func (c *Client) Close() {
 	}
 }
 
+// DefaultCallTimeout bounds one request to a node.
+const DefaultCallTimeout = 20 * time.Second
+
+// SetCallTimeout sets the bound on each request to a node (0: the default).
+// Call it before the client is shared.
+func (c *Client) SetCallTimeout(d time.Duration) { c.callTimeout = d }
+
+// bounded gives ctx the per-request deadline unless it has an earlier one.
+func (c *Client) bounded(ctx context.Context) (context.Context, context.CancelFunc) {
+	d := c.callTimeout
+	if d <= 0 {
+		d = DefaultCallTimeout
+	}
+	return context.WithTimeout(ctx, d)
+}
+
 // call runs one JSON-RPC call, falling over to the next endpoint on a
 // transport failure.
 func (c *Client) call(ctx context.Context, result any, method string, args ...any) error {
+	ctx, cancel := c.bounded(ctx)
+	defer cancel()
 	return c.do(ctx, method, func(ep *endpoint) error {
 		return ep.rpc.CallContext(ctx, result, method, args...)
 	})
@@ -151,6 +173,8 @@ func (c *Client) call(ctx context.Context, result any, method string, args ...an
 // batch runs independent calls in one round trip. Per-element errors are
 // sanitised in place; the returned error is for the batch as a whole.
 func (c *Client) batch(ctx context.Context, elems []rpc.BatchElem) error {
+	ctx, cancel := c.bounded(ctx)
+	defer cancel()
 	var used *endpoint
 	err := c.do(ctx, "batch", func(ep *endpoint) error {
 		used = ep

@@ -22,6 +22,14 @@ type TxInfo struct {
 	Value *big.Int
 	Nonce uint64
 
+	// TxHash and ReceiptHash are the hashes the node put in the transaction
+	// and the receipt it answered: a receipt counts only if both are Hash.
+	TxHash      common.Hash
+	ReceiptHash common.Hash
+	// SenderNonce is the sender's nonce at the latest block, when asked for
+	// (OwnTransaction): a transaction the node calls mined must be below it.
+	SenderNonce *uint64
+
 	Status            uint64 // 1 success, 0 reverted; valid when Mined
 	Block             uint64
 	BlockHash         common.Hash
@@ -40,6 +48,7 @@ func (t *TxInfo) Fee() *big.Int {
 }
 
 type txJSON struct {
+	Hash        common.Hash     `json:"hash"`
 	From        common.Address  `json:"from"`
 	To          *common.Address `json:"to"`
 	Value       *hexutil.Big    `json:"value"`
@@ -48,6 +57,7 @@ type txJSON struct {
 }
 
 type receiptJSON struct {
+	TxHash            common.Hash    `json:"transactionHash"`
 	Status            hexutil.Uint64 `json:"status"`
 	BlockNumber       hexutil.Uint64 `json:"blockNumber"`
 	BlockHash         common.Hash    `json:"blockHash"`
@@ -59,25 +69,42 @@ type receiptJSON struct {
 // Transaction looks a transaction up: the transaction, its receipt and the
 // head block number in one batched round trip.
 func (c *Client) Transaction(ctx context.Context, hash common.Hash) (*TxInfo, error) {
+	return c.transaction(ctx, hash, nil)
+}
+
+// OwnTransaction is Transaction for a transaction sent by from, with from's
+// nonce at the latest block read in the same round trip (SenderNonce), so
+// that a receipt can be checked to be the signed transaction's.
+func (c *Client) OwnTransaction(ctx context.Context, hash common.Hash, from common.Address) (*TxInfo, error) {
+	return c.transaction(ctx, hash, &from)
+}
+
+func (c *Client) transaction(ctx context.Context, hash common.Hash, from *common.Address) (*TxInfo, error) {
 	var (
 		rawTx, rawRcpt json.RawMessage
-		head           hexutil.Uint64
+		head, nonce    hexutil.Uint64
 	)
 	elems := []rpc.BatchElem{
 		{Method: "eth_getTransactionByHash", Args: []any{hash}, Result: &rawTx},
 		{Method: "eth_getTransactionReceipt", Args: []any{hash}, Result: &rawRcpt},
 		{Method: "eth_blockNumber", Result: &head},
 	}
+	if from != nil {
+		elems = append(elems, rpc.BatchElem{Method: "eth_getTransactionCount", Args: []any{*from, "latest"}, Result: &nonce})
+	}
 	if err := c.batch(ctx, elems); err != nil {
 		return nil, err
 	}
-	if elems[0].Error != nil {
-		return nil, elems[0].Error
-	}
-	if elems[2].Error != nil {
-		return nil, elems[2].Error
+	for _, i := range []int{0, 2, 3} {
+		if i < len(elems) && elems[i].Error != nil {
+			return nil, elems[i].Error
+		}
 	}
 	info := &TxInfo{Hash: hash}
+	if from != nil {
+		n := uint64(nonce)
+		info.SenderNonce = &n
+	}
 	if isNull(rawTx) {
 		return info, nil
 	}
@@ -86,6 +113,7 @@ func (c *Client) Transaction(ctx context.Context, hash common.Hash) (*TxInfo, er
 		return nil, &Error{Host: c.Host(), Method: "eth_getTransactionByHash", Code: -1, Message: "malformed transaction: " + err.Error()}
 	}
 	info.Found = true
+	info.TxHash = tx.Hash
 	info.From, info.To, info.Nonce = tx.From, tx.To, uint64(tx.Nonce)
 	info.Value = new(big.Int)
 	if tx.Value != nil {
@@ -106,6 +134,7 @@ func (c *Client) Transaction(ctx context.Context, hash common.Hash) (*TxInfo, er
 		return nil, &Error{Host: c.Host(), Method: "eth_getTransactionReceipt", Code: -1, Message: "malformed receipt: " + err.Error()}
 	}
 	info.Mined = true
+	info.ReceiptHash = r.TxHash
 	info.Status = uint64(r.Status)
 	info.Block = uint64(r.BlockNumber)
 	info.BlockHash = r.BlockHash

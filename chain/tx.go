@@ -390,6 +390,31 @@ func (c *Client) WaitMined(ctx context.Context, hash common.Hash, confirmations 
 	}
 }
 
+// WaitOwn polls OwnTransaction for hash, sent by from, until accept says the
+// answer is final or timeout passes; it then returns what it last saw. It
+// backs off like WaitMined.
+func (c *Client) WaitOwn(ctx context.Context, hash common.Hash, from common.Address, timeout time.Duration, accept func(*TxInfo) bool) *TxInfo {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	ceiling := min(max(c.BlockTime(ctx)/10, 25*time.Millisecond), time.Second)
+	delay := 8 * time.Millisecond
+	last := &TxInfo{Hash: hash}
+	for {
+		select {
+		case <-ctx.Done():
+			return last
+		case <-time.After(delay):
+		}
+		delay = min(delay*2, max(ceiling, delay))
+		if info, err := c.OwnTransaction(ctx, hash, from); err == nil {
+			last = info
+			if accept(info) {
+				return info
+			}
+		}
+	}
+}
+
 // blockTimeSpan is how many blocks back the block time is measured over.
 const blockTimeSpan = 32
 

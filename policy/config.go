@@ -44,6 +44,7 @@ const (
 	EnvStateDir            = "WALLETGATE_STATE_DIR"
 	EnvLog                 = "WALLETGATE_LOG"
 	EnvReceiptTimeout      = "WALLETGATE_RECEIPT_TIMEOUT"
+	EnvRPCTimeout          = "WALLETGATE_RPC_TIMEOUT"
 	EnvConfirmations       = "WALLETGATE_CONFIRMATIONS"
 )
 
@@ -76,6 +77,7 @@ var Variables = []Variable{
 	{EnvStateDir, "directory of the spend journal and audit log", "under the user's state directory"},
 	{EnvLog, "stderr log level: debug, info, warn or error", "info"},
 	{EnvReceiptTimeout, "how long to wait for a sent transaction's receipt, a Go duration between 1s and 30m", "60s"},
+	{EnvRPCTimeout, "how long one request to the node may take before it fails (RPC_ERROR), a Go duration between 1s and 5m", "20s"},
 	{EnvConfirmations, "blocks a transaction must have (including its own) to count as included, 1 to 64", "1"},
 }
 
@@ -91,6 +93,9 @@ const (
 	DefaultReceiptTimeout = 60 * time.Second
 	MinReceiptTimeout     = time.Second
 	MaxReceiptTimeout     = 30 * time.Minute
+	DefaultRPCTimeout     = 20 * time.Second
+	MinRPCTimeout         = time.Second
+	MaxRPCTimeout         = 5 * time.Minute
 	DefaultConfirmations  = 1
 	MaxConfirmations      = 64
 	// MaxRPCURLs is the most node URLs WALLETGATE_RPC may list.
@@ -124,6 +129,7 @@ type Config struct {
 	StateDir       string        // "": the caller's default
 	LogLevel       slog.Level
 	ReceiptTimeout time.Duration // MinReceiptTimeout..MaxReceiptTimeout
+	RPCTimeout     time.Duration // MinRPCTimeout..MaxRPCTimeout: the bound on one request to the node
 	Confirmations  uint64        // 1..MaxConfirmations
 }
 
@@ -163,6 +169,7 @@ func Load(environ []string) (Config, error) {
 		ConfirmTTL:     DefaultConfirmTTL,
 		LogLevel:       slog.LevelInfo,
 		ReceiptTimeout: DefaultReceiptTimeout,
+		RPCTimeout:     DefaultRPCTimeout,
 		Confirmations:  DefaultConfirmations,
 	}
 	env, err := collectEnv(environ)
@@ -374,6 +381,12 @@ func (c *Config) set(name, value string) *ConfigError {
 			return configError(name, value, "a Go duration between 1s and 30m, like 60s")
 		}
 		c.ReceiptTimeout = d
+	case EnvRPCTimeout:
+		d, ok := parseDurationIn(value, MinRPCTimeout, MaxRPCTimeout)
+		if !ok {
+			return configError(name, value, "a Go duration between 1s and 5m, like 20s")
+		}
+		c.RPCTimeout = d
 	case EnvConfirmations:
 		n, ok := parseDecimalUint(value)
 		if !ok || n < 1 || n > MaxConfirmations {

@@ -4,26 +4,17 @@ import (
 	"context"
 	"strings"
 
-	"github.com/ethereum/go-ethereum/common"
-
+	"github.com/walletgate/walletgate/engine"
 	"github.com/walletgate/walletgate/policy"
 )
 
-// asset is a resolved asset: ETH, or an ERC-20 token by address. Symbols are
-// display only; the address is the identity.
-type asset struct {
-	Native   bool
-	Address  common.Address // zero for ETH
-	Symbol   string         // the table's symbol when Known, else the contract's, inert
-	Decimals uint8
-	Known    bool // ETH, or in the known-token table of this chain
-}
+// asset is a resolved asset: ETH, or an ERC-20 token by address (the
+// engine's Asset).
+type asset = engine.Asset
 
-var ethAsset = asset{Native: true, Symbol: policy.NativeSymbol, Decimals: 18, Known: true}
+var ethAsset = engine.ETH
 
-func knownAsset(t policy.Token) asset {
-	return asset{Address: t.Address, Symbol: t.Symbol, Decimals: t.Decimals, Known: true}
-}
+func knownAsset(t policy.Token) asset { return engine.KnownAsset(t) }
 
 // resolveAsset resolves "ETH", a known symbol or a token address.
 func (s *Server) resolveAsset(ctx context.Context, in string) (asset, *Refusal) {

@@ -14,6 +14,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/walletgate/walletgate/engine"
 )
 
 // Refusal codes of elicit mode.
@@ -35,9 +37,16 @@ var approvalSchema = map[string]any{
 	"required": []string{"approve"},
 }
 
-// askHuman asks the person to approve the previewed plan. It returns nil only
-// on an explicit accept with approve == true.
-func (s *Server) askHuman(ctx context.Context, p *plan) *Refusal {
+// elicitMode asks the person through MCP elicitation, after the token was
+// consumed.
+type elicitMode struct{}
+
+// Redeem returns the token as it came.
+func (elicitMode) Redeem(confirm, _ string, _ []byte) (string, *Refusal) { return confirm, nil }
+
+// Ask asks the person to approve the previewed plan. It returns nil only on
+// an explicit accept with approve == true.
+func (elicitMode) Ask(ctx context.Context, p *engine.Plan) *Refusal {
 	session := server.ClientSessionFromContext(ctx)
 	withInfo, ok := session.(server.SessionWithClientInfo)
 	if !ok || withInfo.GetClientCapabilities().Elicitation == nil {
@@ -47,9 +56,9 @@ func (s *Server) askHuman(ctx context.Context, p *plan) *Refusal {
 	if ms == nil {
 		return refuse(CodeElicitationUnavailable, "the MCP session cannot send an elicitation request. Nothing was signed or sent.")
 	}
-	text := "(the preview is not available)"
-	if t := p.previewText.Load(); t != nil {
-		text = *t
+	text := p.Text()
+	if text == "" {
+		text = "(the preview is not available)"
 	}
 	req := mcp.ElicitationRequest{
 		Request: mcp.Request{Method: string(mcp.MethodElicitationCreate)},

@@ -10,6 +10,7 @@ package tools
 // (the page and socket could not start) write tools are not offered.
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/walletgate/walletgate/approval"
+	"github.com/walletgate/walletgate/engine"
 	"github.com/walletgate/walletgate/gate"
 	"github.com/walletgate/walletgate/policy"
 )
@@ -52,8 +54,8 @@ func (s *Server) human() bool { return s.cfg.Confirm == policy.ConfirmHuman }
 // token and elicit modes the token goes to the model; in human mode it stays
 // with the broker and the preview is listed for the person, with display()
 // as what they see besides the text.
-func (s *Server) offer(tool string, canonical []byte, p *plan, display func() approval.Display, render func(confirmation) (any, string)) (*mcp.CallToolResult, *Refusal) {
-	token, expires, ref := s.issue(tool, canonical, p)
+func (s *Server) offer(tool string, canonical []byte, p *engine.Plan, display func() approval.Display, render func(confirmation) (any, string)) (*mcp.CallToolResult, *Refusal) {
+	token, expires, ref := s.engine.Issue(tool, canonical, p)
 	if ref != nil {
 		return nil, ref
 	}
@@ -74,19 +76,38 @@ func (s *Server) offer(tool string, canonical []byte, p *plan, display func() ap
 			return nil, approvalRefusal(err)
 		}
 	}
-	p.previewText.Store(&text)
+	p.SetText(text)
 	return success(result, text), nil
 }
 
-// redeem turns the code of a human-mode confirm into the gate token of the
-// preview the person approved.
-func (s *Server) redeem(code, tool string, canonical []byte) (string, *Refusal) {
-	token, err := s.approvals.Redeem(code, gate.Fingerprint(tool, canonical))
+// asker is this server's confirmation mode, as the engine asks it.
+func (s *Server) asker() engine.Asker {
+	switch {
+	case s.human():
+		return humanMode{s.approvals}
+	case s.cfg.Confirm == policy.ConfirmElicit:
+		return elicitMode{}
+	}
+	return engine.TokenMode{}
+}
+
+// humanMode confirms with the one-time code the person was shown when they
+// approved the preview: the approval itself happened on the page or in the
+// terminal.
+type humanMode struct{ approvals *approval.Broker }
+
+// Redeem turns the code into the gate token of the preview the person
+// approved, for the same fingerprint only.
+func (h humanMode) Redeem(code, tool string, canonical []byte) (string, *Refusal) {
+	token, err := h.approvals.Redeem(code, gate.Fingerprint(tool, canonical))
 	if err != nil {
 		return "", approvalRefusal(err)
 	}
 	return token, nil
 }
+
+// Ask approves: the person already did, to get the code.
+func (humanMode) Ask(context.Context, *engine.Plan) *Refusal { return nil }
 
 func approvalRefusal(err error) *Refusal {
 	var e *approval.Error

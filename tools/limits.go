@@ -2,7 +2,6 @@ package tools
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/big"
 	"strings"
@@ -11,7 +10,6 @@ import (
 
 	"github.com/walletgate/walletgate/caps"
 	"github.com/walletgate/walletgate/chain"
-	"github.com/walletgate/walletgate/journal"
 	"github.com/walletgate/walletgate/policy"
 )
 
@@ -73,54 +71,7 @@ func ResolveCaps(ctx context.Context, c *chain.Client, cfg policy.Config, defaul
 }
 
 // capsRefusal renders a caps error in human units.
-func (s *Server) capsRefusal(err error) *Refusal {
-	var ce *caps.Error
-	if !errors.As(err, &ce) {
-		return refuse(caps.CodeNoLedger, "the spend ledger is unavailable (%s); no write can proceed. Nothing was signed or sent.", err)
-	}
-	if ce.Code == caps.CodeNoLedger {
-		return s.ledgerUnavailable(ce.Cause)
-	}
-	as := s.assetInfo(ce.Asset)
-	amt := func(v *big.Int) string { return policy.FormatAmount(v, as.Decimals) + " " + as.Symbol }
-	switch ce.Code {
-	case caps.CodeExceeded:
-		fee := ""
-		if ce.Asset == policy.NativeAsset {
-			fee = " (ETH spend counts the value plus the maximum network fee: gas limit × max fee per gas)"
-		}
-		if ce.Window == caps.PerTx {
-			return refuse(ce.Code, "this needs %s%s, but the per transaction cap for %s is %s. Nothing was signed or sent. Ask for less, or split it into smaller transactions within the session cap; the operator sets %s.",
-				amt(ce.Requested), fee, as.Symbol, amt(ce.Limit), policy.EnvCapPerTx)
-		}
-		return refuse(ce.Code, "this needs %s%s, but the %s cap for %s is %s and %s is already used, so %s remain. Nothing was signed or sent. Ask for at most the remaining amount; the operator sets %s.",
-			amt(ce.Requested), fee, ce.Window, as.Symbol, amt(ce.Limit), amt(ce.Used), amt(ce.Remaining), windowVar(ce.Window))
-	case caps.CodeUncapped:
-		return refuse(ce.Code, "%s (%s) has no spend cap configured, and walletgate refuses to spend an asset without a cap. Nothing was signed or sent. The operator can add one, e.g. %s=%s=<amount>, or allow uncapped tokens with %s=true.",
-			as.Symbol, as.Address.Hex(), policy.EnvCapPerTx, capKey(as), policy.EnvAllowUncappedTokens)
-	}
-	return refuse(ce.Code, "%s. Nothing was signed or sent.", ce.Error())
-}
-
-func windowVar(w caps.Window) string {
-	switch w {
-	case caps.PerTx:
-		return policy.EnvCapPerTx
-	case caps.PerSession:
-		return policy.EnvCapPerSession
-	}
-	return policy.EnvCapPerDay
-}
-
-func capKey(as asset) string {
-	if as.Native {
-		return policy.NativeSymbol
-	}
-	if as.Known {
-		return as.Symbol
-	}
-	return as.Address.Hex()
-}
+func (s *Server) capsRefusal(err error) *Refusal { return s.engine.CapsRefusal(err) }
 
 // assetInfo is the display info of an asset by address.
 func (s *Server) assetInfo(a common.Address) asset {
@@ -200,17 +151,5 @@ func (s *Server) capsHint() string {
 }
 
 // ledgerUnavailable refuses a write because the journal cannot be trusted
-// or written: it says what is wrong and what the operator should do.
-func (s *Server) ledgerUnavailable(cause error) *Refusal {
-	if cause == nil {
-		cause = s.journalErr
-	}
-	var ue *journal.UnavailableError
-	if errors.As(cause, &ue) {
-		return refuse(caps.CodeNoLedger, "the spend journal cannot be used: %s. Writes are refused until the operator acts; reads keep working. Nothing was signed or sent. What to do: %s", ue.Reason, ue.Fix)
-	}
-	if cause != nil {
-		return refuse(caps.CodeNoLedger, "the spend journal cannot be used (%s). Writes are refused until the operator acts (check WALLETGATE_STATE_DIR; run walletgate audit verify); reads keep working. Nothing was signed or sent.", cause)
-	}
-	return refuse(caps.CodeNoLedger, "no spend caps are in force, so walletgate refuses every write. Nothing was signed or sent. The operator sets them with WALLETGATE_CAP_PER_TX, _PER_SESSION and _PER_DAY.")
-}
+// or written.
+func (s *Server) ledgerUnavailable(cause error) *Refusal { return s.engine.LedgerUnavailable(cause) }

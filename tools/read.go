@@ -2,7 +2,6 @@ package tools
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -11,6 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/walletgate/walletgate/chain"
+	"github.com/walletgate/walletgate/engine"
 	"github.com/walletgate/walletgate/policy"
 )
 
@@ -219,10 +219,4 @@ func reason(err error) string {
 }
 
 // rpcRefusal reports a node failure. chain errors carry the host only.
-func rpcRefusal(err error) *Refusal {
-	var cc *chain.ChainChangedError
-	if errors.As(err, &cc) {
-		return refuse(CodeChainChanged, "%s. walletgate refuses every write until it is restarted against the right node (WALLETGATE_RPC, WALLETGATE_CHAIN_ID). Nothing was signed or sent.", cc.Error())
-	}
-	return refuse(CodeRPC, "the node did not answer: %s. Nothing was changed; try again, or check WALLETGATE_RPC.", err)
-}
+func rpcRefusal(err error) *Refusal { return engine.RPCRefusal(err) }

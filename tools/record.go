@@ -1,157 +1,43 @@
 package tools
 
-// What walletgate writes to its journal, and the per-day caps kept there.
-// Rules: a record is durable (fsync'd) before the action it records — a
-// transaction is journaled as signed, raw bytes included, before it is
-// broadcast; a write whose record cannot be written does not happen (fail
-// closed); arguments are recorded as a digest, never in full.
+// What tools writes to the journal itself: one record at the start and the
+// end of every call (arguments as a digest, never in full) and the person's
+// decisions in human mode. The write path's records are the engine's.
 
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
-	"fmt"
-	"math/big"
-	"time"
 
-	"github.com/ethereum/go-ethereum/common"
-
-	"github.com/walletgate/walletgate/caps"
-	"github.com/walletgate/walletgate/journal"
+	"github.com/walletgate/walletgate/engine"
 )
 
-// Journal record kinds.
+// Journal record kinds, as the engine names them.
 const (
-	KindSessionStart = "session_start"
-	KindSessionEnd   = "session_end"
-	KindToolStart    = "tool_start"
-	KindToolEnd      = "tool_end"
-	KindPreview      = "preview"
-	KindCapReserve   = "cap_reserve"
-	KindCapCorrect   = "cap_correct"
-	KindSigned       = "signed"
-	KindBroadcast    = "broadcast"
-	KindReceipt      = "receipt"
-	KindApproval     = "approval" // the person approved or rejected a preview (human mode)
+	KindSessionStart = engine.KindSessionStart
+	KindSessionEnd   = engine.KindSessionEnd
+	KindToolStart    = engine.KindToolStart
+	KindToolEnd      = engine.KindToolEnd
+	KindPreview      = engine.KindPreview
+	KindCapReserve   = engine.KindCapReserve
+	KindCapCorrect   = engine.KindCapCorrect
+	KindSigned       = engine.KindSigned
+	KindBroadcast    = engine.KindBroadcast
+	KindReceipt      = engine.KindReceipt
+	KindApproval     = engine.KindApproval
+	KindDropped      = engine.KindDropped
 )
-
-// capRecord is a cap reservation or a correction of one: signed base-unit
-// changes per asset ("ETH" or the token address), dated like the reservation.
-type capRecord struct {
-	ID     string            `json:"id"`
-	At     time.Time         `json:"at"`
-	Change map[string]string `json:"change"`
-}
-
-func encodeSpend(s caps.Spend) map[string]string {
-	out := make(map[string]string, len(s))
-	for a, v := range s {
-		key := a.Hex()
-		if a == (common.Address{}) {
-			key = "ETH"
-		}
-		out[key] = v.String()
-	}
-	return out
-}
-
-func decodeSpend(m map[string]string) (caps.Spend, error) {
-	out := make(caps.Spend, len(m))
-	for k, v := range m {
-		var a common.Address
-		if k != "ETH" {
-			if !common.IsHexAddress(k) || len(k) != 42 {
-				return nil, fmt.Errorf("bad asset %q", k)
-			}
-			a = common.HexToAddress(k)
-		}
-		n, ok := new(big.Int).SetString(v, 10)
-		if !ok {
-			return nil, fmt.Errorf("bad amount %q", v)
-		}
-		out[a] = n
-	}
-	return out, nil
-}
-
-// journalDays is the caps.DayStore kept in the journal: every process on the
-// state directory sees every reservation.
-type journalDays struct{ j *journal.Journal }
-
-func daySum(records []journal.Record, since time.Time) (caps.Spend, error) {
-	total := make(caps.Spend)
-	for _, r := range records {
-		if r.Kind != KindCapReserve && r.Kind != KindCapCorrect {
-			continue
-		}
-		var c capRecord
-		if err := unmarshalData(r, &c); err != nil {
-			return nil, err
-		}
-		if c.At.Before(since) {
-			continue
-		}
-		s, err := decodeSpend(c.Change)
-		if err != nil {
-			return nil, fmt.Errorf("journal record %d: %w", r.Seq, err)
-		}
-		for a, v := range s {
-			if cur, ok := total[a]; ok {
-				cur.Add(cur, v)
-			} else {
-				total[a] = v
-			}
-		}
-	}
-	return total, nil
-}
-
-func (d journalDays) Reserve(id string, at, since time.Time, change caps.Spend, check func(caps.Spend) error) error {
-	return d.j.Update(func(records []journal.Record, appendRecord func(string, any) (journal.Record, error)) error {
-		day, err := daySum(records, since)
-		if err != nil {
-			return err
-		}
-		if err := check(day); err != nil {
-			return err
-		}
-		_, err = appendRecord(KindCapReserve, capRecord{ID: id, At: at.UTC(), Change: encodeSpend(change)})
-		return err
-	})
-}
-
-func (d journalDays) Correct(id string, at time.Time, change caps.Spend) error {
-	_, err := d.j.Append(KindCapCorrect, capRecord{ID: id, At: at.UTC(), Change: encodeSpend(change)})
-	return err
-}
-
-func (d journalDays) Sum(since time.Time) (caps.Spend, error) {
-	records, err := d.j.Records()
-	if err != nil {
-		return nil, err
-	}
-	return daySum(records, since)
-}
 
 // record appends to the journal when there is one; without one it does
-// nothing. Its error must stop a write that depends on it.
+// nothing (the engine keeps its own records in memory then).
 func (s *Server) record(kind string, data any) error {
 	if s.journal == nil {
 		return nil
 	}
-	_, err := s.journal.Append(kind, data)
-	return err
+	return s.engine.Record(kind, data)
 }
 
 // digest is the hex SHA-256 of b, recorded instead of arguments.
 func digest(b []byte) string {
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
-}
-
-func unmarshalData(r journal.Record, v any) error {
-	if err := json.Unmarshal(r.Data, v); err != nil {
-		return fmt.Errorf("journal record %d (%s): %w", r.Seq, r.Kind, err)
-	}
-	return nil
 }

@@ -1,11 +1,12 @@
 package tools
 
 import (
-	"fmt"
 	"strconv"
 	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/walletgate/walletgate/engine"
 )
 
 // Stable refusal codes. A refusal's text starts with one of these followed by
@@ -22,19 +23,12 @@ const (
 // Refusal is a tool call refused with a stable code and a message that says
 // what was received, what is allowed and what to do. It is returned to the
 // client as a tool result with isError set, never as a JSON-RPC error.
-type Refusal struct {
-	Code    string
-	Message string
-}
+type Refusal = engine.Refusal
 
-func (r *Refusal) Error() string { return r.Code + ": " + r.Message }
+func refuse(code, format string, a ...any) *Refusal { return engine.Refuse(code, format, a...) }
 
-func refuse(code, format string, a ...any) *Refusal {
-	return &Refusal{Code: code, Message: fmt.Sprintf(format, a...)}
-}
-
-// result turns a refusal into a tool result.
-func (r *Refusal) result() *mcp.CallToolResult {
+// refusalResult turns a refusal into a tool result.
+func refusalResult(r *Refusal) *mcp.CallToolResult {
 	return &mcp.CallToolResult{
 		Content: []mcp.Content{mcp.NewTextContent(r.Error())},
 		IsError: true,

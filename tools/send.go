@@ -14,6 +14,7 @@ import (
 	"github.com/walletgate/walletgate/approval"
 	"github.com/walletgate/walletgate/caps"
 	"github.com/walletgate/walletgate/chain"
+	"github.com/walletgate/walletgate/engine"
 	"github.com/walletgate/walletgate/policy"
 )
 
@@ -130,19 +131,19 @@ func (s *Server) previewSend(ctx context.Context, in sendIntent) (*mcp.CallToolR
 		}
 		return sp
 	}
-	b, ref := s.build(ctx, call, in.to, spendOf, nil)
+	b, ref := s.engine.Build(ctx, call, in.to, spendOf, nil)
 	if ref != nil {
 		return nil, ref
 	}
-	call, st, ret, spend := b.call, b.state, b.ret, b.spend
+	call, st, ret, spend := b.Call, b.State, b.Ret, b.Spend
 	// A token that returns false instead of reverting failed all the same.
 	if !in.asset.Native && len(ret) == 32 && new(big.Int).SetBytes(ret).Sign() == 0 {
 		return nil, refuse(CodeSimulationReverted, "the token contract answered the simulated transfer with false (it would not move the tokens). Nothing was signed or sent.")
 	}
-	code := b.code
-	effect := expectedEffect{asset: in.asset, from: in.from, to: in.to, amount: in.amount}
+	code := b.Code
+	effect := engine.Effect{Asset: in.asset, From: in.from, To: in.to, Amount: in.amount}
 	to := in.to
-	p := &plan{tool: sendTool, legs: []leg{{label: "send", call: call}}, spend: spend, recipient: &to, effects: []expectedEffect{effect}}
+	p := &engine.Plan{Tool: sendTool, Legs: []engine.Leg{{Label: "send", Call: call}}, Spend: spend, Recipient: &to, Effects: []engine.Effect{effect}}
 
 	pv := sendPreview{
 		Action: "send", Asset: assetID(in.asset), Symbol: in.asset.Symbol, Decimals: in.asset.Decimals, KnownToken: in.asset.Known,
@@ -151,7 +152,7 @@ func (s *Server) previewSend(ctx context.Context, in sendIntent) (*mcp.CallToolR
 		Nonce: st.Nonce, GasLimit: call.Gas, MaxFeePerGas: policy.FormatAmount(call.MaxFee, 9),
 		MaxFee:         policy.FormatAmount(new(big.Int).Mul(new(big.Int).SetUint64(call.Gas), call.MaxFee), 18),
 		previewCommon:  s.newPreviewCommon(spend, fmt.Sprintf("succeeds against block %d", st.Head.Number)),
-		ExpectedEffect: []effectJSON{effect.json()},
+		ExpectedEffect: []effectJSON{effect.Moved()},
 	}
 	pv.Summary = fmt.Sprintf("Send %s %s to %s on %s (%s)", pv.Amount, pv.Symbol, pv.To, pv.Network, pv.NetworkMarker)
 	if pv.ToIsContract {

@@ -13,7 +13,6 @@ import (
 	"log/slog"
 	"math/big"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -24,6 +23,7 @@ import (
 	"github.com/walletgate/walletgate/approval"
 	"github.com/walletgate/walletgate/caps"
 	"github.com/walletgate/walletgate/chain"
+	"github.com/walletgate/walletgate/engine"
 	"github.com/walletgate/walletgate/gate"
 	"github.com/walletgate/walletgate/journal"
 	"github.com/walletgate/walletgate/policy"
@@ -71,15 +71,10 @@ type Server struct {
 	log     *slog.Logger
 	now     func() time.Time
 
-	gate    *gate.Gate
-	caps    Caps
-	ledger  *caps.Ledger
-	writeMu sync.Mutex // serializes reserve → sign → send, so nonces never collide
-	// nextNonce is one past the last nonce this process broadcast (0: none
-	// yet); guarded by writeMu. A node's pending count can lag right after a
-	// block (the pool resets after the receipt is visible), so the next send
-	// never takes a nonce below it.
-	nextNonce uint64
+	gate   *gate.Gate
+	caps   Caps
+	engine *engine.Engine
+	ledger *caps.Ledger // the engine's
 
 	swapsDisabled string
 	code          codeChecked
@@ -152,14 +147,15 @@ func New(d Deps) *Server {
 		s.session = "s"
 	}
 	resolved := d.Caps.Limits.PerTx != nil || d.Caps.Limits.PerSession != nil || d.Caps.Limits.PerDay != nil
-	switch {
-	case !resolved || d.JournalErr != nil:
-		s.ledger = &caps.Ledger{} // the zero ledger refuses every spend
-	case d.Journal != nil:
-		s.ledger = caps.NewLedgerWithStore(d.Caps.Limits, s.cfg.AllowUncappedTokens, s.now, journalDays{d.Journal}, d.Session)
-	default:
-		s.ledger = caps.NewLedger(d.Caps.Limits, s.cfg.AllowUncappedTokens, s.now)
-	}
+	s.engine = engine.New(engine.Deps{
+		Chain: s.chain, Signer: s.signer, Address: s.address, Gate: s.gate,
+		Limits: d.Caps.Limits, Capped: resolved, AllowUncapped: s.cfg.AllowUncappedTokens,
+		Journal: d.Journal, JournalErr: d.JournalErr,
+		Allowed: s.writeAllowed, Asset: s.assetInfo,
+		Confirmations: s.cfg.Confirmations, ReceiptTimeout: s.cfg.ReceiptTimeout,
+		Session: s.session, Logger: s.log, Now: s.now,
+	})
+	s.ledger = s.engine.Ledger()
 	return s
 }
 
@@ -292,7 +288,7 @@ func (s *Server) handler(name string, spec argSpec, h func(ctx context.Context, 
 		outcome := "ok"
 		if ref != nil {
 			outcome = ref.Code
-			res = ref.result()
+			res = refusalResult(ref)
 			s.log.Debug("refusal", "tool", name, "text", ref.Error())
 		}
 		if s.log.Enabled(ctx, slog.LevelDebug) {

@@ -19,6 +19,7 @@ import (
 	"github.com/walletgate/walletgate/approval"
 	"github.com/walletgate/walletgate/caps"
 	"github.com/walletgate/walletgate/chain"
+	"github.com/walletgate/walletgate/engine"
 	"github.com/walletgate/walletgate/policy"
 )
 
@@ -44,11 +45,6 @@ const (
 	CodeDeadlinePassed   = "DEADLINE_PASSED"
 	CodeAllowanceChanged = "ALLOWANCE_CHANGED"
 )
-
-// simGasMargin is added (in percent) to the gas a leg used in a multi-leg
-// simulation: measured on the dev chain, a swap's estimate is 41% above what
-// its simulation reports.
-const simGasMargin = 60
 
 var feeTiers = map[uint32]bool{100: true, 500: true, 3000: true, 10000: true}
 
@@ -415,7 +411,7 @@ func (s *Server) previewSwap(ctx context.Context, in swapIntent) (*mcp.CallToolR
 		deadline = head
 	}
 	swapCall := chain.Call{From: in.from, To: router, Data: chain.SwapData(s.routerIn(in.in), in.out.Address, in.fee, in.from, in.amountIn, minOut, deadline)}
-	var legs []leg
+	var legs []engine.Leg
 	allowance := new(big.Int)
 	if in.in.Native {
 		swapCall.Value = new(big.Int).Set(in.amountIn)
@@ -428,34 +424,36 @@ func (s *Server) previewSwap(ctx context.Context, in swapIntent) (*mcp.CallToolR
 		}
 		if allowance.Cmp(in.amountIn) < 0 {
 			if allowance.Sign() > 0 {
-				legs = append(legs, leg{label: "reset approval", call: chain.Call{From: in.from, To: in.in.Address, Data: chain.ApproveData(router, new(big.Int))}})
+				legs = append(legs, engine.Leg{Label: "reset approval", Call: chain.Call{From: in.from, To: in.in.Address, Data: chain.ApproveData(router, new(big.Int))}})
 			}
 			total := new(big.Int).Add(allowance, in.amountIn)
-			legs = append(legs, leg{label: "approve", call: chain.Call{From: in.from, To: in.in.Address, Data: chain.ApproveData(router, total)}})
+			legs = append(legs, engine.Leg{Label: "approve", Call: chain.Call{From: in.from, To: in.in.Address, Data: chain.ApproveData(router, total)}})
 		}
 	}
-	legs = append(legs, leg{label: "swap", call: swapCall})
+	legs = append(legs, engine.Leg{Label: "swap", Call: swapCall})
 
-	p := &plan{tool: swapTool, legs: legs, explain: s.explainSwap}
-	spendOf := func(legs []leg) caps.Spend {
+	p := &engine.Plan{Tool: swapTool, Legs: legs, Explain: s.explainSwap}
+	spendOf := func(legs []engine.Leg) caps.Spend {
 		sp := caps.Spend{policy.NativeAsset: new(big.Int)}
 		for _, l := range legs {
-			sp[policy.NativeAsset].Add(sp[policy.NativeAsset], l.call.MaxCost())
+			sp[policy.NativeAsset].Add(sp[policy.NativeAsset], l.Call.MaxCost())
 		}
 		if !in.in.Native {
 			sp[in.in.Address] = new(big.Int).Set(in.amountIn)
 		}
 		return sp
 	}
-	simOut, ref := s.buildLegs(ctx, p, st, spendOf)
+	ret, ref := s.engine.BuildLegs(ctx, p, st, spendOf)
 	if ref != nil {
 		return nil, ref
 	}
-	p.spend = spendOf(p.legs)
-	p.effects = []expectedEffect{{asset: in.in, from: in.from, to: router, amount: in.amountIn}}
+	simOut := swapOutput(ret)
+	p.Spend = spendOf(p.Legs)
+	p.Effects = []engine.Effect{{Asset: in.in, From: in.from, To: router, Amount: in.amountIn}}
 	allowanceBefore := new(big.Int).Set(allowance)
 	if !in.in.Native {
-		p.recheck = func() ([]*chain.View, func() *Refusal) {
+		p.Undo = s.swapUndo(in, router, allowanceBefore)
+		p.Recheck = func() ([]*chain.View, func() *Refusal) {
 			v := chain.AllowanceView(in.in.Address, in.from, router)
 			return []*chain.View{v}, func() *Refusal {
 				if v.Err != nil {
@@ -473,21 +471,21 @@ func (s *Server) previewSwap(ctx context.Context, in swapIntent) (*mcp.CallToolR
 			}
 		}
 	}
-	p.verify = s.swapVerifier(in, minOut)
+	p.Verify = s.swapVerifier(in, minOut)
 
 	qr := s.quoteResult(in, q)
 	pv := swapPreview{
 		Action: "swap", Quote: qr, From: in.from.Hex(), Router: router.Hex(),
 		Deadline:     time.Unix(int64(deadline), 0).UTC().Format(time.RFC3339),
 		AllowanceNow: policy.FormatAmount(allowance, in.in.Decimals),
-		MaxFee:       policy.FormatAmount(new(big.Int).Sub(p.maxCost(), valueOf(p.legs)), 18),
-		previewCommon: s.newPreviewCommon(p.spend, fmt.Sprintf("all %d transaction(s) succeed in sequence against block %d; the swap returns %s %s", len(p.legs), st.Head.Number,
+		MaxFee:       policy.FormatAmount(new(big.Int).Sub(p.MaxCost(), p.Value()), 18),
+		previewCommon: s.newPreviewCommon(p.Spend, fmt.Sprintf("all %d transaction(s) succeed in sequence against block %d; the swap returns %s %s", len(p.Legs), st.Head.Number,
 			policy.FormatAmount(simOut, in.out.Decimals), in.out.Symbol)),
 	}
-	for _, l := range p.legs {
-		pv.Legs = append(pv.Legs, legPreview{Label: l.label, To: l.call.To.Hex(), Value: policy.FormatAmount(valueOrZero(l.call.Value), 18),
-			GasLimit: l.call.Gas, MaxFee: policy.FormatAmount(new(big.Int).Mul(new(big.Int).SetUint64(l.call.Gas), l.call.MaxFee), 18),
-			Calldata: hexutil.Encode(l.call.Data)})
+	for _, l := range p.Legs {
+		pv.Legs = append(pv.Legs, legPreview{Label: l.Label, To: l.Call.To.Hex(), Value: policy.FormatAmount(valueOrZero(l.Call.Value), 18),
+			GasLimit: l.Call.Gas, MaxFee: policy.FormatAmount(new(big.Int).Mul(new(big.Int).SetUint64(l.Call.Gas), l.Call.MaxFee), 18),
+			Calldata: hexutil.Encode(l.Call.Data)})
 	}
 	for _, as := range []asset{in.in, in.out} {
 		if !as.Known {
@@ -520,60 +518,23 @@ func valueOrZero(v *big.Int) *big.Int {
 	return v
 }
 
-func valueOf(legs []leg) *big.Int {
-	total := new(big.Int)
-	for _, l := range legs {
-		total.Add(total, valueOrZero(l.call.Value))
-	}
-	return total
-}
-
-// buildLegs fills in fees and gas for every leg, simulating them in sequence
-// (one leg: eth_estimateGas and eth_call; several: eth_simulateV1), and
-// checks the spend against the caps. It returns the swap's simulated output.
-func (s *Server) buildLegs(ctx context.Context, p *plan, st chain.SendState, spendOf func([]leg) caps.Spend) (*big.Int, *Refusal) {
-	calls := make([]chain.Call, len(p.legs))
-	for i, l := range p.legs {
-		calls[i] = l.call
-	}
-	if len(p.legs) == 1 {
-		// One leg needs no state carried between calls: the node's gas
-		// estimate (which allows for the 63/64 rule of nested calls) and
-		// eth_call with fees.
-		b, ref := s.build(ctx, p.legs[0].call, p.legs[0].call.To, func(c chain.Call) caps.Spend { return spendOf([]leg{{call: c}}) }, p.explain)
-		if ref != nil {
-			return nil, ref
+// swapUndo takes back what an included approval left standing when the swap
+// itself cannot be sent: the router's allowance goes back to what it was
+// (through zero, as USDT-like tokens require).
+func (s *Server) swapUndo(in swapIntent, router common.Address, before *big.Int) func(int) []engine.Leg {
+	return func(i int) []engine.Leg {
+		if i == 0 {
+			return nil
 		}
-		p.legs[0].call = b.call
-		return swapOutput(b.ret), nil
-	}
-	res, err := s.chain.SimulateSequence(ctx, calls)
-	if err != nil {
-		return nil, rpcRefusal(err)
-	}
-	for i, r := range res {
-		if r.Revert != nil {
-			return nil, s.planRevert(p, r.Revert)
+		call := func(amount *big.Int) chain.Call {
+			return chain.Call{From: in.from, To: in.in.Address, Data: chain.ApproveData(router, amount)}
 		}
-		// Gas used in a simulation is not a safe gas limit: nested calls
-		// need headroom (63/64 rule), which only an estimate finds, and a
-		// later leg cannot be estimated before the earlier ones are mined.
-		// Hence a wide margin here, and an eth_call of each later leg with
-		// its gas limit just before it is signed (sendLegs).
-		gas := r.GasUsed + r.GasUsed*simGasMargin/100
-		if gas > maxGasPerTx {
-			return nil, feeTooHigh(gas)
+		legs := []engine.Leg{{Label: "approval back to 0 " + in.in.Symbol, Call: call(new(big.Int))}}
+		if before.Sign() > 0 {
+			legs = append(legs, engine.Leg{Label: "approval back to " + policy.FormatAmount(before, in.in.Decimals) + " " + in.in.Symbol, Call: call(before)})
 		}
-		p.legs[i].call.Gas, p.legs[i].call.MaxFee, p.legs[i].call.Tip = gas, st.MaxFee(), st.Tip
+		return legs
 	}
-	if st.ETH.Cmp(p.maxCost()) < 0 {
-		return nil, refuse(CodeInsufficientFunds, "the wallet holds %s ETH but these transactions need up to %s ETH (value plus fees). Nothing was signed or sent.",
-			policy.FormatAmount(st.ETH, 18), policy.FormatAmount(p.maxCost(), 18))
-	}
-	if err := s.ledger.Check(spendOf(p.legs)); err != nil {
-		return nil, s.capsRefusal(err)
-	}
-	return swapOutput(res[len(res)-1].Return), nil
 }
 
 // swapOutput decodes multicall's bytes[] result whose one element is
@@ -623,7 +584,7 @@ func (s *Server) swapVerifier(in swapIntent, minOut *big.Int) func(context.Conte
 		if paid == nil {
 			missing = append(missing, fmt.Sprintf("no Transfer of exactly %s %s paid in", policy.FormatAmount(in.amountIn, in.in.Decimals), in.in.Symbol))
 		} else {
-			found = append(found, effectJSON{Kind: "swap_in", Asset: assetID(in.in), Symbol: in.in.Symbol, From: in.from.Hex(), To: paid.To.Hex(),
+			found = append(found, effectJSON{Kind: engine.MovedSwapIn, Asset: assetID(in.in), Symbol: in.in.Symbol, From: in.from.Hex(), To: paid.To.Hex(),
 				Amount: policy.FormatAmount(in.amountIn, in.in.Decimals), Raw: in.amountIn.String()})
 		}
 		if got == nil {
@@ -636,7 +597,7 @@ func (s *Server) swapVerifier(in swapIntent, minOut *big.Int) func(context.Conte
 			} else if delta := new(big.Int).Sub(bals[1], bals[0]); delta.Cmp(got.Amount) < 0 {
 				missing = append(missing, fmt.Sprintf("the %s balance grew by %s, less than the logged %s", in.out.Symbol, policy.FormatAmount(delta, in.out.Decimals), policy.FormatAmount(got.Amount, in.out.Decimals)))
 			}
-			found = append(found, effectJSON{Kind: "swap_out", Asset: in.out.Address.Hex(), Symbol: in.out.Symbol, From: got.From.Hex(), To: in.from.Hex(),
+			found = append(found, effectJSON{Kind: engine.MovedSwapOut, Asset: in.out.Address.Hex(), Symbol: in.out.Symbol, From: got.From.Hex(), To: in.from.Hex(),
 				Amount: policy.FormatAmount(got.Amount, in.out.Decimals), Raw: got.Amount.String()})
 		}
 		return found, missing

@@ -1,8 +1,7 @@
 package tools
 
 import (
-	"strings"
-	"unicode"
+	"github.com/walletgate/walletgate/engine"
 )
 
 // maxSymbolDisplay bounds a token symbol or name as walletgate shows it.
@@ -11,38 +10,9 @@ const (
 	maxNameDisplay   = 48
 )
 
-// inert renders text a contract chose (a token's name or symbol) so that it
-// cannot pass for anything else: control, format (bidi overrides, zero-width)
-// and other invisible characters become U+FFFD, whitespace runs collapse to one
-// space, and the result is bounded. It is still untrusted text: callers mark
-// unknown tokens as unverified next to it.
-func inert(s string, max int) string {
-	var b strings.Builder
-	space := false
-	n := 0
-	for _, r := range s {
-		if n >= max {
-			b.WriteString("…")
-			break
-		}
-		switch {
-		case unicode.IsSpace(r):
-			if !space && b.Len() > 0 {
-				b.WriteRune(' ')
-				n++
-			}
-			space = true
-			continue
-		case unicode.IsControl(r), unicode.Is(unicode.Cf, r), unicode.Is(unicode.Co, r), unicode.Is(unicode.Cs, r), r == unicode.ReplacementChar:
-			b.WriteRune(unicode.ReplacementChar)
-		default:
-			b.WriteRune(r)
-		}
-		space = false
-		n++
-	}
-	return strings.TrimRight(b.String(), " ")
-}
+// inert renders text a contract chose so that it cannot pass for anything
+// else (engine.Inert).
+func inert(s string, max int) string { return engine.Inert(s, max) }
 
 // isASCIIPrintable reports whether s is non-empty printable ASCII without spaces.
 func isASCIIPrintable(s string) bool {

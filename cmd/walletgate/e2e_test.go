@@ -137,6 +137,20 @@ func startServerIn(t *testing.T, dir string, env []string, args ...string) *stdi
 	return c
 }
 
+// stop closes walletgate's stdin and waits for it to exit.
+func (c *stdioClient) stop() {
+	c.t.Helper()
+	c.stdin.Close()
+	done := make(chan struct{})
+	go func() { c.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		c.cmd.Process.Kill()
+		<-done
+	}
+}
+
 // send writes one raw line.
 func (c *stdioClient) send(line string) {
 	c.t.Helper()

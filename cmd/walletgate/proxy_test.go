@@ -28,6 +28,50 @@ type rpcProxy struct {
 	rng      *rand.Rand      // when set, requests fail at random
 	flaky    float64         // the share of requests that fail: half before forwarding, half after
 	dropOnce bool
+	// faults decide, per single (non-batch) request carrying a method, what
+	// the node is made to do; rewrites change answers, batch elements too.
+	faults   map[string]func(params json.RawMessage) *fault
+	rewrites map[string]func(params, result json.RawMessage) json.RawMessage
+	arrived  map[string]int // requests that reached serve, per method (counted before any hold)
+}
+
+// fault is what a node does with one request instead of answering it
+// honestly.
+type fault struct {
+	forward bool   // send it to the node first (then lie about the answer)
+	errMsg  string // answer this JSON-RPC error ("" none)
+	errData string // with this error data (a revert's, 0x-hex)
+	http502 bool   // answer HTTP 502 (after forwarding, when forward)
+	result  json.RawMessage
+}
+
+// setFault makes single requests of method go through f (nil: honest).
+func (p *rpcProxy) setFault(method string, f func(params json.RawMessage) *fault) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if f == nil {
+		delete(p.faults, method)
+		return
+	}
+	p.faults[method] = f
+}
+
+// rewrite makes the answers to method (single or in a batch) pass through f.
+func (p *rpcProxy) rewrite(method string, f func(params, result json.RawMessage) json.RawMessage) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if f == nil {
+		delete(p.rewrites, method)
+		return
+	}
+	p.rewrites[method] = f
+}
+
+// arrivedCount is how many requests carrying method reached the proxy.
+func (p *rpcProxy) arrivedCount(method string) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.arrived[method]
 }
 
 // failRandomly makes a share of all requests fail, reproducibly from seed:
@@ -69,7 +113,8 @@ func (p *rpcProxy) dropAnswer(method string) {
 func newRPCProxy(t *testing.T, upstream string) *rpcProxy {
 	t.Helper()
 	p := &rpcProxy{t: t, upstream: upstream, override: map[string]json.RawMessage{}, calls: map[string]int{},
-		held: map[string]bool{}, dropped: map[string]bool{}}
+		held: map[string]bool{}, dropped: map[string]bool{}, faults: map[string]func(json.RawMessage) *fault{},
+		rewrites: map[string]func(json.RawMessage, json.RawMessage) json.RawMessage{}, arrived: map[string]int{}}
 	p.srv = httptest.NewServer(http.HandlerFunc(p.serve)) // binds 127.0.0.1
 	t.Cleanup(p.srv.Close)
 	return p
@@ -121,6 +166,13 @@ func (p *rpcProxy) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p.mu.Lock()
+	for _, q := range reqs {
+		p.arrived[q.Method]++
+	}
+	var f *fault
+	if decide := p.faults[reqs[0].Method]; !batch && decide != nil {
+		f = decide(reqs[0].Params)
+	}
 	if p.rng != nil {
 		roll := p.rng.Float64()
 		if roll < p.flaky/2 {
@@ -149,6 +201,10 @@ func (p *rpcProxy) serve(w http.ResponseWriter, r *http.Request) {
 			return // the client went away: never forwarded
 		}
 	}
+	if f != nil && !f.forward {
+		p.answerFault(w, reqs[0], f)
+		return
+	}
 	resp, err := http.Post(p.upstream, "application/json", bytes.NewReader(body))
 	if err != nil {
 		http.Error(w, "upstream", http.StatusBadGateway)
@@ -156,6 +212,10 @@ func (p *rpcProxy) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	defer resp.Body.Close()
 	out, _ := io.ReadAll(resp.Body)
+	if f != nil {
+		p.answerFault(w, reqs[0], f)
+		return
+	}
 	if drop {
 		http.Error(w, "answer lost", http.StatusBadGateway)
 		return
@@ -174,9 +234,16 @@ func (p *rpcProxy) serve(w http.ResponseWriter, r *http.Request) {
 		methods[string(q.ID)] = q.Method
 		p.calls[q.Method]++
 	}
+	params := map[string]json.RawMessage{}
+	for _, q := range reqs {
+		params[string(q.ID)] = q.Params
+	}
 	for i, a := range answers {
 		if res, ok := p.override[methods[string(a.ID)]]; ok {
 			answers[i].Result, answers[i].Error = res, nil
+		}
+		if rw := p.rewrites[methods[string(a.ID)]]; rw != nil && a.Error == nil {
+			answers[i].Result = rw(params[string(a.ID)], a.Result)
 		}
 	}
 	p.mu.Unlock()
@@ -186,4 +253,26 @@ func (p *rpcProxy) serve(w http.ResponseWriter, r *http.Request) {
 	} else {
 		_ = json.NewEncoder(w).Encode(answers[0])
 	}
+}
+
+// answerFault answers one request as f says.
+func (p *rpcProxy) answerFault(w http.ResponseWriter, q rpcMsg, f *fault) {
+	p.mu.Lock()
+	p.calls[q.Method]++
+	p.mu.Unlock()
+	if f.http502 {
+		http.Error(w, "bad gateway", http.StatusBadGateway)
+		return
+	}
+	a := rpcMsg{JSONRPC: "2.0", ID: q.ID, Result: f.result}
+	if f.errMsg != "" {
+		e := map[string]any{"code": -32000, "message": f.errMsg}
+		if f.errData != "" {
+			e["code"], e["data"] = 3, f.errData
+		}
+		b, _ := json.Marshal(e)
+		a.Result, a.Error = nil, b
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(a)
 }

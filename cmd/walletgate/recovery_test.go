@@ -90,19 +90,20 @@ func TestLostBroadcastAnswerIsNoDoubleSend(t *testing.T) {
 }
 
 // crashAt runs a confirm while the proxy holds method, waits until the
-// journal shows kind, and kills walletgate there.
-func crashAt(t *testing.T, method, kind string) {
+// journal shows kind, and kills walletgate there. It returns what the next
+// start needs: the restarted server's environment and the chain's view.
+func crashAt(t *testing.T, method, kind string) (env []string, state string, view *chainView, to common.Address, nonce uint64) {
 	info := startDevnet(t)
 	proxy := newRPCProxy(t, info.RPC)
-	view := newChainView(t, info)
-	state := t.TempDir()
-	env := capsEnv(devnetInfo{RPC: proxy.srv.URL, KeyFile: info.KeyFile}, state)
+	view = newChainView(t, info)
+	state = t.TempDir()
+	env = capsEnv(devnetInfo{RPC: proxy.srv.URL, KeyFile: info.KeyFile}, state)
 	c := startServer(t, env)
 	c.initialize()
-	to := common.HexToAddress("0x00000000000000000000000000000000000e2e06")
+	to = common.HexToAddress("0x00000000000000000000000000000000000e2e06")
 	args := map[string]any{"to": to.Hex(), "amount": "11", "asset": "USDT"}
 	args["confirm"] = c.callTool("wallet_send", args)["structuredContent"].(map[string]any)["confirm_token"]
-	nonce := view.nonce()
+	nonce = view.nonce()
 
 	proxy.hold(method)
 	go func() {
@@ -113,7 +114,54 @@ func crashAt(t *testing.T, method, kind string) {
 	require.NoError(t, c.cmd.Process.Kill()) // SIGKILL
 	_ = c.cmd.Wait()
 	proxy.unhold()
+	return env, state, view, to, nonce
+}
 
+// dayUsed is the per-day cap's used amount of symbol, from wallet_policy.
+func dayUsed(t *testing.T, c *stdioClient, symbol string) string {
+	pol := c.callTool("wallet_policy", map[string]any{})["structuredContent"].(map[string]any)
+	for _, cp := range pol["caps"].([]any) {
+		m := cp.(map[string]any)
+		if m["symbol"] == symbol && m["window"] == "per day" {
+			return m["used"].(string)
+		}
+	}
+	t.Fatalf("no per-day cap for %s in %v", symbol, pol["caps"])
+	return ""
+}
+
+// TestKilledBetweenSignedAndBroadcast: the model never got an answer, and
+// the journal shows no broadcast: the next start never sends those bytes.
+// They stay counted until their nonce is used by another transaction, which
+// the next send does without waiting behind them.
+func TestKilledBetweenSignedAndBroadcast(t *testing.T) {
+	env, state, view, to, nonce := crashAt(t, "eth_sendRawTransaction", "signed")
+	c2 := startServer(t, env)
+	c2.initialize()
+	waitFor(t, "the abandoned record", func() bool { return journalHas(t, state, "abandoned") })
+	time.Sleep(300 * time.Millisecond)
+	require.Zero(t, view.usdtOf(to).Sign(), "never sent")
+	require.Equal(t, nonce, view.nonce(), "no transaction")
+	require.Equal(t, "11", dayUsed(t, c2, "USDT"), "not shown unsent: still counted")
+
+	args := map[string]any{"to": to.Hex(), "amount": "5", "asset": "USDT"}
+	args["confirm"] = c2.callTool("wallet_send", args)["structuredContent"].(map[string]any)["confirm_token"]
+	res := c2.callTool("wallet_send", args)
+	require.Equal(t, "confirmed", res["structuredContent"].(map[string]any)["status"], text(res))
+	require.Equal(t, big.NewInt(5_000_000), view.usdtOf(to))
+	require.Equal(t, nonce+1, view.nonce(), "the new send took the free nonce")
+
+	// The next start sees the abandoned nonce used by another transaction:
+	// dropped, and its reservation released.
+	c2.stop()
+	c3 := startServer(t, env)
+	c3.initialize()
+	waitFor(t, "the dropped record", func() bool { return journalHas(t, state, "dropped") })
+	require.Equal(t, "5", dayUsed(t, c3, "USDT"))
+}
+
+func TestKilledBetweenBroadcastAndReceipt(t *testing.T) {
+	env, state, view, to, nonce := crashAt(t, "eth_getTransactionReceipt", "broadcast")
 	// Restart: the journal's open transaction is settled in the background.
 	c2 := startServer(t, env)
 	c2.initialize()
@@ -131,14 +179,6 @@ func crashAt(t *testing.T, method, kind string) {
 		}
 	}
 	require.Empty(t, pol["pending_transactions"])
-}
-
-func TestKilledBetweenSignedAndBroadcast(t *testing.T) {
-	crashAt(t, "eth_sendRawTransaction", "signed")
-}
-
-func TestKilledBetweenBroadcastAndReceipt(t *testing.T) {
-	crashAt(t, "eth_getTransactionReceipt", "broadcast")
 }
 
 func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }

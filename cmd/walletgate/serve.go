@@ -70,8 +70,17 @@ func cmdServe(argv []string, stderr io.Writer) error {
 			logger.Error("recovery of journaled transactions failed; they stay pending", "err", err)
 		}
 	}()
-	return serveStdio(ctx, srv.MCP(deps.Version), os.Stdin, os.Stdout, stderr)
+	err = serveStdio(ctx, srv.MCP(deps.Version), os.Stdin, os.Stdout, stderr)
+	// A confirm past its signature finishes before the process stops.
+	if !srv.Drain(drainTimeout) {
+		logger.Warn("stopping with a confirm still under way; the next start follows it up")
+	}
+	return err
 }
+
+// drainTimeout bounds how long a stopping walletgate waits for confirms
+// under way (their broadcast and receipt).
+const drainTimeout = 90 * time.Second
 
 // parseFlags parses a subcommand's flags: -h asks for the usage text; a bad
 // flag or a stray argument is a usage error.
@@ -225,6 +234,7 @@ func dialChecked(ctx context.Context, cfg policy.Config) (*chain.Client, error) 
 	if err != nil {
 		return nil, fmt.Errorf("cannot reach the node: %w", err)
 	}
+	c.SetCallTimeout(cfg.RPCTimeout)
 	got := c.ChainID()
 	if cfg.ChainID == 0 {
 		c.Close()

@@ -1,0 +1,243 @@
+package engine
+
+// Broadcasting under the outcome rule (see the package comment), and the
+// follow-up of transactions whose outcome is not known: after a lost answer,
+// at the next confirm, and at start.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
+
+	"github.com/walletgate/walletgate/caps"
+	"github.com/walletgate/walletgate/chain"
+)
+
+// broadcastResult is what a broadcast showed: OutcomeAccepted,
+// KindRefusedFinal, or OutcomeUnknown, with the node's words.
+type broadcastResult struct {
+	outcome string
+	detail  string
+}
+
+// broadcast sends tx and journals every attempt's outcome. A refusal counts
+// as final only when a lookup shows the node does not have the transaction
+// and the wallet's nonce has not passed it; a lost answer is followed by
+// lookups and re-sends of the identical bytes, a few times.
+func (e *Engine) broadcast(ctx context.Context, tx *types.Transaction, from common.Address, nonce uint64) broadcastResult {
+	hash := tx.Hash()
+	err := e.chain.SendRaw(ctx, tx)
+	for attempt := 0; ; attempt++ {
+		if err == nil {
+			_ = e.Record(KindBroadcast, BroadcastRecord{Tx: hash.Hex(), Outcome: OutcomeAccepted})
+			return broadcastResult{outcome: OutcomeAccepted}
+		}
+		var ce *chain.Error
+		if errors.As(err, &ce) && !ce.Transport() {
+			msg := Inert(ce.Message, 200)
+			_ = e.Record(KindBroadcast, BroadcastRecord{Tx: hash.Hex(), Outcome: OutcomeRefused, Error: msg})
+			return e.showRefused(ctx, hash, from, nonce, msg)
+		}
+		detail := Inert(err.Error(), 200)
+		_ = e.Record(KindBroadcast, BroadcastRecord{Tx: hash.Hex(), Outcome: OutcomeUnknown, Error: detail})
+		if attempt == 2 {
+			return broadcastResult{outcome: OutcomeUnknown, detail: detail}
+		}
+		select {
+		case <-ctx.Done():
+			return broadcastResult{outcome: OutcomeUnknown, detail: detail}
+		case <-time.After(time.Duration(50*(attempt+1)) * time.Millisecond):
+		}
+		if info, lerr := e.chain.OwnTransaction(ctx, hash, from); lerr == nil && info.Found && info.TxHash == hash {
+			_ = e.Record(KindBroadcast, BroadcastRecord{Tx: hash.Hex(), Outcome: OutcomeAccepted})
+			return broadcastResult{outcome: OutcomeAccepted}
+		}
+		err = e.chain.SendRaw(ctx, tx)
+	}
+}
+
+// showRefused decides a refused broadcast: final only when shown.
+func (e *Engine) showRefused(ctx context.Context, hash common.Hash, from common.Address, nonce uint64, msg string) broadcastResult {
+	info, err := e.chain.OwnTransaction(ctx, hash, from)
+	switch {
+	case err != nil:
+		return broadcastResult{outcome: OutcomeUnknown, detail: "the node refused it (" + msg + ") and could not be asked whether it has it"}
+	case info.Found && info.TxHash == hash:
+		_ = e.Record(KindBroadcast, BroadcastRecord{Tx: hash.Hex(), Outcome: OutcomeAccepted})
+		return broadcastResult{outcome: OutcomeAccepted}
+	case info.SenderNonce == nil || *info.SenderNonce > nonce:
+		return broadcastResult{outcome: OutcomeUnknown, detail: fmt.Sprintf("the node refused it (%s) and does not know it, but the wallet's nonce has passed %d", msg, nonce)}
+	}
+	_ = e.Record(KindRefusedFinal, EndRecord{Tx: hash.Hex(), Nonce: nonce, Reason: msg})
+	return broadcastResult{outcome: KindRefusedFinal, detail: msg}
+}
+
+// followUp resolves the wallet's transactions whose broadcast outcome is not
+// known before a new one is signed. One that stays unknown refuses the new
+// write: its nonce would queue behind it, unseen.
+func (e *Engine) followUp(ctx context.Context) *Refusal {
+	records, err := e.rec.Records()
+	if err != nil {
+		return e.LedgerUnavailable(err)
+	}
+	w, err := readState(records)
+	if err != nil {
+		return e.LedgerUnavailable(err)
+	}
+	for _, t := range w.open() {
+		if t.from != e.address || t.accepted() || (!t.broadcast() && t.inFlight(e.now(), e.bounds.Confirm)) {
+			continue // known to the node, or being broadcast right now
+		}
+		if line, done := e.resolve(ctx, w, t); !done {
+			return Refuse(CodeTxOutstanding, "an earlier transaction of this wallet, %s (nonce %d, %s), has an unknown outcome: %s. A new transaction would wait behind it unseen, so nothing was signed or sent. It resolves when the node has it (walletgate re-sends its identical signed bytes on every confirm and at start) or when its nonce is used; check the node (WALLETGATE_RPC), then call the tool again without confirm.",
+				t.Tx, t.Nonce, t.Tool, line)
+		}
+	}
+	return nil
+}
+
+// accepted reports whether the node ever accepted it.
+func (t *txState) accepted() bool {
+	for _, o := range t.broadcasts {
+		if o == OutcomeAccepted {
+			return true
+		}
+	}
+	return false
+}
+
+// resolve finds out what became of an open transaction and journals it: its
+// receipt, acceptance, or a proven end (dropped, refused-final, abandoned);
+// when the journal shows a broadcast whose outcome is unknown, the identical
+// signed bytes are sent again. done is false while the outcome stays
+// unknown.
+func (e *Engine) resolve(ctx context.Context, w *walletState, t *txState) (line string, done bool) {
+	info, err := e.chain.OwnTransaction(ctx, t.hash, t.from)
+	if err != nil {
+		return "the node could not be asked (" + Inert(err.Error(), 200) + ")", false
+	}
+	switch {
+	case info.Mined && notOurs(info, e, t.Nonce) == "":
+		_ = e.Record(KindReceipt, ReceiptRecord{Tx: t.Tx, Status: info.Status, Block: info.Block, GasUsed: info.GasUsed, Fee: info.Fee().String()})
+		return fmt.Sprintf("%s was included in block %d (status %d); its receipt is now journaled", t.Tx, info.Block, info.Status), true
+	case info.Found && info.TxHash == t.hash:
+		_ = e.Record(KindBroadcast, BroadcastRecord{Tx: t.Tx, Outcome: OutcomeAccepted})
+		return t.Tx + " is waiting in the node's pool", true
+	case info.SenderNonce != nil && *info.SenderNonce > t.Nonce:
+		_ = e.Record(KindDropped, EndRecord{Tx: t.Tx, Nonce: t.Nonce, Reason: "its nonce was used by another transaction"})
+		t.end = KindDropped
+		e.releaseIfEnded(w, t.Reservation)
+		return fmt.Sprintf("%s never executed: nonce %d was used by another transaction; marked dropped", t.Tx, t.Nonce), true
+	case !t.broadcast() && t.end == KindAbandoned:
+		return fmt.Sprintf("%s was never broadcast and is not sent; it stays counted until nonce %d is used by another transaction", t.Tx, t.Nonce), true
+	case !t.broadcast():
+		_ = e.Record(KindAbandoned, EndRecord{Tx: t.Tx, Nonce: t.Nonce, Reason: "signed, but no broadcast was ever journaled: its bytes are never sent"})
+		t.end = KindAbandoned
+		return fmt.Sprintf("%s was signed but its broadcast was never journaled: it is not sent, and stays counted until nonce %d is used by another transaction", t.Tx, t.Nonce), true
+	case t.onlyRefused():
+		_ = e.Record(KindRefusedFinal, EndRecord{Tx: t.Tx, Nonce: t.Nonce, Reason: "refused by the node, unknown to it, nonce not passed"})
+		t.end = KindRefusedFinal
+		e.releaseIfEnded(w, t.Reservation)
+		return fmt.Sprintf("%s was refused by the node and it does not have it: marked refused-final, never sent again", t.Tx), true
+	}
+	raw, err := t.raw()
+	tx := new(types.Transaction)
+	if err != nil || tx.UnmarshalBinary(raw) != nil || tx.Hash() != t.hash {
+		return "its journaled bytes are not transaction " + t.Tx, false
+	}
+	b := e.broadcast(ctx, tx, t.from, t.Nonce)
+	switch b.outcome {
+	case OutcomeAccepted:
+		return t.Tx + " was unknown to the node: its identical signed bytes were broadcast again and accepted", true
+	case KindRefusedFinal:
+		t.end = KindRefusedFinal
+		e.releaseIfEnded(w, t.Reservation)
+		return t.Tx + " was unknown to the node and refused when re-sent (" + b.detail + "): marked refused-final", true
+	}
+	return "the node does not know it and re-sending its identical signed bytes failed (" + b.detail + ")", false
+}
+
+// releaseIfEnded releases reservation id's recorded net change once every
+// transaction signed under it is shown never to be included.
+func (e *Engine) releaseIfEnded(w *walletState, id string) {
+	net, ok := w.reserves[id]
+	if !ok || id == "" {
+		return
+	}
+	for _, t := range w.txs {
+		if t.Reservation == id && t.end != KindDropped && t.end != KindRefusedFinal {
+			return
+		}
+	}
+	change := caps.Spend{}
+	for a, v := range net {
+		if v.Sign() != 0 {
+			change[a] = v.Neg(v)
+		}
+	}
+	if len(change) == 0 {
+		return
+	}
+	_ = e.store.Correct(id, w.reserved[id], change)
+	w.reserves[id] = caps.Spend{}
+}
+
+// PendingTransactions lists the signed transactions whose outcome is not
+// final yet.
+func (e *Engine) PendingTransactions() []string {
+	records, err := e.rec.Records()
+	if err != nil {
+		return nil
+	}
+	w, err := readState(records)
+	if err != nil {
+		return nil
+	}
+	out := []string{}
+	for _, t := range w.open() {
+		out = append(out, t.Tx)
+	}
+	return out
+}
+
+// Reconcile settles what the records left open, typically after a crash or
+// a lost connection, under the outcome rule (see resolve); a transaction
+// whose identical bytes were re-sent is waited for. It returns a line per
+// transaction for the log.
+func (e *Engine) Reconcile(ctx context.Context) ([]string, error) {
+	if e.recErr != nil {
+		return nil, nil
+	}
+	records, err := e.rec.Records()
+	if err != nil {
+		return nil, err
+	}
+	w, err := readState(records)
+	if err != nil {
+		return nil, err
+	}
+	var lines []string
+	for _, t := range w.txs {
+		if t.end != "" && t.end != KindAbandoned {
+			continue
+		}
+		if !t.broadcast() && t.end == "" && t.inFlight(e.now(), e.bounds.Confirm) {
+			continue // another process is broadcasting it right now
+		}
+		line, _ := e.resolve(ctx, w, t)
+		if t.end == "" {
+			nonce := t.Nonce
+			info := e.chain.WaitOwn(ctx, t.hash, t.from, e.receiptTimeout, func(i *chain.TxInfo) bool { return i.Mined && notOurs(i, e, nonce) == "" })
+			if info.Mined && notOurs(info, e, t.Nonce) == "" {
+				_ = e.Record(KindReceipt, ReceiptRecord{Tx: t.Tx, Status: info.Status, Block: info.Block, GasUsed: info.GasUsed, Fee: info.Fee().String()})
+				line += fmt.Sprintf("; included in block %d", info.Block)
+			}
+		}
+		lines = append(lines, line)
+	}
+	return lines, nil
+}

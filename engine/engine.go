@@ -1,0 +1,234 @@
+package engine
+
+import (
+	"errors"
+	"log/slog"
+	"math/big"
+	"sync"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+
+	"github.com/walletgate/walletgate/caps"
+	"github.com/walletgate/walletgate/chain"
+	"github.com/walletgate/walletgate/gate"
+	"github.com/walletgate/walletgate/journal"
+	"github.com/walletgate/walletgate/policy"
+	"github.com/walletgate/walletgate/signer"
+)
+
+// Bounds on the engine's work. A confirm does nothing before its signature
+// for longer than Confirm (a nonce taken longer ago than that is free for
+// others again); from the signature to the journaled outcome of a broadcast
+// it runs detached from the request, for at most Send.
+type Bounds struct {
+	Confirm time.Duration
+	Send    time.Duration
+}
+
+// DefaultBounds are the bounds when Deps leaves them zero.
+var DefaultBounds = Bounds{Confirm: 60 * time.Second, Send: 30 * time.Second}
+
+// Deps is what the engine needs from the wiring.
+type Deps struct {
+	Chain   *chain.Client
+	Signer  signer.Signer // nil: watch-only, nothing can be signed
+	Address common.Address
+	Gate    *gate.Gate
+	// Limits are the resolved caps; Capped false means none were resolved,
+	// and every write is refused.
+	Limits        caps.Limits
+	Capped        bool
+	AllowUncapped bool
+	// Journal, when set, keeps every record; JournalErr, when set, is why
+	// the journal that should exist cannot be used: every write is then
+	// refused. With neither, records are kept in memory.
+	Journal    *journal.Journal
+	JournalErr error
+	// Recorder, when set, is used instead of Journal (tests: a recorder that
+	// fails like a full disk).
+	Recorder Recorder
+	// Allowed is the policy check both calls of a write make, with the
+	// recipient checked against the allow-list (nil: the wallet itself).
+	Allowed func(to *common.Address) *Refusal
+	// Asset is the display of an asset by address, for refusals.
+	Asset func(common.Address) Asset
+
+	Confirmations  uint64
+	ReceiptTimeout time.Duration
+	Bounds         Bounds
+	Session        string
+	Logger         *slog.Logger
+	Now            func() time.Time
+}
+
+// Engine runs the write pipeline. It is safe for concurrent use: mcp-go
+// runs tool calls concurrently.
+type Engine struct {
+	chain   *chain.Client
+	chainID *big.Int
+	signer  signer.Signer
+	address common.Address
+	gate    *gate.Gate
+	ledger  *caps.Ledger
+	rec     Recorder
+	recErr  error
+	store   *store
+	allowed func(*common.Address) *Refusal
+	asset   func(common.Address) Asset
+
+	confirmations  uint64
+	receiptTimeout time.Duration
+	bounds         Bounds
+	log            *slog.Logger
+	now            func() time.Time
+
+	// reserveMu makes the store's allocation request belong to exactly one
+	// Ledger.Reserve call.
+	reserveMu sync.Mutex
+	// inflight counts confirms past their reservation.
+	inflight sync.WaitGroup
+}
+
+// Drain waits, at most d, for confirms that reserved to finish: a process
+// that stops (stdin closed, SIGTERM) does not cut a broadcast short.
+func (e *Engine) Drain(d time.Duration) bool {
+	done := make(chan struct{})
+	go func() { e.inflight.Wait(); close(done) }()
+	select {
+	case <-done:
+		return true
+	case <-time.After(d):
+		return false
+	}
+}
+
+// New builds an engine.
+func New(d Deps) *Engine {
+	e := &Engine{chain: d.Chain, chainID: d.Chain.ChainID(), signer: d.Signer, address: d.Address, gate: d.Gate,
+		allowed: d.Allowed, asset: d.Asset, confirmations: d.Confirmations, receiptTimeout: d.ReceiptTimeout,
+		bounds: d.Bounds, log: d.Logger, now: d.Now, recErr: d.JournalErr}
+	if e.log == nil {
+		e.log = slog.New(slog.DiscardHandler)
+	}
+	if e.now == nil {
+		e.now = time.Now
+	}
+	if e.bounds.Confirm <= 0 {
+		e.bounds.Confirm = DefaultBounds.Confirm
+	}
+	if e.bounds.Send <= 0 {
+		e.bounds.Send = DefaultBounds.Send
+	}
+	if e.confirmations == 0 {
+		e.confirmations = 1
+	}
+	if e.receiptTimeout <= 0 {
+		e.receiptTimeout = 60 * time.Second
+	}
+	if e.allowed == nil {
+		e.allowed = func(*common.Address) *Refusal { return nil }
+	}
+	if e.asset == nil {
+		e.asset = func(a common.Address) Asset { return Asset{Address: a, Symbol: a.Hex()} }
+	}
+	switch {
+	case d.Recorder != nil:
+		e.rec = d.Recorder
+	case d.Journal != nil:
+		e.rec = d.Journal
+	default:
+		e.rec = &memRecorder{now: e.now}
+	}
+	e.store = &store{rec: e.rec, now: e.now, bound: e.bounds.Confirm}
+	session := d.Session
+	if session == "" {
+		session = "s"
+	}
+	switch {
+	case !d.Capped || d.JournalErr != nil:
+		e.ledger = &caps.Ledger{} // the zero ledger refuses every spend
+	default:
+		e.ledger = caps.NewLedgerWithStore(d.Limits, d.AllowUncapped, e.now, e.store, session)
+	}
+	return e
+}
+
+// Ledger is the caps ledger the engine reserves on (for showing usage).
+func (e *Engine) Ledger() *caps.Ledger { return e.ledger }
+
+// Record appends to the records; its error must stop a write that depends
+// on it.
+func (e *Engine) Record(kind string, data any) error {
+	if e.recErr != nil {
+		return e.recErr
+	}
+	_, err := e.rec.Append(kind, data)
+	return err
+}
+
+// CapsRefusal renders a caps error in the asset's units.
+func (e *Engine) CapsRefusal(err error) *Refusal {
+	var ce *caps.Error
+	if !errors.As(err, &ce) {
+		return Refuse(caps.CodeNoLedger, "the spend ledger is unavailable (%s); no write can proceed. Nothing was signed or sent.", err)
+	}
+	if ce.Code == caps.CodeNoLedger {
+		return e.LedgerUnavailable(ce.Cause)
+	}
+	as := e.asset(ce.Asset)
+	amt := func(v *big.Int) string { return as.Format(v) + " " + as.Symbol }
+	switch ce.Code {
+	case caps.CodeExceeded:
+		fee := ""
+		if as.Native {
+			fee = " (ETH spend counts the value plus the maximum network fee: gas limit × max fee per gas)"
+		}
+		if ce.Window == caps.PerTx {
+			return Refuse(ce.Code, "this needs %s%s, but the per transaction cap for %s is %s. Nothing was signed or sent. Ask for less, or split it into smaller transactions within the session cap; the operator sets %s.",
+				amt(ce.Requested), fee, as.Symbol, amt(ce.Limit), policy.EnvCapPerTx)
+		}
+		return Refuse(ce.Code, "this needs %s%s, but the %s cap for %s is %s and %s is already used, so %s remain. Nothing was signed or sent. Ask for at most the remaining amount; the operator sets %s.",
+			amt(ce.Requested), fee, ce.Window, as.Symbol, amt(ce.Limit), amt(ce.Used), amt(ce.Remaining), windowVar(ce.Window))
+	case caps.CodeUncapped:
+		return Refuse(ce.Code, "%s (%s) has no spend cap configured, and walletgate refuses to spend an asset without a cap. Nothing was signed or sent. The operator can add one, e.g. %s=%s=<amount>, or allow uncapped tokens with %s=true.",
+			as.Symbol, as.Address.Hex(), policy.EnvCapPerTx, capKey(as), policy.EnvAllowUncappedTokens)
+	}
+	return Refuse(ce.Code, "%s. Nothing was signed or sent.", ce.Error())
+}
+
+// LedgerUnavailable refuses a write because the journal cannot be trusted
+// or written: it says what is wrong and what the operator should do.
+func (e *Engine) LedgerUnavailable(cause error) *Refusal {
+	if cause == nil {
+		cause = e.recErr
+	}
+	var ue *journal.UnavailableError
+	if errors.As(cause, &ue) {
+		return Refuse(caps.CodeNoLedger, "the spend journal cannot be used: %s. Writes are refused until the operator acts; reads keep working. Nothing was signed or sent. What to do: %s", ue.Reason, ue.Fix)
+	}
+	if cause != nil {
+		return Refuse(caps.CodeNoLedger, "the spend journal cannot be used (%s). Writes are refused until the operator acts (check WALLETGATE_STATE_DIR; run walletgate audit verify); reads keep working. Nothing was signed or sent.", cause)
+	}
+	return Refuse(caps.CodeNoLedger, "no spend caps are in force, so walletgate refuses every write. Nothing was signed or sent. The operator sets them with WALLETGATE_CAP_PER_TX, _PER_SESSION and _PER_DAY.")
+}
+
+func windowVar(w caps.Window) string {
+	switch w {
+	case caps.PerTx:
+		return policy.EnvCapPerTx
+	case caps.PerSession:
+		return policy.EnvCapPerSession
+	}
+	return policy.EnvCapPerDay
+}
+
+func capKey(as Asset) string {
+	if as.Native {
+		return "ETH"
+	}
+	if as.Known {
+		return as.Symbol
+	}
+	return as.Address.Hex()
+}

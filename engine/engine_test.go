@@ -1,0 +1,166 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"math/big"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/stretchr/testify/require"
+
+	"github.com/walletgate/walletgate/caps"
+	"github.com/walletgate/walletgate/chain"
+	"github.com/walletgate/walletgate/chain/devnet"
+	"github.com/walletgate/walletgate/gate"
+	"github.com/walletgate/walletgate/journal"
+	"github.com/walletgate/walletgate/policy"
+	"github.com/walletgate/walletgate/signer"
+)
+
+// failingRecorder keeps records like memRecorder, and fails appends of one
+// kind in the way a full disk does: the record is written, the error is
+// returned anyway (the journal's head could not be updated).
+type failingRecorder struct {
+	memRecorder
+	failKind string
+}
+
+func (f *failingRecorder) Append(kind string, data any) (journal.Record, error) {
+	r, err := f.memRecorder.Append(kind, data)
+	if err == nil && kind == f.failKind {
+		return r, errors.New("write journal.head: no space left on device")
+	}
+	return r, err
+}
+
+type testBed struct {
+	t     *testing.T
+	dev   *devnet.Devnet
+	chain *chain.Client
+}
+
+func newTestBed(t *testing.T) *testBed {
+	d, err := devnet.Start(context.Background(), devnet.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { d.Close() })
+	c, err := chain.NewFromRPC(context.Background(), d.RPC(), "embedded dev chain")
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+	return &testBed{t: t, dev: d, chain: c}
+}
+
+// engine is a fresh engine (a fresh process) on rec.
+func (b *testBed) engine(rec Recorder) *Engine {
+	eth := big.NewInt(1e18)
+	return New(Deps{Chain: b.chain, Signer: signer.Dev(), Address: signer.DevAddress,
+		Gate:   gate.New(time.Minute, 8, nil),
+		Limits: caps.Limits{PerTx: map[common.Address]*big.Int{policy.NativeAsset: eth}, PerSession: map[common.Address]*big.Int{policy.NativeAsset: eth}, PerDay: map[common.Address]*big.Int{policy.NativeAsset: eth}},
+		Capped: true, Recorder: rec, ReceiptTimeout: 5 * time.Second})
+}
+
+// previewETH builds and issues an ETH send of wei to to.
+func (b *testBed) previewETH(e *Engine, to common.Address, wei int64) (string, []byte) {
+	call := chain.Call{From: signer.DevAddress, To: to, Value: big.NewInt(wei)}
+	built, ref := e.Build(context.Background(), call, to, func(c chain.Call) caps.Spend { return caps.Spend{policy.NativeAsset: c.MaxCost()} }, nil)
+	require.Nil(b.t, ref)
+	p := &Plan{Legs: []Leg{{Label: "send", Call: built.Call}}, Spend: built.Spend, Recipient: &to,
+		Effects: []Effect{{Asset: ETH, From: signer.DevAddress, To: to, Amount: big.NewInt(wei)}}}
+	canonical := []byte(to.Hex() + ":" + big.NewInt(wei).String())
+	token, _, ref := e.Issue("wallet_send", canonical, p)
+	require.Nil(b.t, ref)
+	return token, canonical
+}
+
+func (b *testBed) balance(a common.Address) *big.Int {
+	v, err := b.dev.Client().BalanceAt(context.Background(), a, nil)
+	require.NoError(b.t, err)
+	return v
+}
+
+func (b *testBed) nonce() uint64 {
+	n, err := b.dev.Client().NonceAt(context.Background(), signer.DevAddress, nil)
+	require.NoError(b.t, err)
+	return n
+}
+
+// A journal write that fails after signing: the signed record is on disk,
+// the append said it failed. The answer says signed and not sent; nothing
+// is sent then, or at the next start; the nonce is not jammed.
+func TestSignedButNotJournaledIsNeverSent(t *testing.T) {
+	b := newTestBed(t)
+	rec := &failingRecorder{memRecorder: memRecorder{now: time.Now}, failKind: KindSigned}
+	e := b.engine(rec)
+	to := common.HexToAddress("0x00000000000000000000000000000000000e6e01")
+	nonce := b.nonce()
+	token, canonical := b.previewETH(e, to, 1e15)
+	out, ref := e.Confirm(context.Background(), TokenMode{}, token, "wallet_send", canonical)
+	require.Nil(t, out)
+	require.NotNil(t, ref)
+	require.Equal(t, CodeNotSent, ref.Code)
+	require.Contains(t, ref.Message, "was signed but could not be journaled")
+	require.Contains(t, ref.Message, "never will be")
+	require.NotContains(t, ref.Message, "Nothing was signed")
+	require.Zero(t, b.balance(to).Sign())
+	require.Equal(t, nonce, b.nonce())
+
+	// The next start: the signed record is there, no broadcast follows it.
+	rec.failKind = ""
+	next := b.engine(rec)
+	next.bounds.Confirm = time.Millisecond // the signing process is gone, not in flight
+	time.Sleep(5 * time.Millisecond)
+	lines, err := next.Reconcile(context.Background())
+	require.NoError(t, err)
+	require.Len(t, lines, 1)
+	require.Contains(t, lines[0], "never journaled")
+	time.Sleep(200 * time.Millisecond)
+	require.Zero(t, b.balance(to).Sign(), "never sent")
+	require.Equal(t, nonce, b.nonce())
+
+	// A new send takes the free nonce.
+	next.bounds.Confirm = DefaultBounds.Confirm
+	token, canonical = b.previewETH(next, to, 2e15)
+	out, ref = next.Confirm(context.Background(), TokenMode{}, token, "wallet_send", canonical)
+	require.Nil(t, ref)
+	require.Equal(t, StatusConfirmed, out.Status)
+	require.Equal(t, nonce, out.Nonce)
+	require.Equal(t, big.NewInt(2e15), b.balance(to))
+}
+
+func TestNextNonce(t *testing.T) {
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	tx := func(res string, nonce uint64, end string) *txState {
+		return &txState{SignedRecord: SignedRecord{Reservation: res, Nonce: nonce}, end: end}
+	}
+	for _, tc := range []struct {
+		name   string
+		txs    []*txState
+		allocs []*allocation
+		chain  uint64
+		want   uint64
+	}{
+		{"nothing held", nil, nil, 5, 5},
+		{"a pending transaction holds its nonce", []*txState{tx("a", 5, "")}, nil, 5, 6},
+		{"a mined one too, while the node's count lags", []*txState{tx("a", 5, KindReceipt)}, nil, 5, 6},
+		{"refused-final frees it", []*txState{tx("a", 5, KindRefusedFinal)}, nil, 5, 5},
+		{"abandoned frees it", []*txState{tx("a", 5, KindAbandoned)}, nil, 5, 5},
+		{"a fresh allocation holds it", nil, []*allocation{{reservation: "b", nonce: 5, at: now.Add(-time.Second)}}, 5, 6},
+		{"a stale one does not", nil, []*allocation{{reservation: "b", nonce: 5, at: now.Add(-time.Hour)}}, 5, 5},
+		{"a given-back one does not", nil, []*allocation{{reservation: "b", nonce: 5, at: now, freed: true}}, 5, 5},
+		{"a gap is filled", []*txState{tx("a", 5, KindRefusedFinal), tx("c", 6, "")}, nil, 5, 5},
+		{"below the chain's nonce counts nothing", []*txState{tx("a", 3, "")}, nil, 5, 5},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := &walletState{txs: tc.txs, allocs: tc.allocs}
+			require.Equal(t, tc.want, w.nextNonce(tc.chain, now, time.Minute))
+		})
+	}
+}
+
+func TestWithoutNothingSent(t *testing.T) {
+	got := withoutNothingSent("the price moved: the swap would now return less than the previewed minimum, so it was not sent. Nothing was signed or spent, and the caps are as before. Call wallet_swap again without confirm for a fresh quote.")
+	require.Equal(t, "the price moved: the swap would now return less than the previewed minimum, so it was not sent.", got)
+	require.False(t, strings.Contains(strings.ToLower(got), "nothing"))
+}

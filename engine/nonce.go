@@ -1,0 +1,41 @@
+package engine
+
+import (
+	"github.com/walletgate/walletgate/caps"
+	"github.com/walletgate/walletgate/journal"
+)
+
+// reserve reserves spend on the caps and, in the same locked step of the
+// records, takes the first nonce at or above chainNonce that nothing holds.
+func (e *Engine) reserve(spend caps.Spend, chainNonce uint64) (*caps.Reservation, uint64, *Refusal) {
+	e.reserveMu.Lock()
+	defer e.reserveMu.Unlock()
+	req := &allocRequest{chainNonce: chainNonce}
+	e.store.alloc = req
+	res, err := e.ledger.Reserve(spend)
+	e.store.alloc = nil
+	if err != nil {
+		return nil, 0, e.CapsRefusal(err)
+	}
+	if !req.done {
+		res.Release()
+		return nil, 0, e.LedgerUnavailable(errNoAllocation)
+	}
+	return res, req.nonce, nil
+}
+
+// allocate takes the first free nonce at or above floor for a later leg of
+// reservation id, recorded before anything is signed with it.
+func (e *Engine) allocate(id string, floor uint64) (uint64, error) {
+	var n uint64
+	err := e.rec.Update(func(records []journal.Record, appendRecord func(string, any) (journal.Record, error)) error {
+		w, err := readState(records)
+		if err != nil {
+			return err
+		}
+		n = w.nextNonce(floor, e.now(), e.bounds.Confirm)
+		_, err = appendRecord(KindNonce, NonceRecord{Reservation: id, Nonce: n, At: e.now().UTC()})
+		return err
+	})
+	return n, err
+}

@@ -1,0 +1,69 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/walletgate/walletgate/chain"
+	"github.com/walletgate/walletgate/gate"
+)
+
+// Refusal is a write refused with a stable code and a message that says what
+// was received, what is allowed and what to do. The tools package returns it
+// as a tool result with isError set.
+type Refusal struct {
+	Code    string
+	Message string
+}
+
+func (r *Refusal) Error() string { return r.Code + ": " + r.Message }
+
+// Refuse builds a Refusal.
+func Refuse(code, format string, a ...any) *Refusal {
+	return &Refusal{Code: code, Message: fmt.Sprintf(format, a...)}
+}
+
+// Refusal codes of the write path (besides the gate's, caps' and approval's).
+const (
+	CodeWritesDisabled      = "WRITES_DISABLED"
+	CodeMainnetNotAllowed   = "MAINNET_NOT_ALLOWED"
+	CodeRecipientNotAllowed = "RECIPIENT_NOT_ALLOWED"
+	CodeSimulationReverted  = "SIMULATION_REVERTED"
+	CodeInsufficientFunds   = "INSUFFICIENT_FUNDS"
+	CodeFeesRose            = "FEES_ROSE"
+	CodeSendFailed          = "SEND_FAILED"
+	CodeReverted            = "REVERTED"
+	CodeEffectMismatch      = "EFFECT_MISMATCH"
+	CodeChainChanged        = "CHAIN_CHANGED"
+	CodeFeeTooHigh          = "FEE_TOO_HIGH"
+	CodeRPC                 = "RPC_ERROR"
+	// CodeTxOutstanding: an earlier transaction of the wallet has an unknown
+	// outcome, and a new one would queue behind it unseen.
+	CodeTxOutstanding = "TX_OUTSTANDING"
+	// CodeNotSent: a transaction was signed but could not be journaled, so
+	// it was not broadcast, and never will be.
+	CodeNotSent = "NOT_SENT"
+	// CodeIncomplete: a multi-leg plan stopped after earlier legs were
+	// included; the message says what was signed, mined and left standing.
+	CodeIncomplete = "INCOMPLETE"
+	// CodeTooSlow: the confirm took longer than its bound before signing.
+	CodeTooSlow = "CONFIRM_TOO_SLOW"
+)
+
+// RPCRefusal refuses a write because the node failed or changed.
+func RPCRefusal(err error) *Refusal {
+	var cc *chain.ChainChangedError
+	if errors.As(err, &cc) {
+		return Refuse(CodeChainChanged, "%s. walletgate refuses every write until it is restarted against the right node (WALLETGATE_RPC, WALLETGATE_CHAIN_ID). Nothing was signed or sent.", cc.Error())
+	}
+	return Refuse(CodeRPC, "the node did not answer: %s. Nothing was changed; try again, or check WALLETGATE_RPC.", err)
+}
+
+// GateRefusal turns a gate error into a refusal.
+func GateRefusal(err error) *Refusal {
+	var ge *gate.Error
+	if errors.As(err, &ge) {
+		return Refuse(ge.Code, "%s", ge.Message)
+	}
+	return Refuse(gate.CodeUnknown, "the confirmation could not be checked (%s). Nothing was signed or sent. Call the tool again without confirm for a new preview.", err)
+}

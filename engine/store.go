@@ -1,0 +1,79 @@
+package engine
+
+// The caps' per-day window kept in the records, and the nonce allocation
+// that rides in the same locked step. Rules: a reservation's first nonce is
+// chosen inside the same Update (under the journal's lock, across processes)
+// that checks the day window and records the reservation, so two processes
+// on one wallet and state directory never pick the same nonce; an
+// allocation is recorded before anything is signed with it.
+
+import (
+	"errors"
+	"time"
+
+	"github.com/walletgate/walletgate/caps"
+	"github.com/walletgate/walletgate/journal"
+)
+
+// allocRequest asks the store to take a nonce with the next reservation.
+type allocRequest struct {
+	chainNonce uint64
+	nonce      uint64
+	done       bool
+}
+
+// store is the caps.DayStore kept in the Recorder. alloc is set by
+// Engine.reserve, under Engine.reserveMu, for the one Ledger.Reserve call it
+// makes; the Ledger calls Reserve with its own lock held, within that call.
+type store struct {
+	rec   Recorder
+	now   func() time.Time
+	bound time.Duration
+	alloc *allocRequest
+}
+
+func (d *store) Reserve(id string, at, since time.Time, change caps.Spend, check func(caps.Spend) error) error {
+	return d.rec.Update(func(records []journal.Record, appendRecord func(string, any) (journal.Record, error)) error {
+		day, err := daySum(records, since)
+		if err != nil {
+			return err
+		}
+		if err := check(day); err != nil {
+			return err
+		}
+		rec := CapRecord{ID: id, At: at.UTC(), Change: EncodeSpend(change)}
+		req := d.alloc
+		if req != nil {
+			w, err := readState(records)
+			if err != nil {
+				return err
+			}
+			n := w.nextNonce(req.chainNonce, d.now(), d.bound)
+			rec.Nonce = &n
+		}
+		if _, err := appendRecord(KindCapReserve, rec); err != nil {
+			return err
+		}
+		if req != nil {
+			req.nonce, req.done = *rec.Nonce, true
+		}
+		return nil
+	})
+}
+
+func (d *store) Correct(id string, at time.Time, change caps.Spend) error {
+	_, err := d.rec.Append(KindCapCorrect, CapRecord{ID: id, At: at.UTC(), Change: EncodeSpend(change)})
+	return err
+}
+
+func (d *store) Sum(since time.Time) (caps.Spend, error) {
+	records, err := d.rec.Records()
+	if err != nil {
+		return nil, err
+	}
+	return daySum(records, since)
+}
+
+// errNoAllocation is a reservation that came back without its nonce: the
+// ledger did not reach the store. It fails closed.
+var errNoAllocation = errors.New("the reservation was recorded without a nonce")
