@@ -22,6 +22,7 @@ func TestLoadDefaults(t *testing.T) {
 		ConfirmTTL:     5 * time.Minute,
 		LogLevel:       slog.LevelInfo,
 		ReceiptTimeout: 60 * time.Second,
+		RPCTimeout:     20 * time.Second,
 		Confirmations:  1,
 	}, cfg)
 }
@@ -194,6 +195,15 @@ func TestLoadEachVariable(t *testing.T) {
 			{"too short", "500ms", "between 1s and 30m"},
 			{"too long", "31m", "between 1s and 30m"},
 			{"words", "a minute", "a Go duration"},
+		}},
+		{EnvRPCTimeout, nil, []good{
+			{"seconds", "5s", func(t *testing.T, c Config) { require.Equal(t, 5*time.Second, c.RPCTimeout) }},
+			{"lower bound", "1s", func(t *testing.T, c Config) { require.Equal(t, time.Second, c.RPCTimeout) }},
+			{"upper bound", "5m", func(t *testing.T, c Config) { require.Equal(t, 5*time.Minute, c.RPCTimeout) }},
+		}, []bad{
+			{"too short", "100ms", "between 1s and 5m"},
+			{"too long", "6m", "between 1s and 5m"},
+			{"a number", "20", "a Go duration"},
 		}},
 		{EnvConfirmations, nil, []good{
 			{"one", "1", func(t *testing.T, c Config) { require.Equal(t, uint64(1), c.Confirmations) }},
@@ -386,6 +396,7 @@ func TestLoadFullConfig(t *testing.T) {
 		StateDir:            "/var/lib/wg",
 		LogLevel:            slog.LevelDebug,
 		ReceiptTimeout:      2 * time.Minute,
+		RPCTimeout:          20 * time.Second,
 		Confirmations:       3,
 	}, cfg)
 }
