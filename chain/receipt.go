@@ -37,6 +37,7 @@ type TxInfo struct {
 	GasUsed           uint64
 	EffectiveGasPrice *big.Int
 	Transfers         []Transfer
+	Approvals         []Approval
 }
 
 // Fee is the fee the transaction paid (gas used × effective price).
@@ -146,6 +147,7 @@ func (c *Client) transaction(ctx context.Context, hash common.Hash, from *common
 		info.Confirmations = uint64(head) - info.Block + 1
 	}
 	info.Transfers = decodeTransfers(r.Logs)
+	info.Approvals = decodeApprovals(r.Logs)
 	return info, nil
 }
 
