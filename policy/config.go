@@ -38,6 +38,7 @@ const (
 	EnvAllowMainnet        = "WALLETGATE_ALLOW_MAINNET"
 	EnvAllowUncappedTokens = "WALLETGATE_ALLOW_UNCAPPED_TOKENS"
 	EnvAllowTo             = "WALLETGATE_ALLOW_TO"
+	EnvAllowCalls          = "WALLETGATE_ALLOW_CALLS"
 	EnvTools               = "WALLETGATE_TOOLS"
 	EnvConfirm             = "WALLETGATE_CONFIRM"
 	EnvConfirmTTL          = "WALLETGATE_CONFIRM_TTL"
@@ -71,6 +72,7 @@ var Variables = []Variable{
 	{EnvAllowMainnet, "true to allow write tools on a value-bearing network (unknown chains count as mainnet)", "false"},
 	{EnvAllowUncappedTokens, "true to allow sending tokens that have no cap configured", "false"},
 	{EnvAllowTo, "comma-separated recipient addresses; when set, writes may only go to these", "any recipient"},
+	{EnvAllowCalls, "contracts wallet_call may call: comma-separated addresses, each optionally ADDR:0xSELECTOR, or any", "none: wallet_call is off"},
 	{EnvTools, "all, or read to list only the read tools", "all with a key, read without"},
 	{EnvConfirm, "confirmation mode: token, human or elicit", "token"},
 	{EnvConfirmTTL, "lifetime of a confirmation token, a Go duration between 10s and 1h", "5m"},
@@ -122,6 +124,7 @@ type Config struct {
 	AllowMainnet        bool
 	AllowUncappedTokens bool
 	AllowTo             []common.Address // nil: any recipient
+	AllowCalls          CallsAllowed     // zero: wallet_call is off
 
 	Tools          string        // "all", "read", or "" (decided by whether a key exists)
 	Confirm        string        // "token", "human" or "elicit"
@@ -350,6 +353,12 @@ func (c *Config) set(name, value string) *ConfigError {
 			return err
 		}
 		c.AllowTo = list
+	case EnvAllowCalls:
+		calls, err := parseAllowCalls(value)
+		if err != nil {
+			return err
+		}
+		c.AllowCalls = calls
 	case EnvTools:
 		v, ok := oneOf(value, "all", "read")
 		if !ok {

@@ -148,6 +148,24 @@ func TestLoadEachVariable(t *testing.T) {
 			{"empty item", usdtChecksum + ",", "item 2 is empty"},
 			{"bad checksum", "0xDAC17F958D2ee523a2206206994597C13D831ec7", "EIP-55"},
 		}},
+		{EnvAllowCalls, nil, []good{
+			{"any", "any", func(t *testing.T, c Config) { require.True(t, c.AllowCalls.Any) }},
+			{"a contract and a function", usdtChecksum + ",0x4200000000000000000000000000000000000006:0x095ea7b3", func(t *testing.T, c Config) {
+				require.Equal(t, usdtChecksum+",0x4200000000000000000000000000000000000006:0x095ea7b3", c.AllowCalls.String())
+				require.True(t, c.AllowCalls.Allows(addr, []byte{1, 2, 3, 4}))
+				require.True(t, c.AllowCalls.Allows(mustAddress("0x4200000000000000000000000000000000000006"), []byte{0x09, 0x5e, 0xa7, 0xb3, 0}))
+				require.False(t, c.AllowCalls.Allows(mustAddress("0x4200000000000000000000000000000000000006"), []byte{0xa9, 0x05, 0x9c, 0xbb}))
+				require.False(t, c.AllowCalls.Allows(mustAddress("0x4200000000000000000000000000000000000007"), nil))
+			}},
+		}, []bad{
+			{"zero address", "0x0000000000000000000000000000000000000000", "zero address"},
+			{"short selector", usdtChecksum + ":0x095ea7", "8 hex digits"},
+			{"selector without 0x", usdtChecksum + ":095ea7b3", "8 hex digits"},
+			{"repeat", usdtChecksum + "," + usdtChecksum, "item 2 repeats"},
+			{"empty item", usdtChecksum + ",", "item 2 is empty"},
+			{"bad checksum", "0xDAC17F958D2ee523a2206206994597C13D831ec7", "EIP-55"},
+			{"any among others", "any," + usdtChecksum, "item 1"},
+		}},
 		{EnvTools, nil, []good{
 			{"all", "all", func(t *testing.T, c Config) { require.Equal(t, "all", c.Tools) }},
 			{"read", "READ", func(t *testing.T, c Config) { require.Equal(t, "read", c.Tools) }},
