@@ -151,3 +151,6 @@ func decodeTransfers(logs []logJSON) []Transfer {
 	}
 	return out
 }
+
+// BalanceOfData is the calldata of balanceOf(owner).
+func BalanceOfData(owner common.Address) []byte { return pack("balanceOf", owner) }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/walletgate/walletgate/caps"
 	"github.com/walletgate/walletgate/chain"
+	"github.com/walletgate/walletgate/policy"
 )
 
 // MaxGasPerTx bounds a transaction's gas limit: a node that answers a huge
@@ -113,6 +114,46 @@ func (e *Engine) BuildLegs(ctx context.Context, p *Plan, st chain.SendState, spe
 		return nil, e.CapsRefusal(err)
 	}
 	return res[len(res)-1].Return, nil
+}
+
+// BuildTraced fills in gas and fees for the legs of an effects-bound plan,
+// simulates them traced (see Trace), derives its changes and what the caps
+// reserve — the ETH value and fees, every token outflow and exposure — and
+// checks that against the caps. It sets p.Traced and p.Spend.
+func (e *Engine) BuildTraced(ctx context.Context, p *Plan) (chain.SendState, *Refusal) {
+	st, ch, ref := e.Trace(ctx, p.Legs, p.Explain)
+	if ref != nil {
+		return st, ref
+	}
+	for i := range p.Legs {
+		gas := ch.Calls[i].GasUsed + ch.Calls[i].GasUsed*simGasMargin/100
+		if len(p.Legs) == 1 {
+			// One leg: the node's estimate allows for the 63/64 rule.
+			_, est, _, err := e.chain.Prepare(ctx, p.Legs[0].Call, p.Legs[0].Call.To)
+			if err != nil {
+				return st, e.revertRefusal(p.Explain, err)
+			}
+			gas = est
+			if !(len(p.Legs[0].Call.Data) == 0 && est == 21000) {
+				gas += est * gasMargin / 100
+			}
+		}
+		if gas > MaxGasPerTx {
+			return st, feeTooHigh(gas)
+		}
+		p.Legs[i].Call.Gas, p.Legs[i].Call.MaxFee, p.Legs[i].Call.Tip = gas, st.MaxFee(), st.Tip
+	}
+	if st.ETH.Cmp(p.MaxCost()) < 0 {
+		return st, Refuse(CodeInsufficientFunds, "the wallet holds %s ETH but this needs up to %s ETH (value plus fees). Nothing was signed or sent.",
+			ETH.Format(st.ETH), ETH.Format(p.MaxCost()))
+	}
+	spend := ch.Spend()
+	spend[policy.NativeAsset] = p.MaxCost()
+	if err := e.ledger.Check(spend); err != nil {
+		return st, e.CapsRefusal(err)
+	}
+	p.Traced, p.Spend = &ch, spend
+	return st, nil
 }
 
 func feeTooHigh(gas uint64) *Refusal {

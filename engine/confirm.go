@@ -17,7 +17,10 @@ import (
 	"context"
 	"fmt"
 	"math/big"
+	"sort"
 	"time"
+
+	"github.com/ethereum/go-ethereum/common"
 
 	"github.com/walletgate/walletgate/caps"
 	"github.com/walletgate/walletgate/chain"
@@ -105,9 +108,22 @@ func (e *Engine) recheck(ctx context.Context, p *Plan) (chain.SendState, *Refusa
 	if p.Recheck != nil {
 		views, check = p.Recheck()
 	}
-	st, sims, err := e.chain.StateAndSimulate(ctx, p.Legs[0].Call.From, calls, views...)
-	if err != nil {
-		return st, RPCRefusal(err)
+	var sims []chain.SimResult
+	var st chain.SendState
+	if p.Traced != nil {
+		var now Changes
+		var ref *Refusal
+		if st, now, ref = e.Trace(ctx, p.Legs, p.Explain, views...); ref != nil {
+			return st, ref
+		}
+		if why := p.Traced.Grew(now, e.asset); why != "" {
+			return st, Refuse(CodeEffectsChanged, "simulated again on the current state, this does more than the preview showed: %s. Nothing was signed or sent. Call the tool again without confirm for a new preview, and read it.", why)
+		}
+	} else {
+		var err error
+		if st, sims, err = e.chain.StateAndSimulate(ctx, p.Legs[0].Call.From, calls, views...); err != nil {
+			return st, RPCRefusal(err)
+		}
 	}
 	for _, l := range p.Legs {
 		if st.BaseFee.Cmp(l.Call.MaxFee) > 0 {
@@ -138,6 +154,7 @@ type run struct {
 	reservedAt time.Time
 	fees       *big.Int // fees of the included legs
 	earlier    []Included
+	infos      []*chain.TxInfo // the receipts of the included legs
 }
 
 // decide turns a leg's wait into the outcome, or nil to go on with the next
@@ -155,6 +172,7 @@ func (r *run) decide(ctx context.Context, i int, sent *sentTx, info *chain.TxInf
 	}
 	_ = e.Record(KindReceipt, ReceiptRecord{Tx: info.Hash.Hex(), Status: info.Status, Block: info.Block, GasUsed: info.GasUsed, Fee: info.Fee().String()})
 	r.fees.Add(r.fees, info.Fee())
+	r.infos = append(r.infos, info)
 	block := info.Block
 	out.Block, out.Confirmations, out.GasUsed, out.Fee = &block, info.Confirmations, info.GasUsed, new(big.Int).Set(r.fees)
 	if info.Status != 1 {
@@ -165,6 +183,9 @@ func (r *run) decide(ctx context.Context, i int, sent *sentTx, info *chain.TxInf
 	if i < len(r.p.Legs)-1 {
 		r.earlier = append(r.earlier, Included{Label: leg.Label, Tx: info.Hash, Nonce: sent.nonce, Block: block, Fee: info.Fee()})
 		return nil
+	}
+	if r.p.Traced != nil {
+		return r.decideTraced(out)
 	}
 	var missing []string
 	if r.p.Verify != nil {
@@ -200,7 +221,7 @@ func (r *run) decide(ctx context.Context, i int, sent *sentTx, info *chain.TxInf
 // transferMoved renders a logged Transfer.
 func (e *Engine) transferMoved(t chain.Transfer) Moved {
 	as := e.asset(t.Token)
-	return Moved{Kind: MovedERC20, Asset: t.Token.Hex(), Symbol: as.Symbol, From: t.From.Hex(), To: t.To.Hex(), Amount: as.Format(t.Amount), Raw: t.Amount.String()}
+	return Moved{Kind: MovedERC20, Asset: t.Token.Hex(), Symbol: as.Symbol, From: t.From.Hex(), To: t.To.Hex(), Amount: as.Format(t.Amount), Raw: t.Amount.String(), Known: as.Known}
 }
 
 // verifyEffects checks the receipt for each expected effect and returns what
@@ -227,4 +248,72 @@ func verifyEffects(effects []Effect, info *chain.TxInfo) []string {
 		}
 	}
 	return missing
+}
+
+// decideTraced ends an effects-bound plan: what the receipts show left the
+// wallet must not exceed what the simulation showed; the caps settle to
+// what actually moved, the fees and the exposures granted.
+func (r *run) decideTraced(out *Outcome) *Outcome {
+	e, bound := r.e, r.p.Traced
+	moved := receiptChanges(e.address, r.infos)
+	var missing []string
+	for a, v := range moved {
+		if was, ok := bound.Out[a]; !ok || v.Cmp(was) > 0 {
+			as := e.asset(a)
+			limit := "nothing"
+			if ok {
+				limit = as.Format(was) + " " + as.Symbol
+			}
+			missing = append(missing, fmt.Sprintf("%s %s left the wallet, the preview showed %s", as.Format(v), as.Symbol, limit))
+		}
+	}
+	actual := caps.Spend{policy.NativeAsset: new(big.Int).Set(r.fees)}
+	for a, v := range moved {
+		if cur, ok := actual[a]; ok {
+			cur.Add(cur, v)
+		} else {
+			actual[a] = new(big.Int).Set(v)
+		}
+	}
+	for p, v := range bound.Exposure {
+		if cur, ok := actual[p.Token]; ok {
+			cur.Add(cur, v)
+		} else {
+			actual[p.Token] = new(big.Int).Set(v)
+		}
+	}
+	r.settle(actual)
+	out.Effects = MovedOf(e.address, r.infos, e.asset)
+	out.Status = StatusConfirmed
+	if len(missing) > 0 {
+		sort.Strings(missing)
+		out.Status, out.Missing = StatusEffectMismatch, missing
+	}
+	return out
+}
+
+// MovedOf lists what the receipts show moving from or to wallet: ETH value,
+// ERC-20 transfers and the wallet's approvals.
+func MovedOf(wallet common.Address, infos []*chain.TxInfo, asset func(common.Address) Asset) []Moved {
+	out := []Moved{}
+	for _, info := range infos {
+		if info.Value != nil && info.Value.Sign() > 0 && info.To != nil {
+			out = append(out, Moved{Kind: MovedETH, Asset: ETH.ID(), Symbol: ETH.Symbol, From: info.From.Hex(), To: info.To.Hex(), Amount: ETH.Format(info.Value), Raw: info.Value.String(), Known: true})
+		}
+		for _, t := range info.Transfers {
+			if t.From != wallet && t.To != wallet {
+				continue
+			}
+			as := asset(t.Token)
+			out = append(out, Moved{Kind: MovedERC20, Asset: t.Token.Hex(), Symbol: as.Symbol, From: t.From.Hex(), To: t.To.Hex(), Amount: as.Format(t.Amount), Raw: t.Amount.String(), Known: as.Known})
+		}
+		for _, a := range info.Approvals {
+			if a.Owner != wallet {
+				continue
+			}
+			as := asset(a.Token)
+			out = append(out, Moved{Kind: MovedApproval, Asset: a.Token.Hex(), Symbol: as.Symbol, From: a.Owner.Hex(), To: a.Spender.Hex(), Amount: as.Format(a.Amount), Raw: a.Amount.String(), Known: as.Known})
+		}
+	}
+	return out
 }

@@ -52,12 +52,19 @@ func newTestBed(t *testing.T) *testBed {
 	return &testBed{t: t, dev: d, chain: c}
 }
 
-// engine is a fresh engine (a fresh process) on rec.
-func (b *testBed) engine(rec Recorder) *Engine {
-	eth := big.NewInt(1e18)
+// engine is a fresh engine (a fresh process) on rec, with caps of 1 ETH and
+// usdt base units of USDT in every window.
+func (b *testBed) engine(rec Recorder, usdt ...int64) *Engine {
+	limit := func() map[common.Address]*big.Int {
+		m := map[common.Address]*big.Int{policy.NativeAsset: big.NewInt(1e18)}
+		if len(usdt) > 0 {
+			m[b.dev.Contracts.USDT] = big.NewInt(usdt[0])
+		}
+		return m
+	}
 	return New(Deps{Chain: b.chain, Signer: signer.Dev(), Address: signer.DevAddress,
 		Gate:   gate.New(time.Minute, 8, nil),
-		Limits: caps.Limits{PerTx: map[common.Address]*big.Int{policy.NativeAsset: eth}, PerSession: map[common.Address]*big.Int{policy.NativeAsset: eth}, PerDay: map[common.Address]*big.Int{policy.NativeAsset: eth}},
+		Limits: caps.Limits{PerTx: limit(), PerSession: limit(), PerDay: limit()},
 		Capped: true, Recorder: rec, ReceiptTimeout: 5 * time.Second})
 }
 

@@ -31,6 +31,8 @@ const (
 	MovedERC20   = "erc20_transfer"
 	MovedSwapIn  = "swap_in"
 	MovedSwapOut = "swap_out"
+	// MovedApproval is an allowance the wallet set: To may move Amount.
+	MovedApproval = "erc20_approval"
 )
 
 // Moved is one on-chain movement a result reports: verified from a receipt,
@@ -43,6 +45,7 @@ type Moved struct {
 	To     string `json:"to"`
 	Amount string `json:"amount"` // in the asset's units
 	Raw    string `json:"raw"`    // in base units
+	Known  bool   `json:"-"`      // ETH or a known-table token: shown without an UNVERIFIED mark
 }
 
 // Moved renders the effect.
@@ -52,7 +55,7 @@ func (e Effect) Moved() Moved {
 		kind = MovedETH
 	}
 	return Moved{Kind: kind, Asset: e.Asset.ID(), Symbol: e.Asset.Symbol, From: e.From.Hex(), To: e.To.Hex(),
-		Amount: e.Asset.Format(e.Amount), Raw: e.Amount.String()}
+		Amount: e.Asset.Format(e.Amount), Raw: e.Amount.String(), Known: e.Asset.Native || e.Asset.Known}
 }
 
 // Plan is a previewed write: exactly what the confirm executes. Its legs are
@@ -79,6 +82,11 @@ type Plan struct {
 	// for when leg i cannot be sent. They are sent inside the same
 	// reservation.
 	Undo func(i int) []Leg
+	// Traced, when set, makes the plan effects-bound: these are the
+	// changes its preview simulated (BuildTraced), the confirm refuses if
+	// its own simulation grew them, and the receipts are checked against
+	// them. Spend, Effects and Verify are then derived, not given.
+	Traced *Changes
 
 	text atomic.Pointer[string]
 }
