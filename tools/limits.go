@@ -138,12 +138,12 @@ func (s *Server) assetInfo(a common.Address) asset {
 
 // capUsage is one asset's cap in one window, in human units.
 type capUsage struct {
-	Asset     string `json:"asset"`
-	Symbol    string `json:"symbol"`
-	Window    string `json:"window"`
-	Limit     string `json:"limit"`
-	Used      string `json:"used"`
-	Remaining string `json:"remaining"`
+	Asset     string `json:"asset" jsonschema:"ETH or the token address"`
+	Symbol    string `json:"symbol" jsonschema:"the asset's symbol"`
+	Window    string `json:"window" enum:"per transaction|per session|per day" jsonschema:"the window"`
+	Limit     string `json:"limit" pattern:"amount" jsonschema:"the cap, a decimal string"`
+	Used      string `json:"used" pattern:"amount" jsonschema:"settled plus reserved spend in this window (always 0 per transaction)"`
+	Remaining string `json:"remaining" pattern:"amount" jsonschema:"what may still be spent in this window"`
 }
 
 // capUsages lists every capped window of every asset, ETH first.

@@ -25,6 +25,7 @@ import (
 	"github.com/walletgate/walletgate/caps"
 	"github.com/walletgate/walletgate/chain"
 	"github.com/walletgate/walletgate/gate"
+	"github.com/walletgate/walletgate/internal/schemacheck"
 	"github.com/walletgate/walletgate/journal"
 	"github.com/walletgate/walletgate/policy"
 	"github.com/walletgate/walletgate/signer"
@@ -89,6 +90,10 @@ type Server struct {
 	approvals  *approval.Broker
 	session    string
 	calls      atomic.Uint64
+
+	// outputs are the tools' compiled output schemas (set by MCP before it
+	// serves); every answer is checked against its tool's before it leaves.
+	outputs *schemacheck.Set
 }
 
 // Instructions is what the server tells a client about itself at initialize.
@@ -179,7 +184,17 @@ func (s *Server) MCP(version string) *server.MCPServer {
 		server.WithInstructions(s.instructions()),
 		server.WithRecovery(),
 	)
-	for _, t := range s.Tools() {
+	tools := s.Tools()
+	schemas := map[string]json.RawMessage{}
+	for _, t := range tools {
+		schemas[t.Tool.Name] = t.Tool.RawOutputSchema
+	}
+	outputs, err := schemacheck.Compile(schemas)
+	if err != nil {
+		panic(err) // a schema derived from a result type that does not compile is a programming error
+	}
+	s.outputs = outputs
+	for _, t := range tools {
 		ms.AddTool(t.Tool, t.Handler)
 	}
 	return ms
@@ -236,11 +251,11 @@ func (s *Server) writesDisabledReason() string {
 }
 
 // writeTool builds a destructive tool with the preview/confirm output schema.
-func (s *Server) writeTool(name, title, description string, in map[string]any, spec argSpec,
+func (s *Server) writeTool(name, title, description string, in map[string]any, out json.RawMessage, spec argSpec,
 	h func(ctx context.Context, a args) (*mcp.CallToolResult, *Refusal)) Tool {
 	t := mcp.NewToolWithRawSchema(name, description, mustJSON(in))
 	t.Title = title
-	t.RawOutputSchema = mustJSON(writeOutputSchema())
+	t.RawOutputSchema = out
 	t.Annotations = mcp.ToolAnnotation{
 		Title:           title,
 		ReadOnlyHint:    mcp.ToBoolPtr(false),
@@ -252,11 +267,11 @@ func (s *Server) writeTool(name, title, description string, in map[string]any, s
 }
 
 // readTool builds a read-only tool whose handler gets strictly parsed args.
-func (s *Server) readTool(name, title, description string, in, out map[string]any, spec argSpec,
+func (s *Server) readTool(name, title, description string, in map[string]any, out json.RawMessage, spec argSpec,
 	h func(ctx context.Context, a args) (*mcp.CallToolResult, *Refusal)) Tool {
 	t := mcp.NewToolWithRawSchema(name, description, mustJSON(in))
 	t.Title = title
-	t.RawOutputSchema = mustJSON(out)
+	t.RawOutputSchema = out
 	t.Annotations = mcp.ToolAnnotation{
 		Title:           title,
 		ReadOnlyHint:    mcp.ToBoolPtr(true),
@@ -299,10 +314,38 @@ func (s *Server) handler(name string, spec argSpec, h func(ctx context.Context, 
 			sum := sha256.Sum256(raw)
 			s.log.Debug("tool arguments", "tool", name, "sha256", hex.EncodeToString(sum[:]), "bytes", len(raw))
 		}
+		if s.outputs != nil {
+			if err := s.outputs.Check(name, res.StructuredContent, res.IsError); err != nil {
+				res, outcome = s.invalidOutput(res, err), CodeOutputInvalid
+			}
+		}
 		s.log.Info("tool call", "tool", name, "outcome", outcome, "ms", time.Since(start).Milliseconds())
 		_ = s.record(KindToolEnd, map[string]any{"call": call, "tool": name, "outcome": outcome, "ms": time.Since(start).Milliseconds()})
 		return res, nil
 	}
+}
+
+// CodeOutputInvalid says an answer did not match its tool's output schema.
+const CodeOutputInvalid = "OUTPUT_INVALID"
+
+// invalidOutput fails an answer closed that its own schema does not allow:
+// a strict client (the TypeScript SDK) would throw on it and lose the text.
+// mcp-go's WithOutputSchemaValidation is not used because it skips error
+// results (a REVERTED or EFFECT_MISMATCH outcome carries structuredContent
+// that clients validate too), passes silently when a schema does not
+// compile, and replaces the text — which, after a write, says what happened
+// on chain. Here the text stays, the structured content goes, and the
+// result says so.
+func (s *Server) invalidOutput(res *mcp.CallToolResult, err error) *mcp.CallToolResult {
+	s.log.Error("answer does not match its output schema (a walletgate bug)", "err", err)
+	text := CodeOutputInvalid + ": walletgate's structured answer did not match this tool's output schema (a walletgate bug, logged on its stderr), so it was withheld. " +
+		"What happened, in words, follows; after a write, check the transaction with wallet_verify_tx before repeating anything.\n"
+	for _, c := range res.Content {
+		if t, ok := c.(mcp.TextContent); ok {
+			text += t.Text
+		}
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(text)}, IsError: true}
 }
 
 // spendRawConfirm spends the token or code in the "confirm" member of

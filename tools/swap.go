@@ -212,10 +212,10 @@ func (s *Server) parseSwap(ctx context.Context, a args) (swapIntent, *Refusal) {
 
 // tokenRef is an asset in a swap result.
 type tokenRef struct {
-	Symbol   string `json:"symbol"`
-	Address  string `json:"address"`
-	Decimals uint8  `json:"decimals"`
-	Known    bool   `json:"known"`
+	Symbol   string `json:"symbol" jsonschema:"the symbol: from walletgate's table when known, else as the contract reports it (untrusted)"`
+	Address  string `json:"address" jsonschema:"the token address, or ETH"`
+	Decimals uint8  `json:"decimals" jsonschema:"the token's decimals"`
+	Known    bool   `json:"known" jsonschema:"the token is in walletgate's known-token table (ETH counts as known)"`
 }
 
 func ref(as asset) tokenRef {
@@ -224,51 +224,30 @@ func ref(as asset) tokenRef {
 
 // quoteResult is wallet_swap_quote's structured result.
 type quoteResult struct {
-	TokenIn           tokenRef `json:"token_in"`
-	TokenOut          tokenRef `json:"token_out"`
-	AmountIn          string   `json:"amount_in"`
-	AmountInBase      string   `json:"amount_in_base"`
-	AmountOut         string   `json:"amount_out"`
-	AmountOutBase     string   `json:"amount_out_base"`
-	MinOut            string   `json:"min_out"`
-	MinOutBase        string   `json:"min_out_base"`
-	SlippageBps       uint32   `json:"slippage_bps"`
-	Fee               uint32   `json:"fee"`
-	Rate              string   `json:"rate"`
-	SqrtPriceX96After string   `json:"sqrt_price_x96_after"`
-	TicksCrossed      uint32   `json:"ticks_crossed"`
-	GasEstimate       string   `json:"gas_estimate"`
-	Block             uint64   `json:"block"`
-	At                string   `json:"at"`
-	Quoter            string   `json:"quoter"`
-	Calldata          string   `json:"calldata"`
+	TokenIn           tokenRef `json:"token_in" jsonschema:"what is paid"`
+	TokenOut          tokenRef `json:"token_out" jsonschema:"what is received"`
+	AmountIn          string   `json:"amount_in" pattern:"amount" jsonschema:"amount paid, in token_in's units"`
+	AmountInBase      string   `json:"amount_in_base" pattern:"base" jsonschema:"amount paid in base units"`
+	AmountOut         string   `json:"amount_out" pattern:"amount" jsonschema:"quoted amount received, in token_out's units"`
+	AmountOutBase     string   `json:"amount_out_base" pattern:"base" jsonschema:"quoted amount received in base units"`
+	MinOut            string   `json:"min_out" pattern:"amount" jsonschema:"the least accepted at slippage_bps: amount_out - amount_out*bps/10000 (integers)"`
+	MinOutBase        string   `json:"min_out_base" pattern:"base" jsonschema:"min_out in base units"`
+	SlippageBps       uint32   `json:"slippage_bps" jsonschema:"the slippage used"`
+	Fee               uint32   `json:"fee" jsonschema:"the pool's fee tier"`
+	Rate              string   `json:"rate" jsonschema:"token_out per token_in, rounded, for display only"`
+	SqrtPriceX96After string   `json:"sqrt_price_x96_after" pattern:"base" jsonschema:"the pool's price after this swap as Uniswap's Q64.96 sqrtPriceX96 (token1/token0 in base units); not a human rate"`
+	TicksCrossed      uint32   `json:"ticks_crossed" jsonschema:"initialized ticks the swap crosses"`
+	GasEstimate       string   `json:"gas_estimate" pattern:"base" jsonschema:"the quoter's estimate of the swap's gas"`
+	Block             uint64   `json:"block" jsonschema:"the block the quote was read at"`
+	At                string   `json:"at" jsonschema:"that block's time (RFC 3339, UTC)"`
+	Quoter            string   `json:"quoter" pattern:"address" jsonschema:"the QuoterV2 contract asked"`
+	Calldata          string   `json:"calldata" jsonschema:"the eth_call data sent to the quoter (quoteExactInputSingle, selector 0xc6a5026a)"`
 }
 
 func (s *Server) quoteTool() Tool {
-	out := object(map[string]any{
-		"token_in":             map[string]any{"type": "object", "description": "what is paid: symbol, address (or ETH), decimals, known"},
-		"token_out":            map[string]any{"type": "object", "description": "what is received: symbol, address, decimals, known"},
-		"amount_in":            str("amount paid, in token_in's units"),
-		"amount_in_base":       str("amount paid in base units"),
-		"amount_out":           str("quoted amount received, in token_out's units"),
-		"amount_out_base":      str("quoted amount received in base units"),
-		"min_out":              str("the least accepted at slippage_bps: amount_out - amount_out*bps/10000 (integers)"),
-		"min_out_base":         str("min_out in base units"),
-		"slippage_bps":         integer("the slippage used"),
-		"fee":                  integer("the pool's fee tier"),
-		"rate":                 str("token_out per token_in, rounded, for display only"),
-		"sqrt_price_x96_after": str("the pool's price after this swap as Uniswap's Q64.96 sqrtPriceX96 (token1/token0 in base units); not a human rate"),
-		"ticks_crossed":        integer("initialized ticks the swap crosses"),
-		"gas_estimate":         str("the quoter's estimate of the swap's gas"),
-		"block":                integer("the block the quote was read at"),
-		"at":                   str("that block's time (RFC 3339, UTC)"),
-		"quoter":               strPattern("the QuoterV2 contract asked", addressPattern),
-		"calldata":             str("the eth_call data sent to the quoter (quoteExactInputSingle, selector 0xc6a5026a)"),
-	}, "token_in", "token_out", "amount_in", "amount_in_base", "amount_out", "amount_out_base", "min_out", "min_out_base",
-		"slippage_bps", "fee", "rate", "sqrt_price_x96_after", "ticks_crossed", "gas_estimate", "block", "at", "quoter", "calldata")
 	return s.readTool(quoteTool, "Swap quote",
 		"Quote an exact-input swap in one Uniswap v3 pool (QuoterV2 quoteExactInputSingle): amount out, the minimum at a slippage, and the pool price after. Reads only.",
-		swapInputSchema("", ""), out, swapSpec, s.quoteHandler)
+		swapInputSchema("", ""), outputSchema[quoteResult](), swapSpec, s.quoteHandler)
 }
 
 func (s *Server) quoteHandler(ctx context.Context, a args) (*mcp.CallToolResult, *Refusal) {
@@ -349,39 +328,41 @@ func (s *Server) swapTool() Tool {
 	}
 	return s.writeTool(swapTool, "Swap tokens",
 		"Swap an exact amount of one token for another in a Uniswap v3 pool. Two calls: the first quotes, fixes the minimum output and a deadline, and returns a preview of every transaction (an exact approval when needed, then the swap) with a confirm_token; nothing is signed. Only with the user's agreement call again with the same arguments plus confirm.",
-		swapInputSchema(s.capsHint()+" The first call only previews.", s.confirmDescription()), spec,
+		swapInputSchema(s.capsHint()+" The first call only previews.", s.confirmDescription()), writeOutputSchema[swapPreviewResult](), spec,
 		twoStep(s, swapTool, s.parseSwap, func(i swapIntent) []byte { return i.canonical(s.chainID) }, s.previewSwap))
 }
 
 // swapPreview is a swap preview's facts.
 type swapPreview struct {
-	Action       string       `json:"action"`
-	Summary      string       `json:"summary"`
-	Quote        quoteResult  `json:"quote"`
-	From         string       `json:"from"`
-	Router       string       `json:"router"`
-	Deadline     string       `json:"deadline"`
-	Legs         []legPreview `json:"legs"`
-	AllowanceNow string       `json:"allowance_before"`
-	MaxFee       string       `json:"max_fee"`
+	Action       string       `json:"action" enum:"swap" jsonschema:"what the confirm does"`
+	Summary      string       `json:"summary" jsonschema:"the swap in one line"`
+	Quote        quoteResult  `json:"quote" jsonschema:"the quote the minimum output was fixed from"`
+	From         string       `json:"from" pattern:"address" jsonschema:"the wallet, which pays and receives"`
+	Router       string       `json:"router" pattern:"address" jsonschema:"the Uniswap SwapRouter02 called"`
+	Deadline     string       `json:"deadline" jsonschema:"after this the swap reverts (RFC 3339, UTC)"`
+	Legs         []legPreview `json:"legs" jsonschema:"every transaction the confirm sends, in order: an exact approval when needed, then the swap"`
+	AllowanceNow string       `json:"allowance_before" pattern:"amount" jsonschema:"the router's allowance of token_in before these transactions"`
+	MaxFee       string       `json:"max_fee" pattern:"amount" jsonschema:"the most all legs together can cost in network fees, in ETH"`
 	previewCommon
 }
 
+// legPreview is one transaction of a swap preview.
 type legPreview struct {
-	Label    string `json:"label"`
-	To       string `json:"to"`
-	Value    string `json:"value"`
-	GasLimit uint64 `json:"gas_limit"`
-	MaxFee   string `json:"max_fee"`
-	Calldata string `json:"calldata"`
+	Label    string `json:"label" enum:"reset approval|approve|swap" jsonschema:"what the transaction does"`
+	To       string `json:"to" pattern:"address" jsonschema:"the contract called"`
+	Value    string `json:"value" pattern:"amount" jsonschema:"ETH sent with it"`
+	GasLimit uint64 `json:"gas_limit" jsonschema:"its gas limit"`
+	MaxFee   string `json:"max_fee" pattern:"amount" jsonschema:"its most in network fees, in ETH"`
+	Calldata string `json:"calldata" jsonschema:"its calldata, hex"`
 }
 
+// swapPreviewResult is a swap preview's structured result.
 type swapPreviewResult struct {
-	Status       string        `json:"status"`
-	Preview      swapPreview   `json:"preview"`
-	ConfirmToken string        `json:"confirm_token,omitempty"`
-	Approval     *approvalJSON `json:"approval,omitempty"`
-	ExpiresAt    string        `json:"expires_at"`
+	Status       string        `json:"status" enum:"confirmation_required" jsonschema:"a preview: nothing was signed or sent"`
+	Preview      swapPreview   `json:"preview" jsonschema:"the previewed swap"`
+	ConfirmToken string        `json:"confirm_token,omitempty" jsonschema:"single-use token for confirming exactly this preview (not given in human mode)"`
+	Approval     *approvalJSON `json:"approval,omitempty" jsonschema:"human mode: which preview the person must approve, and how"`
+	ExpiresAt    string        `json:"expires_at" jsonschema:"when the confirmation expires (RFC 3339, UTC)"`
 }
 
 func (s *Server) previewSwap(ctx context.Context, in swapIntent) (*mcp.CallToolResult, *Refusal) {

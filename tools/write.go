@@ -58,6 +58,10 @@ const (
 	statusConfirmed = "confirmed"
 	statusRevertedW = "reverted"
 	statusPendingW  = "pending"
+	// statusMismatch: included and succeeded, but the previewed effects
+	// were not seen. Never "confirmed": a model reading the status alone
+	// must not take it for the previewed outcome.
+	statusMismatch = "effect_mismatch"
 )
 
 // maxPending bounds outstanding confirmation tokens.
@@ -113,13 +117,13 @@ func (p *plan) maxCost() *big.Int {
 
 // effectJSON is one verified (or expected) on-chain effect.
 type effectJSON struct {
-	Kind   string `json:"kind"` // eth_transfer or erc20_transfer
-	Asset  string `json:"asset"`
-	Symbol string `json:"symbol"`
-	From   string `json:"from"`
-	To     string `json:"to"`
-	Amount string `json:"amount"`
-	Raw    string `json:"raw"`
+	Kind   string `json:"kind" enum:"eth_transfer|erc20_transfer|swap_in|swap_out" jsonschema:"what moved: ETH, an ERC-20 transfer, or what a swap paid in and paid out"`
+	Asset  string `json:"asset" jsonschema:"ETH or the token address"`
+	Symbol string `json:"symbol" jsonschema:"the asset's symbol"`
+	From   string `json:"from" pattern:"address" jsonschema:"sender"`
+	To     string `json:"to" pattern:"address" jsonschema:"recipient"`
+	Amount string `json:"amount" jsonschema:"amount in the asset's units, a decimal string"`
+	Raw    string `json:"raw" pattern:"base" jsonschema:"amount in base units, a decimal integer string"`
 }
 
 func (e expectedEffect) json() effectJSON {
@@ -133,12 +137,12 @@ func (e expectedEffect) json() effectJSON {
 
 // capAfter is one cap as it would stand after the previewed spend.
 type capAfter struct {
-	Asset          string `json:"asset"`
-	Symbol         string `json:"symbol"`
-	Window         string `json:"window"`
-	Limit          string `json:"limit"`
-	UsedAfter      string `json:"used_after"`
-	RemainingAfter string `json:"remaining_after"`
+	Asset          string `json:"asset" jsonschema:"ETH or the token address"`
+	Symbol         string `json:"symbol" jsonschema:"the asset's symbol"`
+	Window         string `json:"window" enum:"per transaction|per session|per day" jsonschema:"the window"`
+	Limit          string `json:"limit" pattern:"amount" jsonschema:"the cap"`
+	UsedAfter      string `json:"used_after" pattern:"amount" jsonschema:"what this window would have used after this write (ETH: value plus max fees)"`
+	RemainingAfter string `json:"remaining_after" pattern:"amount" jsonschema:"what would remain in this window after it"`
 }
 
 // writeAllowed is the policy check both calls of a write make; to is the
@@ -289,15 +293,15 @@ func gateRefusal(err error) *Refusal {
 
 // confirmResult is a confirm's structured result.
 type confirmResult struct {
-	Status        string       `json:"status"`
-	TxHash        string       `json:"tx_hash"`
-	Block         *uint64      `json:"block,omitempty"`
-	Confirmations uint64       `json:"confirmations"`
-	GasUsed       uint64       `json:"gas_used"`
-	Fee           string       `json:"fee"`
-	Nonce         uint64       `json:"nonce"`
-	Effects       []effectJSON `json:"effects"`
-	Message       string       `json:"message"`
+	Status        string       `json:"status" enum:"confirmed|effect_mismatch|reverted|pending" jsonschema:"confirmed (included, effects verified), effect_mismatch (included and succeeded, but the previewed effects were not seen: inspect it, do not repeat it), reverted (included, failed; the fee was spent) or pending (sent, inclusion not seen yet: check it with wallet_verify_tx, do not send it again)"`
+	TxHash        string       `json:"tx_hash" pattern:"hash" jsonschema:"the transaction hash (of the last transaction sent, when a swap sends several)"`
+	Block         *uint64      `json:"block,omitempty" jsonschema:"the block that includes it (absent while pending)"`
+	Confirmations uint64       `json:"confirmations" jsonschema:"blocks from its block to the head, inclusive; 0 while pending"`
+	GasUsed       uint64       `json:"gas_used" jsonschema:"gas the transaction used; 0 while pending"`
+	Fee           string       `json:"fee" jsonschema:"fee paid in ETH, a decimal string; empty while pending"`
+	Nonce         uint64       `json:"nonce" jsonschema:"the transaction's nonce"`
+	Effects       []effectJSON `json:"effects" jsonschema:"on-chain effects verified from the receipt (effect_mismatch: the ERC-20 transfers the receipt does show)"`
+	Message       string       `json:"message" jsonschema:"what happened, in words"`
 }
 
 // issue records the preview in the journal, then issues its token. A preview
@@ -402,6 +406,7 @@ func (s *Server) execute(ctx context.Context, p *plan) (*mcp.CallToolResult, *Re
 	out.reservation.Settle(actual)
 	r.Status = statusConfirmed
 	if len(missing) > 0 {
+		r.Status = statusMismatch
 		for _, t := range info.Transfers {
 			r.Effects = append(r.Effects, s.transferEffect(ctx, t))
 		}
@@ -639,14 +644,14 @@ func confirmText(r confirmResult) string {
 // previewCommon are the facts every write preview shows: the network, how
 // the caps would stand after it, the simulation's outcome and any warnings.
 type previewCommon struct {
-	Network       string     `json:"network"`
-	ChainID       uint64     `json:"chain_id"`
-	NetworkKind   string     `json:"network_kind"`
-	NetworkMarker string     `json:"network_marker"`
-	Caps          []capAfter `json:"caps_after"`
-	NoCap         []string   `json:"no_cap"`
-	Simulation    string     `json:"simulation"`
-	Warnings      []string   `json:"warnings"`
+	Network       string     `json:"network" jsonschema:"the network's name"`
+	ChainID       uint64     `json:"chain_id" jsonschema:"the chain id"`
+	NetworkKind   string     `json:"network_kind" enum:"mainnet|testnet|dev" jsonschema:"mainnet, testnet or dev"`
+	NetworkMarker string     `json:"network_marker" jsonschema:"how the network is marked for people: MAINNET (real funds), testnet or local dev chain"`
+	Caps          []capAfter `json:"caps_after" jsonschema:"every capped window of every asset this write spends, as it would stand after it"`
+	NoCap         []string   `json:"no_cap" jsonschema:"assets this write spends that no cap applies to (the operator allowed uncapped tokens)"`
+	Simulation    string     `json:"simulation" jsonschema:"the simulation's outcome"`
+	Warnings      []string   `json:"warnings" jsonschema:"what the person should know before agreeing"`
 }
 
 func (s *Server) newPreviewCommon(spend caps.Spend, simulation string) previewCommon {
