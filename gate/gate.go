@@ -264,10 +264,14 @@ func unknownError(token, tool string) *Error {
 		what = "the confirm value is not a walletgate confirmation token " +
 			"(those are " + TokenPrefix + " followed by 32 characters a-z and 2-7)"
 	default:
-		what = "the confirmation token " + p + " is not one this server issued, or it was forgotten long after it expired"
+		// The common cause outside a typo: the confirm went to another
+		// process than the preview (a restarted server, or a client that
+		// starts one server per call, as the MCP Inspector CLI does).
+		what = "the confirmation token " + p + " is not one this walletgate process issued. Confirmations live only in the walletgate process that previewed them: " +
+			"a restarted server, or a client that starts a new server for each call (the MCP Inspector CLI does), cannot confirm them; it may also have been forgotten long after it expired"
 	}
 	return &Error{Code: CodeUnknown, Message: what + ". Nothing was executed. To go ahead, " + again(tool) +
-		", then confirm with the token it returns, copied exactly."}
+		" in the same connection, then confirm with the token it returns, copied exactly."}
 }
 
 // again tells the reader how to start over with tool.

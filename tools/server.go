@@ -348,16 +348,26 @@ func (s *Server) invalidOutput(res *mcp.CallToolResult, err error) *mcp.CallTool
 	return &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(text)}, IsError: true}
 }
 
-// spendRawConfirm spends the token or code in the "confirm" member of
+// spendRawConfirm spends the token or code in every "confirm" member of
 // arguments that did not parse (confirmations are spent on every outcome),
-// and says so; "" when there is none to spend.
+// and says so; "" when there is none to spend. A key that only differs in
+// case ("Confirm", "CONFIRM") counts: the strict parser refuses it, but it
+// carries a token all the same, and a token that survived such a call could
+// confirm later.
 func (s *Server) spendRawConfirm(tool string, raw []byte) string {
 	var members map[string]json.RawMessage
-	var confirm string
-	if json.Unmarshal(raw, &members) != nil || json.Unmarshal(members["confirm"], &confirm) != nil || confirm == "" {
+	if json.Unmarshal(raw, &members) != nil {
 		return ""
 	}
-	return s.spendConfirm(tool, confirm)
+	said := ""
+	for key, v := range members {
+		var confirm string
+		if !strings.EqualFold(key, "confirm") || json.Unmarshal(v, &confirm) != nil || confirm == "" {
+			continue
+		}
+		said = s.spendConfirm(tool, confirm)
+	}
+	return said
 }
 
 // spendConfirm spends a confirm value whose call is refused before it could
