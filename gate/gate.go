@@ -267,8 +267,8 @@ func unknownError(token, tool string) *Error {
 		// The common cause outside a typo: the confirm went to another
 		// process than the preview (a restarted server, or a client that
 		// starts one server per call, as the MCP Inspector CLI does).
-		what = "the confirmation token " + p + " is not one this walletgate process issued. Confirmations live only in the walletgate process that previewed them: " +
-			"a restarted server, or a client that starts a new server for each call (the MCP Inspector CLI does), cannot confirm them; it may also have been forgotten long after it expired"
+		what = "the confirmation token " + p + " is not one this walletgate process issued: confirmations live only in the process that previewed them " +
+			"(a restart, or a client that starts a server per call like the MCP Inspector CLI, loses them), or it expired long ago"
 	}
 	return &Error{Code: CodeUnknown, Message: what + ". Nothing was executed. To go ahead, " + again(tool) +
 		" in the same connection, then confirm with the token it returns, copied exactly."}

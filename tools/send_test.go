@@ -496,7 +496,7 @@ func TestConfirmInAnotherProcessSaysSo(t *testing.T) {
 	before := e.state()
 	text := other.refused("wallet_send", mustJSON(with(args, tok)), "TOKEN_UNKNOWN")
 	require.Contains(t, text, "not one this walletgate process issued")
-	require.Contains(t, text, "Confirmations live only in the walletgate process that previewed them")
+	require.Contains(t, text, "confirmations live only in the process that previewed them")
 	require.Contains(t, text, "MCP Inspector CLI")
 	require.Contains(t, text, "call wallet_send again without confirm")
 	require.Equal(t, before, e.state())
