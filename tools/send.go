@@ -153,7 +153,7 @@ func (s *Server) previewSend(ctx context.Context, in sendIntent) (*mcp.CallToolR
 		previewCommon:  s.newPreviewCommon(spend, fmt.Sprintf("succeeds against block %d", st.Head.Number)),
 		ExpectedEffect: []effectJSON{effect.json()},
 	}
-	pv.Summary = fmt.Sprintf("Send %s %s to %s on %s (%s)", pv.Amount, pv.Symbol, pv.To, pv.Network, pv.NetworkMarker)
+	pv.Summary = fmt.Sprintf("Send %s %s to %s on %s (%s)", pv.Amount, marked(pv.Symbol, pv.KnownToken), pv.To, pv.Network, pv.NetworkMarker)
 	if pv.ToIsContract {
 		pv.Warnings = append(pv.Warnings, "the recipient is a contract: make sure it can receive "+pv.Symbol+" (tokens sent to a contract that cannot move them are lost)")
 	}
@@ -187,7 +187,7 @@ func (s *Server) previewText(r previewResult, c confirmation) string {
 	var b strings.Builder
 	b.WriteString("PREVIEW — nothing has been signed or sent.\n")
 	pv.networkLine(&b)
-	fmt.Fprintf(&b, "Action:    send %s %s (%s base units, %d decimals)\n", pv.Amount, pv.Symbol, pv.AmountBase, pv.Decimals)
+	fmt.Fprintf(&b, "Action:    send %s %s (%s base units, %d decimals)\n", pv.Amount, marked(pv.Symbol, pv.KnownToken), pv.AmountBase, pv.Decimals)
 	if pv.Asset == policy.NativeSymbol {
 		b.WriteString("Asset:     ETH (native)\n")
 	} else {

@@ -501,3 +501,30 @@ func TestConfirmInAnotherProcessSaysSo(t *testing.T) {
 	require.Contains(t, text, "call wallet_send again without confirm")
 	require.Equal(t, before, e.state())
 }
+
+// Every line of text that names a token outside the known-token table marks
+// it UNVERIFIED, in the preview and in the confirm's outcome alike.
+func TestUnverifiedTokenMarkedOnEveryLine(t *testing.T) {
+	e := newEnv(t, func(d *tools.Deps) { d.Config.AllowUncappedTokens = true })
+	tok, err := e.dev.Deploy(e.ctx, "TestToken", "Tether USD", "USDT", uint8(6), big.NewInt(50_000_000))
+	require.NoError(t, err)
+	args := map[string]any{"to": addr("0x00000000000000000000000000000000000000e1").Hex(), "amount": "5", "asset": tok.Hex()}
+	requireMarked := func(text string) {
+		t.Helper()
+		for _, line := range strings.Split(text, "\n") {
+			if strings.Contains(line, "USDT") && !strings.Contains(line, "UNVERIFIED") {
+				t.Errorf("a line names the unverified token without marking it: %q\n%s", line, text)
+			}
+		}
+	}
+	p := e.preview("wallet_send", args)
+	preview := resultText(e.call("wallet_send", mustJSON(args)))
+	require.Contains(t, preview, "Action:    send 5 USDT (UNVERIFIED)")
+	requireMarked(preview)
+	var out confirmOut
+	requireMarked(e.ok("wallet_send", mustJSON(with(args, p.ConfirmToken)), &out))
+	require.Equal(t, "confirmed", out.Status)
+	var v struct{ Status string }
+	requireMarked(e.ok("wallet_verify_tx", mustJSON(map[string]any{"tx": out.TxHash, "asset": tok.Hex(), "expected_amount": "5"}), &v))
+	require.Equal(t, big.NewInt(5_000_000), e.balanceOf(tok, addr("0x00000000000000000000000000000000000000e1")))
+}

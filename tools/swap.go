@@ -218,6 +218,9 @@ type tokenRef struct {
 	Known    bool   `json:"known" jsonschema:"the token is in walletgate's known-token table (ETH counts as known)"`
 }
 
+// marked is the token's symbol for a line of text, UNVERIFIED when unknown.
+func (t tokenRef) marked() string { return marked(t.Symbol, t.Known) }
+
 func ref(as asset) tokenRef {
 	return tokenRef{Symbol: as.Symbol, Address: assetID(as), Decimals: as.Decimals, Known: as.Known}
 }
@@ -314,6 +317,7 @@ func (s *Server) quoteResult(in swapIntent, q *chain.Quote) quoteResult {
 }
 
 func quoteText(r quoteResult) string {
+	r.TokenIn.Symbol, r.TokenOut.Symbol = r.TokenIn.marked(), r.TokenOut.marked()
 	return fmt.Sprintf("Quote at block %d (%s): %s %s → %s %s in the fee-%d pool (1 %s ≈ %s %s).\n"+
 		"At %d bps slippage the minimum accepted is %s %s (%s base units).\n"+
 		"Pool price after (sqrtPriceX96, Q64.96, not a human rate): %s; ticks crossed: %d; quoter gas estimate: %s.",
@@ -475,7 +479,7 @@ func (s *Server) previewSwap(ctx context.Context, in swapIntent) (*mcp.CallToolR
 			pv.Warnings = append(pv.Warnings, "UNVERIFIED token "+as.Address.Hex()+": not in walletgate's known-token table; its symbol is what the contract says")
 		}
 	}
-	pv.Summary = fmt.Sprintf("Swap %s %s for at least %s %s (quoted %s) on %s (%s)", qr.AmountIn, qr.TokenIn.Symbol, qr.MinOut, qr.TokenOut.Symbol, qr.AmountOut, pv.Network, pv.NetworkMarker)
+	pv.Summary = fmt.Sprintf("Swap %s %s for at least %s %s (quoted %s) on %s (%s)", qr.AmountIn, qr.TokenIn.marked(), qr.MinOut, qr.TokenOut.marked(), qr.AmountOut, pv.Network, pv.NetworkMarker)
 
 	display := func() approval.Display {
 		d := s.display(pv.Summary, pv.previewCommon)
@@ -602,23 +606,23 @@ func (s *Server) swapVerifier(in swapIntent, minOut *big.Int) func(context.Conte
 			}
 		}
 		if paid == nil {
-			missing = append(missing, fmt.Sprintf("no Transfer of exactly %s %s paid in", policy.FormatAmount(in.amountIn, in.in.Decimals), in.in.Symbol))
+			missing = append(missing, fmt.Sprintf("no Transfer of exactly %s %s paid in", policy.FormatAmount(in.amountIn, in.in.Decimals), marked(in.in.Symbol, in.in.Native || in.in.Known)))
 		} else {
 			found = append(found, effectJSON{Kind: "swap_in", Asset: assetID(in.in), Symbol: in.in.Symbol, From: in.from.Hex(), To: paid.To.Hex(),
-				Amount: policy.FormatAmount(in.amountIn, in.in.Decimals), Raw: in.amountIn.String()})
+				Amount: policy.FormatAmount(in.amountIn, in.in.Decimals), Raw: in.amountIn.String(), known: in.in.Native || in.in.Known})
 		}
 		if got == nil {
-			missing = append(missing, fmt.Sprintf("no Transfer of at least %s %s to the wallet", policy.FormatAmount(minOut, in.out.Decimals), in.out.Symbol))
+			missing = append(missing, fmt.Sprintf("no Transfer of at least %s %s to the wallet", policy.FormatAmount(minOut, in.out.Decimals), marked(in.out.Symbol, in.out.Known)))
 		} else {
 			// The balance must agree with the log.
 			bals, err := s.chain.TokenBalancesAt(ctx, in.out.Address, in.from, info.Block-1, info.Block)
 			if err != nil {
 				missing = append(missing, "the output balance could not be read to confirm the log")
 			} else if delta := new(big.Int).Sub(bals[1], bals[0]); delta.Cmp(got.Amount) < 0 {
-				missing = append(missing, fmt.Sprintf("the %s balance grew by %s, less than the logged %s", in.out.Symbol, policy.FormatAmount(delta, in.out.Decimals), policy.FormatAmount(got.Amount, in.out.Decimals)))
+				missing = append(missing, fmt.Sprintf("the %s balance grew by %s, less than the logged %s", marked(in.out.Symbol, in.out.Known), policy.FormatAmount(delta, in.out.Decimals), policy.FormatAmount(got.Amount, in.out.Decimals)))
 			}
 			found = append(found, effectJSON{Kind: "swap_out", Asset: in.out.Address.Hex(), Symbol: in.out.Symbol, From: got.From.Hex(), To: in.from.Hex(),
-				Amount: policy.FormatAmount(got.Amount, in.out.Decimals), Raw: got.Amount.String()})
+				Amount: policy.FormatAmount(got.Amount, in.out.Decimals), Raw: got.Amount.String(), known: in.out.Known})
 		}
 		return found, missing
 	}
@@ -630,9 +634,10 @@ func (s *Server) swapPreviewText(r swapPreviewResult, c confirmation) string {
 	var b strings.Builder
 	b.WriteString("PREVIEW — nothing has been signed or sent.\n")
 	pv.networkLine(&b)
-	fmt.Fprintf(&b, "Action:    swap %s %s (%s base units) for at least %s %s (%s base units)\n", q.AmountIn, q.TokenIn.Symbol, q.AmountInBase, q.MinOut, q.TokenOut.Symbol, q.MinOutBase)
-	fmt.Fprintf(&b, "Quote:     %s %s at block %d (fee tier %d, slippage %d bps; 1 %s ≈ %s %s)\n", q.AmountOut, q.TokenOut.Symbol, q.Block, q.Fee, q.SlippageBps, q.TokenIn.Symbol, q.Rate, q.TokenOut.Symbol)
-	fmt.Fprintf(&b, "Tokens:    %s %s → %s %s\n", q.TokenIn.Symbol, q.TokenIn.Address, q.TokenOut.Symbol, q.TokenOut.Address)
+	in, out := q.TokenIn.marked(), q.TokenOut.marked()
+	fmt.Fprintf(&b, "Action:    swap %s %s (%s base units) for at least %s %s (%s base units)\n", q.AmountIn, in, q.AmountInBase, q.MinOut, out, q.MinOutBase)
+	fmt.Fprintf(&b, "Quote:     %s %s at block %d (fee tier %d, slippage %d bps; 1 %s ≈ %s %s)\n", q.AmountOut, out, q.Block, q.Fee, q.SlippageBps, in, q.Rate, out)
+	fmt.Fprintf(&b, "Tokens:    %s %s → %s %s\n", in, q.TokenIn.Address, out, q.TokenOut.Address)
 	fmt.Fprintf(&b, "From/to:   %s (this wallet receives the output)\n", pv.From)
 	fmt.Fprintf(&b, "Router:    %s (Uniswap SwapRouter02); deadline %s\n", pv.Router, pv.Deadline)
 	fmt.Fprintf(&b, "Transactions, in order (%d):\n", len(pv.Legs))
@@ -640,7 +645,7 @@ func (s *Server) swapPreviewText(r swapPreviewResult, c confirmation) string {
 		fmt.Fprintf(&b, "  %d. %s: to %s, value %s ETH, gas limit %d, max fee %s ETH\n", i+1, l.Label, l.To, l.Value, l.GasLimit, l.MaxFee)
 	}
 	if len(pv.Legs) > 1 {
-		fmt.Fprintf(&b, "  The approval is exact (the router's allowance was %s %s; it returns there after the swap), never unlimited.\n", pv.AllowanceNow, q.TokenIn.Symbol)
+		fmt.Fprintf(&b, "  The approval is exact (the router's allowance was %s %s; it returns there after the swap), never unlimited.\n", pv.AllowanceNow, in)
 	}
 	fmt.Fprintf(&b, "Max fees:  %s ETH in all, paid in ETH\n", pv.MaxFee)
 	s.previewTail(&b, pv.previewCommon, r.ExpiresAt, swapTool, c)

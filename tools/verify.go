@@ -201,18 +201,14 @@ func verifyText(r verifyResult, as asset) string {
 		fmt.Fprintf(&b, "Transaction %s %s in block %d (%d confirmations).\n", r.Tx, word, *r.Block, r.Confirmations)
 		fmt.Fprintf(&b, "From %s to %s, value %s ETH, fee %s ETH.", r.From, r.To, r.Value, r.Fee)
 		for _, t := range r.Transfers {
-			label := ""
-			if !t.Known {
-				label = " [unverified token]"
-			}
-			fmt.Fprintf(&b, "\nTransfer: %s %s%s (%s) from %s to %s", t.Amount, t.Symbol, label, t.Token, t.From, t.To)
+			fmt.Fprintf(&b, "\nTransfer: %s %s (%s) from %s to %s", t.Amount, marked(t.Symbol, t.Known), t.Token, t.From, t.To)
 		}
 	}
 	if r.ToMatch != nil {
-		fmt.Fprintf(&b, "\nRecipient matches expected (%s): %t", as.Symbol, *r.ToMatch)
+		fmt.Fprintf(&b, "\nRecipient matches expected (%s): %t", marked(as.Symbol, as.Native || as.Known), *r.ToMatch)
 	}
 	if r.AmountMatch != nil {
-		fmt.Fprintf(&b, "\nAmount matches expected (%s): %t", as.Symbol, *r.AmountMatch)
+		fmt.Fprintf(&b, "\nAmount matches expected (%s): %t", marked(as.Symbol, as.Native || as.Known), *r.AmountMatch)
 	}
 	return b.String()
 }

@@ -124,6 +124,7 @@ type effectJSON struct {
 	To     string `json:"to" pattern:"address" jsonschema:"recipient"`
 	Amount string `json:"amount" jsonschema:"amount in the asset's units, a decimal string"`
 	Raw    string `json:"raw" pattern:"base" jsonschema:"amount in base units, a decimal integer string"`
+	known  bool   // ETH or a table token: the text shows the symbol unmarked
 }
 
 func (e expectedEffect) json() effectJSON {
@@ -132,7 +133,7 @@ func (e expectedEffect) json() effectJSON {
 		kind = "eth_transfer"
 	}
 	return effectJSON{Kind: kind, Asset: assetID(e.asset), Symbol: e.asset.Symbol, From: e.from.Hex(), To: e.to.Hex(),
-		Amount: policy.FormatAmount(e.amount, e.asset.Decimals), Raw: e.amount.String()}
+		Amount: policy.FormatAmount(e.amount, e.asset.Decimals), Raw: e.amount.String(), known: e.asset.Native || e.asset.Known}
 }
 
 // capAfter is one cap as it would stand after the previewed spend.
@@ -620,7 +621,7 @@ func (s *Server) verifyEffects(p *plan, info *chain.TxInfo) []string {
 		}
 		if !found {
 			missing = append(missing, fmt.Sprintf("no Transfer of exactly %s %s from %s to %s in the receipt's logs",
-				policy.FormatAmount(e.amount, e.asset.Decimals), e.asset.Symbol, e.from.Hex(), e.to.Hex()))
+				policy.FormatAmount(e.amount, e.asset.Decimals), marked(e.asset.Symbol, e.asset.Known), e.from.Hex(), e.to.Hex()))
 		}
 	}
 	return missing
@@ -628,14 +629,14 @@ func (s *Server) verifyEffects(p *plan, info *chain.TxInfo) []string {
 
 func (s *Server) transferEffect(ctx context.Context, t chain.Transfer) effectJSON {
 	j := s.transferJSON(ctx, t)
-	return effectJSON{Kind: "erc20_transfer", Asset: j.Token, Symbol: j.Symbol, From: j.From, To: j.To, Amount: j.Amount, Raw: j.Raw}
+	return effectJSON{Kind: "erc20_transfer", Asset: j.Token, Symbol: j.Symbol, From: j.From, To: j.To, Amount: j.Amount, Raw: j.Raw, known: j.Known}
 }
 
 func confirmText(r confirmResult) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "CONFIRMED: transaction %s included in block %d (%d confirmation(s)), nonce %d.\n", r.TxHash, *r.Block, r.Confirmations, r.Nonce)
 	for _, e := range r.Effects {
-		fmt.Fprintf(&b, "Verified on chain: %s %s (%s) from %s to %s.\n", e.Amount, e.Symbol, e.Asset, e.From, e.To)
+		fmt.Fprintf(&b, "Verified on chain: %s %s (%s) from %s to %s.\n", e.Amount, marked(e.Symbol, e.known), e.Asset, e.From, e.To)
 	}
 	fmt.Fprintf(&b, "Gas used: %d. Fee paid: %s ETH.", r.GasUsed, r.Fee)
 	return b.String()
