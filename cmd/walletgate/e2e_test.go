@@ -21,6 +21,7 @@ import (
 	"github.com/ethereum/go-ethereum/ethclient"
 	"github.com/stretchr/testify/require"
 
+	"github.com/walletgate/walletgate/internal/schemacheck"
 	"github.com/walletgate/walletgate/policy"
 )
 
@@ -95,6 +96,9 @@ type stdioClient struct {
 	lines  chan string
 	stderr *syncBuffer
 	nextID int
+	// schemas are the output schemas tools/list gave (fetched at the first
+	// callTool); every callTool result is checked against its tool's.
+	schemas *schemacheck.Set
 }
 
 func startServer(t *testing.T, env []string, args ...string) *stdioClient {
@@ -188,12 +192,36 @@ func (c *stdioClient) initialize() map[string]any {
 	return res["result"].(map[string]any)
 }
 
-// callTool returns the result object of a tools/call.
+// callTool returns the result object of a tools/call, checked against the
+// tool's output schema as a strict client (the TypeScript SDK) checks it.
 func (c *stdioClient) callTool(name string, args any) map[string]any {
 	c.t.Helper()
+	if c.schemas == nil {
+		c.schemas = c.outputSchemas()
+	}
 	res := c.request("tools/call", map[string]any{"name": name, "arguments": args})
 	require.Nil(c.t, res["error"], "tools/call %s: %v", name, res["error"])
-	return res["result"].(map[string]any)
+	result := res["result"].(map[string]any)
+	isError, _ := result["isError"].(bool)
+	require.NoError(c.t, c.schemas.Check(name, result["structuredContent"], isError), "tools/call %s: %s", name, text(result))
+	return result
+}
+
+// outputSchemas compiles the output schemas tools/list gives.
+func (c *stdioClient) outputSchemas() *schemacheck.Set {
+	c.t.Helper()
+	res := c.request("tools/list", map[string]any{})
+	require.Nil(c.t, res["error"], "tools/list: %v", res["error"])
+	schemas := map[string]json.RawMessage{}
+	for _, tl := range res["result"].(map[string]any)["tools"].([]any) {
+		tool := tl.(map[string]any)
+		b, err := json.Marshal(tool["outputSchema"])
+		require.NoError(c.t, err)
+		schemas[tool["name"].(string)] = b
+	}
+	set, err := schemacheck.Compile(schemas)
+	require.NoError(c.t, err)
+	return set
 }
 
 func text(result map[string]any) string {
