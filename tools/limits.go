@@ -15,13 +15,11 @@ import (
 	"github.com/walletgate/walletgate/policy"
 )
 
-// Default cap lists, used for a window whose variable is not set. They are
-// deliberately small: an operator who wants more says so.
+// Default cap lists, used for a window whose variable is not set: the one
+// table in policy, which --help and the README state too.
 var (
-	DefaultCaps = [3]string{"ETH=0.01", "ETH=0.05", "ETH=0.1"} // per tx, per session, per day
-	// DevCaps apply on the embedded dev chain (--dev, demo), whose funds are
-	// play money, so the demo can send its tokens.
-	DevCaps = [3]string{"ETH=1,USDT=100,DAI=100,WETH=1", "ETH=5,USDT=500,DAI=500,WETH=5", "ETH=10,USDT=1000,DAI=1000,WETH=10"}
+	DefaultCaps = policy.DefaultCaps // per tx, per session, per day
+	DevCaps     = policy.DevCaps     // on the embedded dev chain (--dev, demo)
 )
 
 // Caps are the operator's spend limits resolved to assets and base units, with

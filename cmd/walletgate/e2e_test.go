@@ -408,6 +408,20 @@ func TestHelpListsEveryVariable(t *testing.T) {
 		require.Contains(t, string(out), v.Name)
 		require.Contains(t, string(readme), "`"+v.Name+"`", "README documents %s", v.Name)
 	}
+	// The cap defaults: --help and the README's variable table state the
+	// table the ledger enforces.
+	require.NotContains(t, string(out), "no caps")
+	for i, name := range []string{policy.EnvCapPerTx, policy.EnvCapPerSession, policy.EnvCapPerDay} {
+		require.Contains(t, string(out), "(default: "+policy.DefaultCaps[i]+"; on the embedded dev chain "+policy.DevCaps[i]+")", name)
+		row := ""
+		for _, line := range strings.Split(string(readme), "\n") {
+			if strings.HasPrefix(line, "| `"+name+"` |") {
+				row = line
+			}
+		}
+		require.NotEmpty(t, row, "README's variable table has a row for %s", name)
+		require.True(t, strings.HasSuffix(row, "| `"+policy.DefaultCaps[i]+"`; on the embedded dev chain `"+policy.DevCaps[i]+"` |"), "README row of %s states the default table: %s", name, row)
+	}
 }
 
 func TestStdioDevOffersSendAsDestructive(t *testing.T) {
