@@ -183,6 +183,7 @@ func (s *Server) MCP(version string) *server.MCPServer {
 		server.WithElicitation(),
 		server.WithInstructions(s.instructions()),
 		server.WithRecovery(),
+		server.WithHooks((&handshake{}).hooks()),
 	)
 	tools := s.Tools()
 	schemas := map[string]json.RawMessage{}

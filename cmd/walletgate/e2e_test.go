@@ -278,9 +278,16 @@ func TestStdioSurvivesMalformedAndOversizedMessages(t *testing.T) {
 	msg := c.next()
 	require.NotNil(t, msg["error"], "a parse error answers malformed JSON")
 
-	c.send(`{"jsonrpc":"2.0","id":100,"method":"tools/list","params":{"pad":"` + strings.Repeat("x", 5<<20) + `"}}`)
+	// A 10 MB line: answered with an error at once, and the next request is
+	// served at once too (no stall behind it).
+	start := time.Now()
+	c.send(`{"jsonrpc":"2.0","id":100,"method":"tools/list","params":{"pad":"` + strings.Repeat("x", 10<<20) + `"}}`)
 	msg = c.next()
 	require.NotNil(t, msg["error"], "an oversized message is dropped and answered with an error")
+	require.Less(t, time.Since(start), 3*time.Second, "the oversized line is answered promptly")
+	start = time.Now()
+	c.callTool("wallet_address", map[string]any{})
+	require.Less(t, time.Since(start), 3*time.Second, "the next request is served at once")
 
 	// Duplicate keys in arguments reach walletgate's strict parser unharmed.
 	c.nextID++
@@ -292,6 +299,37 @@ func TestStdioSurvivesMalformedAndOversizedMessages(t *testing.T) {
 	// Still serving.
 	addr := c.callTool("wallet_address", map[string]any{})
 	require.Equal(t, "dev", addr["structuredContent"].(map[string]any)["signer"])
+}
+
+// Protocol versions before 2026-07-28 begin with initialize: a request of
+// theirs before it is a JSON-RPC error. A 2026-07-28-era request (version and
+// capabilities in _meta, no handshake) is served.
+func TestStdioRequestsBeforeInitializeByEra(t *testing.T) {
+	c := startServer(t, cleanEnv(), "--dev")
+	for _, req := range []map[string]any{
+		{"method": "tools/list", "params": map[string]any{}},
+		{"method": "tools/call", "params": map[string]any{"name": "wallet_address", "arguments": map[string]any{}}},
+		{"method": "tools/call", "params": map[string]any{"name": "wallet_address", "arguments": map[string]any{},
+			"_meta": map[string]any{"io.modelcontextprotocol/protocolVersion": "2025-06-18"}}},
+	} {
+		res := c.request(req["method"].(string), req["params"])
+		e, _ := res["error"].(map[string]any)
+		require.NotNil(t, e, "%v before initialize must be refused: %v", req, res)
+		require.Equal(t, float64(-32600), e["code"])
+		require.Contains(t, e["message"], "initialize first")
+		require.Nil(t, res["result"])
+	}
+	require.Nil(t, c.request("ping", map[string]any{})["error"], "ping is allowed before initialize")
+
+	modern := map[string]any{"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": map[string]any{}}
+	list := c.request("tools/list", map[string]any{"_meta": modern})
+	require.Nil(t, list["error"], "the 2026-07-28 era needs no handshake: %v", list)
+	res := c.request("tools/call", map[string]any{"name": "wallet_address", "arguments": map[string]any{}, "_meta": modern})
+	require.Nil(t, res["error"], "%v", res)
+	require.Equal(t, "dev", res["result"].(map[string]any)["structuredContent"].(map[string]any)["signer"])
+
+	c.initialize()
+	require.Equal(t, "dev", c.callTool("wallet_address", map[string]any{})["structuredContent"].(map[string]any)["signer"])
 }
 
 // devnetProc runs `walletgate devnet` and returns what it printed.
