@@ -34,5 +34,14 @@ func (a Asset) ID() string {
 	return a.Address.Hex()
 }
 
+// Marked is the symbol as every line that names the asset shows it: an
+// asset outside the known-token table is marked UNVERIFIED.
+func (a Asset) Marked() string {
+	if a.Native || a.Known {
+		return a.Symbol
+	}
+	return a.Symbol + " (UNVERIFIED)"
+}
+
 // Format renders an amount of a in its units.
 func (a Asset) Format(v *big.Int) string { return policy.FormatAmount(v, a.Decimals) }

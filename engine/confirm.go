@@ -244,7 +244,7 @@ func verifyEffects(effects []Effect, info *chain.TxInfo) []string {
 		}
 		if !found {
 			missing = append(missing, fmt.Sprintf("no Transfer of exactly %s %s from %s to %s in the receipt's logs",
-				ef.Asset.Format(ef.Amount), ef.Asset.Symbol, ef.From.Hex(), ef.To.Hex()))
+				ef.Asset.Format(ef.Amount), ef.Asset.Marked(), ef.From.Hex(), ef.To.Hex()))
 		}
 	}
 	return missing
@@ -262,9 +262,9 @@ func (r *run) decideTraced(out *Outcome) *Outcome {
 			as := e.asset(a)
 			limit := "nothing"
 			if ok {
-				limit = as.Format(was) + " " + as.Symbol
+				limit = as.Format(was) + " " + as.Marked()
 			}
-			missing = append(missing, fmt.Sprintf("%s %s left the wallet, the preview showed %s", as.Format(v), as.Symbol, limit))
+			missing = append(missing, fmt.Sprintf("%s %s left the wallet, the preview showed %s", as.Format(v), as.Marked(), limit))
 		}
 	}
 	actual := caps.Spend{policy.NativeAsset: new(big.Int).Set(r.fees)}

@@ -67,15 +67,15 @@ func (bound Changes) Grew(now Changes, asset func(common.Address) Asset) string 
 	for a, v := range now.Out {
 		was, ok := bound.Out[a]
 		if !ok {
-			why = append(why, fmt.Sprintf("it now also moves %s %s out of the wallet", asset(a).Format(v), asset(a).Symbol))
+			why = append(why, fmt.Sprintf("it now also moves %s %s out of the wallet", asset(a).Format(v), asset(a).Marked()))
 		} else if v.Cmp(was) > 0 {
-			why = append(why, fmt.Sprintf("it now moves %s %s out of the wallet, not %s", asset(a).Format(v), asset(a).Symbol, asset(a).Format(was)))
+			why = append(why, fmt.Sprintf("it now moves %s %s out of the wallet, not %s", asset(a).Format(v), asset(a).Marked(), asset(a).Format(was)))
 		}
 	}
 	for p, v := range now.Exposure {
 		was, ok := bound.Exposure[p]
 		if !ok || v.Cmp(was) > 0 {
-			why = append(why, fmt.Sprintf("it now lets %s move %s %s", p.Spender.Hex(), asset(p.Token).Format(v), asset(p.Token).Symbol))
+			why = append(why, fmt.Sprintf("it now lets %s move %s %s", p.Spender.Hex(), asset(p.Token).Format(v), asset(p.Token).Marked()))
 		}
 	}
 	sort.Strings(why)

@@ -177,7 +177,7 @@ func (e *Engine) CapsRefusal(err error) *Refusal {
 		return e.LedgerUnavailable(ce.Cause)
 	}
 	as := e.asset(ce.Asset)
-	amt := func(v *big.Int) string { return as.Format(v) + " " + as.Symbol }
+	amt := func(v *big.Int) string { return as.Format(v) + " " + as.Marked() }
 	switch ce.Code {
 	case caps.CodeExceeded:
 		fee := ""
@@ -186,13 +186,13 @@ func (e *Engine) CapsRefusal(err error) *Refusal {
 		}
 		if ce.Window == caps.PerTx {
 			return Refuse(ce.Code, "this needs %s%s, but the per transaction cap for %s is %s. Nothing was signed or sent. Ask for less, or split it into smaller transactions within the session cap; the operator sets %s.",
-				amt(ce.Requested), fee, as.Symbol, amt(ce.Limit), policy.EnvCapPerTx)
+				amt(ce.Requested), fee, as.Marked(), amt(ce.Limit), policy.EnvCapPerTx)
 		}
 		return Refuse(ce.Code, "this needs %s%s, but the %s cap for %s is %s and %s is already used, so %s remain. Nothing was signed or sent. Ask for at most the remaining amount; the operator sets %s.",
-			amt(ce.Requested), fee, ce.Window, as.Symbol, amt(ce.Limit), amt(ce.Used), amt(ce.Remaining), windowVar(ce.Window))
+			amt(ce.Requested), fee, ce.Window, as.Marked(), amt(ce.Limit), amt(ce.Used), amt(ce.Remaining), windowVar(ce.Window))
 	case caps.CodeUncapped:
 		return Refuse(ce.Code, "%s (%s) has no spend cap configured, and walletgate refuses to spend an asset without a cap. Nothing was signed or sent. The operator can add one, e.g. %s=%s=<amount>, or allow uncapped tokens with %s=true.",
-			as.Symbol, as.Address.Hex(), policy.EnvCapPerTx, capKey(as), policy.EnvAllowUncappedTokens)
+			as.Marked(), as.Address.Hex(), policy.EnvCapPerTx, capKey(as), policy.EnvAllowUncappedTokens)
 	}
 	return Refuse(ce.Code, "%s. Nothing was signed or sent.", ce.Error())
 }

@@ -264,10 +264,14 @@ func unknownError(token, tool string) *Error {
 		what = "the confirm value is not a walletgate confirmation token " +
 			"(those are " + TokenPrefix + " followed by 32 characters a-z and 2-7)"
 	default:
-		what = "the confirmation token " + p + " is not one this server issued, or it was forgotten long after it expired"
+		// The common cause outside a typo: the confirm went to another
+		// process than the preview (a restarted server, or a client that
+		// starts one server per call, as the MCP Inspector CLI does).
+		what = "the confirmation token " + p + " is not one this walletgate process issued: confirmations live only in the process that previewed them " +
+			"(a restart, or a client that starts a server per call like the MCP Inspector CLI, loses them), or it expired long ago"
 	}
 	return &Error{Code: CodeUnknown, Message: what + ". Nothing was executed. To go ahead, " + again(tool) +
-		", then confirm with the token it returns, copied exactly."}
+		" in the same connection, then confirm with the token it returns, copied exactly."}
 }
 
 // again tells the reader how to start over with tool.

@@ -1,5 +1,6 @@
 // Package testdata embeds the compiled test contracts (TetherLike, a USDT
-// look-alike, and TestToken, a plain ERC-20) that walletgate's tests deploy on
+// look-alike, TestToken, a plain ERC-20, and QuirkyToken, one that can
+// misbehave after a simulation passed) that walletgate's tests deploy on
 // go-ethereum's simulated chain. The artifacts in contracts/build are generated
 // from contracts/*.sol by contracts/compile.js; see contracts/README.md.
 package testdata

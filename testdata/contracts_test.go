@@ -6,7 +6,7 @@ import (
 )
 
 func TestContractsLoad(t *testing.T) {
-	for _, name := range []string{"TetherLike", "TestToken"} {
+	for _, name := range []string{"TetherLike", "TestToken", "QuirkyToken"} {
 		abiJSON, code, err := Contract(name)
 		if err != nil {
 			t.Fatalf("Contract(%q): %v", name, err)

@@ -10,11 +10,13 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/require"
 
 	"github.com/walletgate/walletgate/chain"
 	"github.com/walletgate/walletgate/chain/devnet"
+	"github.com/walletgate/walletgate/internal/schemacheck"
 	"github.com/walletgate/walletgate/policy"
 	"github.com/walletgate/walletgate/signer"
 	"github.com/walletgate/walletgate/tools"
@@ -27,6 +29,9 @@ type env struct {
 	dev   *devnet.Devnet
 	chain *chain.Client
 	mcp   *client.Client
+	// schemas are the output schemas of the tools as the client listed
+	// them; every result call receives is checked against its tool's.
+	schemas *schemacheck.Set
 }
 
 func newEnv(t *testing.T, mutate ...func(*tools.Deps)) *env {
@@ -70,7 +75,41 @@ func serverWithClient(t *testing.T, d *devnet.Devnet, opts []client.ClientOption
 	init.Params.ClientInfo = mcp.Implementation{Name: "test", Version: "0"}
 	_, err = mc.Initialize(ctx, init)
 	require.NoError(t, err)
-	return &env{t: t, ctx: ctx, dev: d, chain: c, mcp: mc}
+	return &env{t: t, ctx: ctx, dev: d, chain: c, mcp: mc, schemas: listedSchemas(t, ctx, mc)}
+}
+
+// wireTools is tools/list's answer exactly as it arrives, tool by tool: the
+// Go client's mcp.Tool keeps only part of an output schema (a top-level
+// oneOf is dropped), so schemas are read from the wire, as ajv reads them.
+func wireTools(t *testing.T, ctx context.Context, mc *client.Client) []json.RawMessage {
+	t.Helper()
+	resp, err := mc.GetTransport().SendRequest(ctx, transport.JSONRPCRequest{JSONRPC: "2.0", ID: mcp.NewRequestId(int64(1 << 40)), Method: "tools/list"})
+	require.NoError(t, err)
+	require.Nil(t, resp.Error)
+	var list struct {
+		Tools []json.RawMessage `json:"tools"`
+	}
+	require.NoError(t, json.Unmarshal(resp.Result, &list))
+	return list.Tools
+}
+
+// listedSchemas compiles the output schemas of the tools a client lists, as
+// they are on the wire.
+func listedSchemas(t *testing.T, ctx context.Context, mc *client.Client) *schemacheck.Set {
+	t.Helper()
+	schemas := map[string]json.RawMessage{}
+	for _, raw := range wireTools(t, ctx, mc) {
+		var tool struct {
+			Name         string          `json:"name"`
+			OutputSchema json.RawMessage `json:"outputSchema"`
+		}
+		require.NoError(t, json.Unmarshal(raw, &tool))
+		require.NotEmpty(t, tool.OutputSchema, "%s declares no outputSchema", tool.Name)
+		schemas[tool.Name] = tool.OutputSchema
+	}
+	set, err := schemacheck.Compile(schemas)
+	require.NoError(t, err)
+	return set
 }
 
 // call calls a tool with arguments given as raw JSON (so tests can send what
@@ -83,6 +122,10 @@ func (e *env) call(tool string, argsJSON string) *mcp.CallToolResult {
 	req.Params.RawArguments = json.RawMessage(argsJSON)
 	res, err := e.mcp.CallTool(e.ctx, req)
 	require.NoError(e.t, err)
+	// Every answer, refusals included, is checked as a strict client (the
+	// TypeScript SDK) checks it: a result its schema does not allow is an
+	// error in such a client even when the action succeeded.
+	require.NoError(e.t, e.schemas.Check(tool, res.StructuredContent, res.IsError), "%s %s: %s", tool, argsJSON, resultText(res))
 	return res
 }
 

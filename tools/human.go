@@ -35,9 +35,9 @@ type confirmation struct {
 // approvalJSON tells the model, in human mode, which preview the person must
 // approve and what to do next.
 type approvalJSON struct {
-	ID   string `json:"id"`
-	Mode string `json:"mode"`
-	How  string `json:"how"`
+	ID   string `json:"id" jsonschema:"the preview's id, as the person sees it on the approval page and in walletgate approvals"`
+	Mode string `json:"mode" enum:"human" jsonschema:"who approves"`
+	How  string `json:"how" jsonschema:"what to do next"`
 }
 
 func (c confirmation) approval(tool string) *approvalJSON {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/big"
 	"strings"
+	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 
@@ -13,13 +14,11 @@ import (
 	"github.com/walletgate/walletgate/policy"
 )
 
-// Default cap lists, used for a window whose variable is not set. They are
-// deliberately small: an operator who wants more says so.
+// Default cap lists, used for a window whose variable is not set: the one
+// table in policy, which --help and the README state too.
 var (
-	DefaultCaps = [3]string{"ETH=0.01", "ETH=0.05", "ETH=0.1"} // per tx, per session, per day
-	// DevCaps apply on the embedded dev chain (--dev, demo), whose funds are
-	// play money, so the demo can send its tokens.
-	DevCaps = [3]string{"ETH=1,USDT=100,DAI=100,WETH=1", "ETH=5,USDT=500,DAI=500,WETH=5", "ETH=10,USDT=1000,DAI=1000,WETH=10"}
+	DefaultCaps = policy.DefaultCaps // per tx, per session, per day
+	DevCaps     = policy.DevCaps     // on the embedded dev chain (--dev, demo)
 )
 
 // Caps are the operator's spend limits resolved to assets and base units, with
@@ -87,14 +86,31 @@ func (s *Server) assetInfo(a common.Address) asset {
 	return asset{Address: a, Symbol: a.Hex(), Decimals: 0}
 }
 
+// displayAsset is assetInfo, with a token outside the caps and the table
+// read from the chain (its metadata is cached): what the engine names assets
+// with in its messages and effects.
+func (s *Server) displayAsset(a common.Address) asset {
+	as := s.assetInfo(a)
+	if as.Native || as.Known || as.Decimals != 0 || as.Symbol != a.Hex() {
+		return as
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	meta, err := s.chain.TokenMeta(ctx, a)
+	if err != nil {
+		return as
+	}
+	return asset{Address: a, Symbol: inert(meta.Symbol, maxSymbolDisplay), Decimals: meta.Decimals}
+}
+
 // capUsage is one asset's cap in one window, in human units.
 type capUsage struct {
-	Asset     string `json:"asset"`
-	Symbol    string `json:"symbol"`
-	Window    string `json:"window"`
-	Limit     string `json:"limit"`
-	Used      string `json:"used"`
-	Remaining string `json:"remaining"`
+	Asset     string `json:"asset" jsonschema:"ETH or the token address"`
+	Symbol    string `json:"symbol" jsonschema:"the asset's symbol"`
+	Window    string `json:"window" enum:"per transaction|per session|per day" jsonschema:"the window"`
+	Limit     string `json:"limit" pattern:"amount" jsonschema:"the cap, a decimal string"`
+	Used      string `json:"used" pattern:"amount" jsonschema:"settled plus reserved spend in this window (always 0 per transaction)"`
+	Remaining string `json:"remaining" pattern:"amount" jsonschema:"what may still be spent in this window"`
 }
 
 // capUsages lists every capped window of every asset, ETH first.

@@ -10,56 +10,29 @@ import (
 
 // policyResult is wallet_policy's structured result.
 type policyResult struct {
-	Network             string     `json:"network"`
-	ChainID             uint64     `json:"chain_id"`
-	NetworkKind         string     `json:"network_kind"`
-	IsMainnet           bool       `json:"is_mainnet"`
-	Signer              string     `json:"signer"`
-	WritesEnabled       bool       `json:"writes_enabled"`
-	WriteTools          []string   `json:"write_tools"`
-	AllowMainnet        bool       `json:"allow_mainnet"`
-	AllowUncappedTokens bool       `json:"allow_uncapped_tokens"`
-	AllowTo             []string   `json:"allow_to"`
-	ConfirmMode         string     `json:"confirm_mode"`
-	ConfirmTTL          string     `json:"confirm_ttl"`
-	Caps                []capUsage `json:"caps"`
-	Pending             int        `json:"pending_confirmations"`
-	WritesOffReason     string     `json:"writes_disabled_reason,omitempty"`
-	DayWindowNote       string     `json:"per_day_note"`
-	PendingTxs          []string   `json:"pending_transactions"`
+	Network             string     `json:"network" jsonschema:"the network's name"`
+	ChainID             uint64     `json:"chain_id" jsonschema:"the chain id"`
+	NetworkKind         string     `json:"network_kind" enum:"mainnet|testnet|dev" jsonschema:"mainnet, testnet or dev"`
+	IsMainnet           bool       `json:"is_mainnet" jsonschema:"true when funds on this network have real value"`
+	Signer              string     `json:"signer" enum:"keystore|key-file|dev|watch-only" jsonschema:"where the key comes from"`
+	WritesEnabled       bool       `json:"writes_enabled" jsonschema:"whether any write tool is offered"`
+	WriteTools          []string   `json:"write_tools" jsonschema:"the write tools offered"`
+	AllowMainnet        bool       `json:"allow_mainnet" jsonschema:"the operator's opt-in to writes on a value-bearing network"`
+	AllowUncappedTokens bool       `json:"allow_uncapped_tokens" jsonschema:"the operator's opt-in to sending tokens that have no cap"`
+	AllowTo             []string   `json:"allow_to" jsonschema:"recipient allow-list; empty means any recipient"`
+	ConfirmMode         string     `json:"confirm_mode" enum:"token|human|elicit" jsonschema:"how a write is confirmed"`
+	ConfirmTTL          string     `json:"confirm_ttl" jsonschema:"how long a preview's confirmation stays valid"`
+	Caps                []capUsage `json:"caps" jsonschema:"every cap per asset and window, with what is used and what remains"`
+	Pending             int        `json:"pending_confirmations" jsonschema:"previews whose confirm_token is still unused and unexpired"`
+	WritesOffReason     string     `json:"writes_disabled_reason,omitempty" jsonschema:"why no write tool is offered, when none is"`
+	DayWindowNote       string     `json:"per_day_note" jsonschema:"how the per-day window is kept"`
+	PendingTxs          []string   `json:"pending_transactions" jsonschema:"journaled transactions whose outcome is not known yet (check them with wallet_verify_tx)"`
 }
 
 func (s *Server) policyTool() Tool {
-	out := object(map[string]any{
-		"network":               str("the network's name"),
-		"chain_id":              integer("the chain id"),
-		"network_kind":          enum("mainnet, testnet or dev", "mainnet", "testnet", "dev"),
-		"is_mainnet":            boolean("true when funds on this network have real value"),
-		"signer":                enum("where the key comes from", "keystore", "key-file", "dev", "watch-only"),
-		"writes_enabled":        boolean("whether any write tool is offered"),
-		"write_tools":           array("the write tools offered", map[string]any{"type": "string"}),
-		"allow_mainnet":         boolean("the operator's opt-in to writes on a value-bearing network"),
-		"allow_uncapped_tokens": boolean("the operator's opt-in to sending tokens that have no cap"),
-		"allow_to":              array("recipient allow-list; empty means any recipient", map[string]any{"type": "string"}),
-		"confirm_mode":          enum("how a write is confirmed", "token", "human", "elicit"),
-		"confirm_ttl":           str("how long a preview's confirmation stays valid"),
-		"caps": array("every cap per asset and window, with what is used and what remains", object(map[string]any{
-			"asset":     str("ETH or the token address"),
-			"symbol":    str("the asset's symbol"),
-			"window":    enum("the window", "per transaction", "per session", "per day"),
-			"limit":     str("the cap, a decimal string"),
-			"used":      str("settled plus reserved spend in this window (always 0 per transaction)"),
-			"remaining": str("what may still be spent in this window"),
-		}, "asset", "symbol", "window", "limit", "used", "remaining")),
-		"pending_confirmations":  integer("previews whose confirm_token is still unused and unexpired"),
-		"writes_disabled_reason": str("why no write tool is offered, when none is"),
-		"per_day_note":           str("how the per-day window is kept"),
-		"pending_transactions":   array("journaled transactions whose outcome is not known yet (check them with wallet_verify_tx)", map[string]any{"type": "string"}),
-	}, "pending_transactions", "caps", "pending_confirmations", "per_day_note", "network", "chain_id", "network_kind", "is_mainnet", "signer", "writes_enabled", "write_tools", "allow_mainnet",
-		"allow_uncapped_tokens", "allow_to", "confirm_mode", "confirm_ttl")
 	return s.readTool("wallet_policy", "Policy and limits",
 		"What this wallet may do right now: network, signer, write tools offered, opt-ins, recipient allow-list and confirmation mode.",
-		object(map[string]any{}), out, argSpec{},
+		object(map[string]any{}), outputSchema[policyResult](), argSpec{},
 		func(ctx context.Context, _ args) (*mcp.CallToolResult, *Refusal) {
 			r := s.policyResult()
 			return success(r, policyText(r)), nil

@@ -16,30 +16,20 @@ import (
 
 // addressResult is wallet_address's structured result.
 type addressResult struct {
-	Address     string `json:"address"`
-	ChainID     uint64 `json:"chain_id"`
-	Network     string `json:"network"`
-	NetworkKind string `json:"network_kind"`
-	IsMainnet   bool   `json:"is_mainnet"`
-	Signer      string `json:"signer"`
-	Writes      bool   `json:"writes_enabled"`
-	RPC         string `json:"rpc"`
+	Address     string `json:"address" pattern:"address" jsonschema:"the wallet's address (EIP-55)"`
+	ChainID     uint64 `json:"chain_id" jsonschema:"the chain id the node reported and the operator configured"`
+	Network     string `json:"network" jsonschema:"the network's name"`
+	NetworkKind string `json:"network_kind" enum:"mainnet|testnet|dev" jsonschema:"mainnet (real funds), testnet or dev (local dev chain); unknown chains count as mainnet"`
+	IsMainnet   bool   `json:"is_mainnet" jsonschema:"true when funds on this network have real value"`
+	Signer      string `json:"signer" enum:"keystore|key-file|dev|watch-only" jsonschema:"where the key comes from; watch-only means no key and no writes"`
+	Writes      bool   `json:"writes_enabled" jsonschema:"whether write tools are offered"`
+	RPC         string `json:"rpc" jsonschema:"the node that answers, host only"`
 }
 
 func (s *Server) addressTool() Tool {
-	out := object(map[string]any{
-		"address":        strPattern("the wallet's address (EIP-55)", addressPattern),
-		"chain_id":       integer("the chain id the node reported and the operator configured"),
-		"network":        str("the network's name"),
-		"network_kind":   enum("mainnet (real funds), testnet or dev (local dev chain); unknown chains count as mainnet", "mainnet", "testnet", "dev"),
-		"is_mainnet":     boolean("true when funds on this network have real value"),
-		"signer":         enum("where the key comes from; watch-only means no key and no writes", "keystore", "key-file", "dev", "watch-only"),
-		"writes_enabled": boolean("whether write tools are offered"),
-		"rpc":            str("the node that answers, host only"),
-	}, "address", "chain_id", "network", "network_kind", "is_mainnet", "signer", "writes_enabled", "rpc")
 	return s.readTool("wallet_address", "Wallet address",
 		"The wallet's address, chain id, network (MAINNET / testnet / local dev chain) and signer kind.",
-		object(map[string]any{}), out, argSpec{},
+		object(map[string]any{}), outputSchema[addressResult](), argSpec{},
 		func(ctx context.Context, _ args) (*mcp.CallToolResult, *Refusal) {
 			r := addressResult{
 				Address:     s.address.Hex(),
@@ -66,24 +56,24 @@ func onOff(b bool) string {
 
 // tokenBalance is one entry of wallet_balance's tokens.
 type tokenBalance struct {
-	Symbol   string `json:"symbol"`
-	Address  string `json:"address"`
-	Decimals uint8  `json:"decimals"`
-	Balance  string `json:"balance"`
-	Known    bool   `json:"known"`
-	Error    string `json:"error,omitempty"`
+	Symbol   string `json:"symbol" jsonschema:"the token's symbol: from walletgate's known-token table when known, else as the contract reports it (untrusted, shown inert)"`
+	Address  string `json:"address" pattern:"address" jsonschema:"the token contract"`
+	Decimals uint8  `json:"decimals" jsonschema:"the token's decimals"`
+	Balance  string `json:"balance" jsonschema:"balance in token units, a decimal string; empty when the token could not be read (see error)"`
+	Known    bool   `json:"known" jsonschema:"true when the token is in walletgate's known-token table for this network; false means unverified"`
+	Error    string `json:"error,omitempty" jsonschema:"why this token could not be read"`
 }
 
 // balanceResult is wallet_balance's structured result.
 type balanceResult struct {
-	Address    string         `json:"address"`
-	ETH        string         `json:"eth"`
-	Tokens     []tokenBalance `json:"tokens"`
-	Nonce      uint64         `json:"nonce"`
-	IsContract bool           `json:"is_contract"`
-	Block      uint64         `json:"block"`
-	At         string         `json:"at"`
-	RPC        string         `json:"rpc"`
+	Address    string         `json:"address" pattern:"address" jsonschema:"the address read"`
+	ETH        string         `json:"eth" pattern:"amount" jsonschema:"ETH balance, a decimal string"`
+	Tokens     []tokenBalance `json:"tokens" jsonschema:"token balances"`
+	Nonce      uint64         `json:"nonce" jsonschema:"transactions sent from this address"`
+	IsContract bool           `json:"is_contract" jsonschema:"whether the address has contract code"`
+	Block      uint64         `json:"block" jsonschema:"the block everything was read at"`
+	At         string         `json:"at" jsonschema:"that block's time (RFC 3339, UTC)"`
+	RPC        string         `json:"rpc" jsonschema:"the node that answered, host only"`
 }
 
 func (s *Server) balanceTool() Tool {
@@ -92,27 +82,9 @@ func (s *Server) balanceTool() Tool {
 		"tokens": array("tokens to read, each a known symbol (e.g. USDT) or a token address; default: the known tokens of this network",
 			map[string]any{"type": "string"}),
 	})
-	tokenItem := object(map[string]any{
-		"symbol":   str("the token's symbol: from walletgate's known-token table when known, else as the contract reports it (untrusted, shown inert)"),
-		"address":  strPattern("the token contract", addressPattern),
-		"decimals": integer("the token's decimals"),
-		"balance":  str("balance in token units, a decimal string"),
-		"known":    boolean("true when the token is in walletgate's known-token table for this network; false means unverified"),
-		"error":    str("why this token could not be read"),
-	}, "symbol", "address", "decimals", "balance", "known")
-	out := object(map[string]any{
-		"address":     strPattern("the address read", addressPattern),
-		"eth":         str("ETH balance, a decimal string"),
-		"tokens":      array("token balances", tokenItem),
-		"nonce":       integer("transactions sent from this address"),
-		"is_contract": boolean("whether the address has contract code"),
-		"block":       integer("the block everything was read at"),
-		"at":          str("that block's time (RFC 3339, UTC)"),
-		"rpc":         str("the node that answered, host only"),
-	}, "address", "eth", "tokens", "nonce", "is_contract", "block", "at", "rpc")
 	return s.readTool("wallet_balance", "Balances",
 		"ETH and ERC-20 balances, nonce and contract status of an address (default: the wallet), all read at one block.",
-		in, out, argSpec{"address": argString, "tokens": argStringList},
+		in, outputSchema[balanceResult](), argSpec{"address": argString, "tokens": argStringList},
 		func(ctx context.Context, a args) (*mcp.CallToolResult, *Refusal) {
 			addr := s.address
 			if v, ok := a.str("address"); ok {

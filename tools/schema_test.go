@@ -21,9 +21,14 @@ var update = flag.Bool("update", false, "rewrite golden files")
 // diff, then regenerate with: go test ./tools/ -run TestToolListSnapshot -update
 func TestToolListSnapshot(t *testing.T) {
 	e := newEnv(t)
-	list, err := e.mcp.ListTools(e.ctx, mcp.ListToolsRequest{})
-	require.NoError(t, err)
-	got, err := json.MarshalIndent(list.Tools, "", "  ")
+	// The wire form: what ajv and every other client read.
+	var tools []any
+	for _, raw := range wireTools(t, e.ctx, e.mcp) {
+		var tool any
+		require.NoError(t, json.Unmarshal(raw, &tool))
+		tools = append(tools, tool)
+	}
+	got, err := json.MarshalIndent(tools, "", "  ")
 	require.NoError(t, err)
 	got = append(got, '\n')
 

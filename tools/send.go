@@ -57,7 +57,7 @@ func (s *Server) sendTool() Tool {
 	}, "to", "amount")
 	return s.writeTool(sendTool, "Send ETH or a token",
 		"Send ETH or an ERC-20 token. Two calls: the first returns a preview and a confirm_token (nothing is signed); show the preview to the user, and only with their agreement call again with the same arguments plus confirm.",
-		in, argSpec{"to": argString, "amount": argString, "asset": argString, "confirm": argString},
+		in, writeOutputSchema[previewResult](), argSpec{"to": argString, "amount": argString, "asset": argString, "confirm": argString},
 		twoStep(s, sendTool, s.parseSend, func(i sendIntent) []byte { return i.canonical(s.chainID) }, s.previewSend))
 }
 
@@ -88,32 +88,32 @@ func (s *Server) parseSend(ctx context.Context, a args) (sendIntent, *Refusal) {
 
 // sendPreview is the preview's facts.
 type sendPreview struct {
-	Action       string `json:"action"`
-	Summary      string `json:"summary"`
-	Asset        string `json:"asset"`
-	Symbol       string `json:"symbol"`
-	Decimals     uint8  `json:"decimals"`
-	KnownToken   bool   `json:"known_token"`
-	Amount       string `json:"amount"`
-	AmountBase   string `json:"amount_base"`
-	From         string `json:"from"`
-	To           string `json:"to"`
-	ToIsContract bool   `json:"to_is_contract"`
+	Action       string `json:"action" enum:"send" jsonschema:"what the confirm does"`
+	Summary      string `json:"summary" jsonschema:"the send in one line"`
+	Asset        string `json:"asset" jsonschema:"ETH or the token address"`
+	Symbol       string `json:"symbol" jsonschema:"the asset's symbol: from walletgate's table when known, else as the contract reports it (untrusted)"`
+	Decimals     uint8  `json:"decimals" jsonschema:"the asset's decimals"`
+	KnownToken   bool   `json:"known_token" jsonschema:"ETH, or a token in walletgate's known-token table; false means UNVERIFIED"`
+	Amount       string `json:"amount" pattern:"amount" jsonschema:"the amount, in the asset's units"`
+	AmountBase   string `json:"amount_base" pattern:"base" jsonschema:"the amount in base units"`
+	From         string `json:"from" pattern:"address" jsonschema:"the wallet"`
+	To           string `json:"to" pattern:"address" jsonschema:"the recipient"`
+	ToIsContract bool   `json:"to_is_contract" jsonschema:"whether the recipient has contract code"`
 	previewCommon
-	Nonce          uint64       `json:"nonce"`
-	GasLimit       uint64       `json:"gas_limit"`
-	MaxFeePerGas   string       `json:"max_fee_per_gas_gwei"`
-	MaxFee         string       `json:"max_fee"`
-	ExpectedEffect []effectJSON `json:"expected_effects"`
+	Nonce          uint64       `json:"nonce" jsonschema:"the nonce the transaction is expected to take (re-read at confirm)"`
+	GasLimit       uint64       `json:"gas_limit" jsonschema:"its gas limit"`
+	MaxFeePerGas   string       `json:"max_fee_per_gas_gwei" pattern:"amount" jsonschema:"its max fee per gas, in gwei"`
+	MaxFee         string       `json:"max_fee" pattern:"amount" jsonschema:"the most it can cost in network fees, in ETH"`
+	ExpectedEffect []effectJSON `json:"expected_effects" jsonschema:"what the receipt must show for the confirm to report success"`
 }
 
 // previewResult is a preview's structured result.
 type previewResult struct {
-	Status       string        `json:"status"`
-	Preview      sendPreview   `json:"preview"`
-	ConfirmToken string        `json:"confirm_token,omitempty"`
-	Approval     *approvalJSON `json:"approval,omitempty"`
-	ExpiresAt    string        `json:"expires_at"`
+	Status       string        `json:"status" enum:"confirmation_required" jsonschema:"a preview: nothing was signed or sent"`
+	Preview      sendPreview   `json:"preview" jsonschema:"the previewed send"`
+	ConfirmToken string        `json:"confirm_token,omitempty" jsonschema:"single-use token for confirming exactly this preview (not given in human mode)"`
+	Approval     *approvalJSON `json:"approval,omitempty" jsonschema:"human mode: which preview the person must approve, and how"`
+	ExpiresAt    string        `json:"expires_at" jsonschema:"when the confirmation expires (RFC 3339, UTC)"`
 }
 
 func (s *Server) previewSend(ctx context.Context, in sendIntent) (*mcp.CallToolResult, *Refusal) {
@@ -152,9 +152,9 @@ func (s *Server) previewSend(ctx context.Context, in sendIntent) (*mcp.CallToolR
 		Nonce: st.Nonce, GasLimit: call.Gas, MaxFeePerGas: policy.FormatAmount(call.MaxFee, 9),
 		MaxFee:         policy.FormatAmount(new(big.Int).Mul(new(big.Int).SetUint64(call.Gas), call.MaxFee), 18),
 		previewCommon:  s.newPreviewCommon(spend, fmt.Sprintf("succeeds against block %d", st.Head.Number)),
-		ExpectedEffect: []effectJSON{effect.Moved()},
+		ExpectedEffect: []effectJSON{effectOf(effect.Moved())},
 	}
-	pv.Summary = fmt.Sprintf("Send %s %s to %s on %s (%s)", pv.Amount, pv.Symbol, pv.To, pv.Network, pv.NetworkMarker)
+	pv.Summary = fmt.Sprintf("Send %s %s to %s on %s (%s)", pv.Amount, marked(pv.Symbol, pv.KnownToken), pv.To, pv.Network, pv.NetworkMarker)
 	if pv.ToIsContract {
 		pv.Warnings = append(pv.Warnings, "the recipient is a contract: make sure it can receive "+pv.Symbol+" (tokens sent to a contract that cannot move them are lost)")
 	}
@@ -188,7 +188,7 @@ func (s *Server) previewText(r previewResult, c confirmation) string {
 	var b strings.Builder
 	b.WriteString("PREVIEW — nothing has been signed or sent.\n")
 	pv.networkLine(&b)
-	fmt.Fprintf(&b, "Action:    send %s %s (%s base units, %d decimals)\n", pv.Amount, pv.Symbol, pv.AmountBase, pv.Decimals)
+	fmt.Fprintf(&b, "Action:    send %s %s (%s base units, %d decimals)\n", pv.Amount, marked(pv.Symbol, pv.KnownToken), pv.AmountBase, pv.Decimals)
 	if pv.Asset == policy.NativeSymbol {
 		b.WriteString("Asset:     ETH (native)\n")
 	} else {

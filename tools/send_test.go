@@ -213,6 +213,20 @@ func TestRefusalsChangeNothing(t *testing.T) {
 		}, "BAD_ADDRESS"},
 		{"unknown field", func() map[string]any { return map[string]any{"to": to, "amount": "1", "nonce": "7"} }, "BAD_ARGUMENT"},
 		{"JSON number amount", func() map[string]any { return map[string]any{"to": to, "amount": 1} }, "BAD_ARGUMENT"},
+		// encoding/json would match "Confirm" to confirm; the strict parser
+		// refuses it, and the token it carries is spent all the same.
+		{"case-variant Confirm key burns the token", func() map[string]any {
+			tok := e.preview("wallet_send", send).ConfirmToken
+			e.refused("wallet_send", mustJSON(map[string]any{"to": to, "amount": "10", "asset": "USDT", "Confirm": tok}), "BAD_ARGUMENT")
+			return with(send, tok)
+		}, "TOKEN_USED"},
+		{"case-variant CONFIRM key beside confirm burns both", func() map[string]any {
+			tok := e.preview("wallet_send", send).ConfirmToken
+			other := e.preview("wallet_send", send).ConfirmToken
+			e.refused("wallet_send", mustJSON(map[string]any{"to": to, "amount": "10", "asset": "USDT", "CONFIRM": tok, "confirm": other}), "BAD_ARGUMENT")
+			e.refused("wallet_send", mustJSON(with(send, other)), "TOKEN_USED")
+			return with(send, tok)
+		}, "TOKEN_USED"},
 		{"confirm with bad arguments burns the token", func() map[string]any {
 			tok := e.preview("wallet_send", send).ConfirmToken
 			e.refused("wallet_send", mustJSON(with(map[string]any{"to": to, "amount": "ten", "asset": "USDT"}, tok)), "BAD_AMOUNT")
@@ -469,4 +483,48 @@ func TestSameTokenConfirmedConcurrentlyProceedsOnce(t *testing.T) {
 	require.Equal(t, 1, confirmed)
 	require.Equal(t, before.nonce+1, e.state().nonce, "one transaction")
 	require.Equal(t, big.NewInt(2_000_000), e.balanceOf(e.dev.Contracts.USDT, to), "moved once")
+}
+
+// A token confirmed in another walletgate process than the one that
+// previewed it (each MCP Inspector --cli call starts a new server) is refused
+// with words that say why and what to do.
+func TestConfirmInAnotherProcessSaysSo(t *testing.T) {
+	e := newEnv(t)
+	args := map[string]any{"to": addr("0x00000000000000000000000000000000000000df").Hex(), "amount": "1", "asset": "USDT"}
+	tok := e.preview("wallet_send", args).ConfirmToken
+	other := serverOn(t, e.dev)
+	before := e.state()
+	text := other.refused("wallet_send", mustJSON(with(args, tok)), "TOKEN_UNKNOWN")
+	require.Contains(t, text, "not one this walletgate process issued")
+	require.Contains(t, text, "confirmations live only in the process that previewed them")
+	require.Contains(t, text, "MCP Inspector CLI")
+	require.Contains(t, text, "call wallet_send again without confirm")
+	require.Equal(t, before, e.state())
+}
+
+// Every line of text that names a token outside the known-token table marks
+// it UNVERIFIED, in the preview and in the confirm's outcome alike.
+func TestUnverifiedTokenMarkedOnEveryLine(t *testing.T) {
+	e := newEnv(t, func(d *tools.Deps) { d.Config.AllowUncappedTokens = true })
+	tok, err := e.dev.Deploy(e.ctx, "TestToken", "Tether USD", "USDT", uint8(6), big.NewInt(50_000_000))
+	require.NoError(t, err)
+	args := map[string]any{"to": addr("0x00000000000000000000000000000000000000e1").Hex(), "amount": "5", "asset": tok.Hex()}
+	requireMarked := func(text string) {
+		t.Helper()
+		for _, line := range strings.Split(text, "\n") {
+			if strings.Contains(line, "USDT") && !strings.Contains(line, "UNVERIFIED") {
+				t.Errorf("a line names the unverified token without marking it: %q\n%s", line, text)
+			}
+		}
+	}
+	p := e.preview("wallet_send", args)
+	preview := resultText(e.call("wallet_send", mustJSON(args)))
+	require.Contains(t, preview, "Action:    send 5 USDT (UNVERIFIED)")
+	requireMarked(preview)
+	var out confirmOut
+	requireMarked(e.ok("wallet_send", mustJSON(with(args, p.ConfirmToken)), &out))
+	require.Equal(t, "confirmed", out.Status)
+	var v struct{ Status string }
+	requireMarked(e.ok("wallet_verify_tx", mustJSON(map[string]any{"tx": out.TxHash, "asset": tok.Hex(), "expected_amount": "5"}), &v))
+	require.Equal(t, big.NewInt(5_000_000), e.balanceOf(tok, addr("0x00000000000000000000000000000000000000e1")))
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/walletgate/walletgate/chain"
 	"github.com/walletgate/walletgate/engine"
 	"github.com/walletgate/walletgate/gate"
+	"github.com/walletgate/walletgate/internal/schemacheck"
 	"github.com/walletgate/walletgate/journal"
 	"github.com/walletgate/walletgate/policy"
 	"github.com/walletgate/walletgate/signer"
@@ -84,6 +85,10 @@ type Server struct {
 	approvals  *approval.Broker
 	session    string
 	calls      atomic.Uint64
+
+	// outputs are the tools' compiled output schemas (set by MCP before it
+	// serves); every answer is checked against its tool's before it leaves.
+	outputs *schemacheck.Set
 }
 
 // Instructions is what the server tells a client about itself at initialize.
@@ -151,7 +156,7 @@ func New(d Deps) *Server {
 		Chain: s.chain, Signer: s.signer, Address: s.address, Gate: s.gate,
 		Limits: d.Caps.Limits, Capped: resolved, AllowUncapped: s.cfg.AllowUncappedTokens,
 		Journal: d.Journal, JournalErr: d.JournalErr,
-		Allowed: s.writeAllowed, Asset: s.assetInfo,
+		Allowed: s.writeAllowed, Asset: s.displayAsset,
 		Confirmations: s.cfg.Confirmations, ReceiptTimeout: s.cfg.ReceiptTimeout,
 		Session: s.session, Logger: s.log, Now: s.now,
 	})
@@ -174,8 +179,19 @@ func (s *Server) MCP(version string) *server.MCPServer {
 		server.WithElicitation(),
 		server.WithInstructions(s.instructions()),
 		server.WithRecovery(),
+		server.WithHooks((&handshake{}).hooks()),
 	)
-	for _, t := range s.Tools() {
+	tools := s.Tools()
+	schemas := map[string]json.RawMessage{}
+	for _, t := range tools {
+		schemas[t.Tool.Name] = t.Tool.RawOutputSchema
+	}
+	outputs, err := schemacheck.Compile(schemas)
+	if err != nil {
+		panic(err) // a schema derived from a result type that does not compile is a programming error
+	}
+	s.outputs = outputs
+	for _, t := range tools {
 		ms.AddTool(t.Tool, t.Handler)
 	}
 	return ms
@@ -198,6 +214,7 @@ func (s *Server) Tools() []Tool {
 	if s.swapsOff() == "" {
 		tools = append(tools, s.quoteTool())
 	}
+	tools = append(tools, s.allowanceTool())
 	if s.writesEnabled() {
 		tools = append(tools, s.writeTools()...)
 	}
@@ -209,6 +226,10 @@ func (s *Server) writeTools() []Tool {
 	tools := []Tool{s.sendTool()}
 	if s.swapsOff() == "" {
 		tools = append(tools, s.swapTool())
+	}
+	tools = append(tools, s.approveTool())
+	if s.cfg.AllowCalls.On() {
+		tools = append(tools, s.callTool())
 	}
 	return tools
 }
@@ -232,11 +253,11 @@ func (s *Server) writesDisabledReason() string {
 }
 
 // writeTool builds a destructive tool with the preview/confirm output schema.
-func (s *Server) writeTool(name, title, description string, in map[string]any, spec argSpec,
+func (s *Server) writeTool(name, title, description string, in map[string]any, out json.RawMessage, spec argSpec,
 	h func(ctx context.Context, a args) (*mcp.CallToolResult, *Refusal)) Tool {
 	t := mcp.NewToolWithRawSchema(name, description, mustJSON(in))
 	t.Title = title
-	t.RawOutputSchema = mustJSON(writeOutputSchema())
+	t.RawOutputSchema = out
 	t.Annotations = mcp.ToolAnnotation{
 		Title:           title,
 		ReadOnlyHint:    mcp.ToBoolPtr(false),
@@ -248,11 +269,11 @@ func (s *Server) writeTool(name, title, description string, in map[string]any, s
 }
 
 // readTool builds a read-only tool whose handler gets strictly parsed args.
-func (s *Server) readTool(name, title, description string, in, out map[string]any, spec argSpec,
+func (s *Server) readTool(name, title, description string, in map[string]any, out json.RawMessage, spec argSpec,
 	h func(ctx context.Context, a args) (*mcp.CallToolResult, *Refusal)) Tool {
 	t := mcp.NewToolWithRawSchema(name, description, mustJSON(in))
 	t.Title = title
-	t.RawOutputSchema = mustJSON(out)
+	t.RawOutputSchema = out
 	t.Annotations = mcp.ToolAnnotation{
 		Title:           title,
 		ReadOnlyHint:    mcp.ToBoolPtr(true),
@@ -295,22 +316,60 @@ func (s *Server) handler(name string, spec argSpec, h func(ctx context.Context, 
 			sum := sha256.Sum256(raw)
 			s.log.Debug("tool arguments", "tool", name, "sha256", hex.EncodeToString(sum[:]), "bytes", len(raw))
 		}
+		if s.outputs != nil {
+			if err := s.outputs.Check(name, res.StructuredContent, res.IsError); err != nil {
+				res, outcome = s.invalidOutput(res, err), CodeOutputInvalid
+			}
+		}
 		s.log.Info("tool call", "tool", name, "outcome", outcome, "ms", time.Since(start).Milliseconds())
 		_ = s.record(KindToolEnd, map[string]any{"call": call, "tool": name, "outcome": outcome, "ms": time.Since(start).Milliseconds()})
 		return res, nil
 	}
 }
 
-// spendRawConfirm spends the token or code in the "confirm" member of
+// CodeOutputInvalid says an answer did not match its tool's output schema.
+const CodeOutputInvalid = "OUTPUT_INVALID"
+
+// invalidOutput fails an answer closed that its own schema does not allow:
+// a strict client (the TypeScript SDK) would throw on it and lose the text.
+// mcp-go's WithOutputSchemaValidation is not used because it skips error
+// results (a REVERTED or EFFECT_MISMATCH outcome carries structuredContent
+// that clients validate too), passes silently when a schema does not
+// compile, and replaces the text — which, after a write, says what happened
+// on chain. Here the text stays, the structured content goes, and the
+// result says so.
+func (s *Server) invalidOutput(res *mcp.CallToolResult, err error) *mcp.CallToolResult {
+	s.log.Error("answer does not match its output schema (a walletgate bug)", "err", err)
+	text := CodeOutputInvalid + ": walletgate's structured answer did not match this tool's output schema (a walletgate bug, logged on its stderr), so it was withheld. " +
+		"What happened, in words, follows; after a write, check the transaction with wallet_verify_tx before repeating anything.\n"
+	for _, c := range res.Content {
+		if t, ok := c.(mcp.TextContent); ok {
+			text += t.Text
+		}
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(text)}, IsError: true}
+}
+
+// spendRawConfirm spends the token or code in every "confirm" member of
 // arguments that did not parse (confirmations are spent on every outcome),
-// and says so; "" when there is none to spend.
+// and says so; "" when there is none to spend. A key that only differs in
+// case ("Confirm", "CONFIRM") counts: the strict parser refuses it, but it
+// carries a token all the same, and a token that survived such a call could
+// confirm later.
 func (s *Server) spendRawConfirm(tool string, raw []byte) string {
 	var members map[string]json.RawMessage
-	var confirm string
-	if json.Unmarshal(raw, &members) != nil || json.Unmarshal(members["confirm"], &confirm) != nil || confirm == "" {
+	if json.Unmarshal(raw, &members) != nil {
 		return ""
 	}
-	return s.spendConfirm(tool, confirm)
+	said := ""
+	for key, v := range members {
+		var confirm string
+		if !strings.EqualFold(key, "confirm") || json.Unmarshal(v, &confirm) != nil || confirm == "" {
+			continue
+		}
+		said = s.spendConfirm(tool, confirm)
+	}
+	return said
 }
 
 // spendConfirm spends a confirm value whose call is refused before it could

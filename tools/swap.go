@@ -208,11 +208,14 @@ func (s *Server) parseSwap(ctx context.Context, a args) (swapIntent, *Refusal) {
 
 // tokenRef is an asset in a swap result.
 type tokenRef struct {
-	Symbol   string `json:"symbol"`
-	Address  string `json:"address"`
-	Decimals uint8  `json:"decimals"`
-	Known    bool   `json:"known"`
+	Symbol   string `json:"symbol" jsonschema:"the symbol: from walletgate's table when known, else as the contract reports it (untrusted)"`
+	Address  string `json:"address" jsonschema:"the token address, or ETH"`
+	Decimals uint8  `json:"decimals" jsonschema:"the token's decimals"`
+	Known    bool   `json:"known" jsonschema:"the token is in walletgate's known-token table (ETH counts as known)"`
 }
+
+// marked is the token's symbol for a line of text, UNVERIFIED when unknown.
+func (t tokenRef) marked() string { return marked(t.Symbol, t.Known) }
 
 func ref(as asset) tokenRef {
 	return tokenRef{Symbol: as.Symbol, Address: assetID(as), Decimals: as.Decimals, Known: as.Known}
@@ -220,51 +223,30 @@ func ref(as asset) tokenRef {
 
 // quoteResult is wallet_swap_quote's structured result.
 type quoteResult struct {
-	TokenIn           tokenRef `json:"token_in"`
-	TokenOut          tokenRef `json:"token_out"`
-	AmountIn          string   `json:"amount_in"`
-	AmountInBase      string   `json:"amount_in_base"`
-	AmountOut         string   `json:"amount_out"`
-	AmountOutBase     string   `json:"amount_out_base"`
-	MinOut            string   `json:"min_out"`
-	MinOutBase        string   `json:"min_out_base"`
-	SlippageBps       uint32   `json:"slippage_bps"`
-	Fee               uint32   `json:"fee"`
-	Rate              string   `json:"rate"`
-	SqrtPriceX96After string   `json:"sqrt_price_x96_after"`
-	TicksCrossed      uint32   `json:"ticks_crossed"`
-	GasEstimate       string   `json:"gas_estimate"`
-	Block             uint64   `json:"block"`
-	At                string   `json:"at"`
-	Quoter            string   `json:"quoter"`
-	Calldata          string   `json:"calldata"`
+	TokenIn           tokenRef `json:"token_in" jsonschema:"what is paid"`
+	TokenOut          tokenRef `json:"token_out" jsonschema:"what is received"`
+	AmountIn          string   `json:"amount_in" pattern:"amount" jsonschema:"amount paid, in token_in's units"`
+	AmountInBase      string   `json:"amount_in_base" pattern:"base" jsonschema:"amount paid in base units"`
+	AmountOut         string   `json:"amount_out" pattern:"amount" jsonschema:"quoted amount received, in token_out's units"`
+	AmountOutBase     string   `json:"amount_out_base" pattern:"base" jsonschema:"quoted amount received in base units"`
+	MinOut            string   `json:"min_out" pattern:"amount" jsonschema:"the least accepted at slippage_bps: amount_out - amount_out*bps/10000 (integers)"`
+	MinOutBase        string   `json:"min_out_base" pattern:"base" jsonschema:"min_out in base units"`
+	SlippageBps       uint32   `json:"slippage_bps" jsonschema:"the slippage used"`
+	Fee               uint32   `json:"fee" jsonschema:"the pool's fee tier"`
+	Rate              string   `json:"rate" jsonschema:"token_out per token_in, rounded, for display only"`
+	SqrtPriceX96After string   `json:"sqrt_price_x96_after" pattern:"base" jsonschema:"the pool's price after this swap as Uniswap's Q64.96 sqrtPriceX96 (token1/token0 in base units); not a human rate"`
+	TicksCrossed      uint32   `json:"ticks_crossed" jsonschema:"initialized ticks the swap crosses"`
+	GasEstimate       string   `json:"gas_estimate" pattern:"base" jsonschema:"the quoter's estimate of the swap's gas"`
+	Block             uint64   `json:"block" jsonschema:"the block the quote was read at"`
+	At                string   `json:"at" jsonschema:"that block's time (RFC 3339, UTC)"`
+	Quoter            string   `json:"quoter" pattern:"address" jsonschema:"the QuoterV2 contract asked"`
+	Calldata          string   `json:"calldata" jsonschema:"the eth_call data sent to the quoter (quoteExactInputSingle, selector 0xc6a5026a)"`
 }
 
 func (s *Server) quoteTool() Tool {
-	out := object(map[string]any{
-		"token_in":             map[string]any{"type": "object", "description": "what is paid: symbol, address (or ETH), decimals, known"},
-		"token_out":            map[string]any{"type": "object", "description": "what is received: symbol, address, decimals, known"},
-		"amount_in":            str("amount paid, in token_in's units"),
-		"amount_in_base":       str("amount paid in base units"),
-		"amount_out":           str("quoted amount received, in token_out's units"),
-		"amount_out_base":      str("quoted amount received in base units"),
-		"min_out":              str("the least accepted at slippage_bps: amount_out - amount_out*bps/10000 (integers)"),
-		"min_out_base":         str("min_out in base units"),
-		"slippage_bps":         integer("the slippage used"),
-		"fee":                  integer("the pool's fee tier"),
-		"rate":                 str("token_out per token_in, rounded, for display only"),
-		"sqrt_price_x96_after": str("the pool's price after this swap as Uniswap's Q64.96 sqrtPriceX96 (token1/token0 in base units); not a human rate"),
-		"ticks_crossed":        integer("initialized ticks the swap crosses"),
-		"gas_estimate":         str("the quoter's estimate of the swap's gas"),
-		"block":                integer("the block the quote was read at"),
-		"at":                   str("that block's time (RFC 3339, UTC)"),
-		"quoter":               strPattern("the QuoterV2 contract asked", addressPattern),
-		"calldata":             str("the eth_call data sent to the quoter (quoteExactInputSingle, selector 0xc6a5026a)"),
-	}, "token_in", "token_out", "amount_in", "amount_in_base", "amount_out", "amount_out_base", "min_out", "min_out_base",
-		"slippage_bps", "fee", "rate", "sqrt_price_x96_after", "ticks_crossed", "gas_estimate", "block", "at", "quoter", "calldata")
 	return s.readTool(quoteTool, "Swap quote",
 		"Quote an exact-input swap in one Uniswap v3 pool (QuoterV2 quoteExactInputSingle): amount out, the minimum at a slippage, and the pool price after. Reads only.",
-		swapInputSchema("", ""), out, swapSpec, s.quoteHandler)
+		swapInputSchema("", ""), outputSchema[quoteResult](), swapSpec, s.quoteHandler)
 }
 
 func (s *Server) quoteHandler(ctx context.Context, a args) (*mcp.CallToolResult, *Refusal) {
@@ -331,6 +313,7 @@ func (s *Server) quoteResult(in swapIntent, q *chain.Quote) quoteResult {
 }
 
 func quoteText(r quoteResult) string {
+	r.TokenIn.Symbol, r.TokenOut.Symbol = r.TokenIn.marked(), r.TokenOut.marked()
 	return fmt.Sprintf("Quote at block %d (%s): %s %s → %s %s in the fee-%d pool (1 %s ≈ %s %s).\n"+
 		"At %d bps slippage the minimum accepted is %s %s (%s base units).\n"+
 		"Pool price after (sqrtPriceX96, Q64.96, not a human rate): %s; ticks crossed: %d; quoter gas estimate: %s.",
@@ -345,39 +328,41 @@ func (s *Server) swapTool() Tool {
 	}
 	return s.writeTool(swapTool, "Swap tokens",
 		"Swap an exact amount of one token for another in a Uniswap v3 pool. Two calls: the first quotes, fixes the minimum output and a deadline, and returns a preview of every transaction (an exact approval when needed, then the swap) with a confirm_token; nothing is signed. Only with the user's agreement call again with the same arguments plus confirm.",
-		swapInputSchema(s.capsHint()+" The first call only previews.", s.confirmDescription()), spec,
+		swapInputSchema(s.capsHint()+" The first call only previews.", s.confirmDescription()), writeOutputSchema[swapPreviewResult](), spec,
 		twoStep(s, swapTool, s.parseSwap, func(i swapIntent) []byte { return i.canonical(s.chainID) }, s.previewSwap))
 }
 
 // swapPreview is a swap preview's facts.
 type swapPreview struct {
-	Action       string       `json:"action"`
-	Summary      string       `json:"summary"`
-	Quote        quoteResult  `json:"quote"`
-	From         string       `json:"from"`
-	Router       string       `json:"router"`
-	Deadline     string       `json:"deadline"`
-	Legs         []legPreview `json:"legs"`
-	AllowanceNow string       `json:"allowance_before"`
-	MaxFee       string       `json:"max_fee"`
+	Action       string       `json:"action" enum:"swap" jsonschema:"what the confirm does"`
+	Summary      string       `json:"summary" jsonschema:"the swap in one line"`
+	Quote        quoteResult  `json:"quote" jsonschema:"the quote the minimum output was fixed from"`
+	From         string       `json:"from" pattern:"address" jsonschema:"the wallet, which pays and receives"`
+	Router       string       `json:"router" pattern:"address" jsonschema:"the Uniswap SwapRouter02 called"`
+	Deadline     string       `json:"deadline" jsonschema:"after this the swap reverts (RFC 3339, UTC)"`
+	Legs         []legPreview `json:"legs" jsonschema:"every transaction the confirm sends, in order: an exact approval when needed, then the swap"`
+	AllowanceNow string       `json:"allowance_before" pattern:"amount" jsonschema:"the router's allowance of token_in before these transactions"`
+	MaxFee       string       `json:"max_fee" pattern:"amount" jsonschema:"the most all legs together can cost in network fees, in ETH"`
 	previewCommon
 }
 
+// legPreview is one transaction of a swap preview.
 type legPreview struct {
-	Label    string `json:"label"`
-	To       string `json:"to"`
-	Value    string `json:"value"`
-	GasLimit uint64 `json:"gas_limit"`
-	MaxFee   string `json:"max_fee"`
-	Calldata string `json:"calldata"`
+	Label    string `json:"label" jsonschema:"what the transaction does: reset approval, approve, swap, revoke, or call N for wallet_call"`
+	To       string `json:"to" pattern:"address" jsonschema:"the contract called"`
+	Value    string `json:"value" pattern:"amount" jsonschema:"ETH sent with it"`
+	GasLimit uint64 `json:"gas_limit" jsonschema:"its gas limit"`
+	MaxFee   string `json:"max_fee" pattern:"amount" jsonschema:"its most in network fees, in ETH"`
+	Calldata string `json:"calldata" jsonschema:"its calldata, hex"`
 }
 
+// swapPreviewResult is a swap preview's structured result.
 type swapPreviewResult struct {
-	Status       string        `json:"status"`
-	Preview      swapPreview   `json:"preview"`
-	ConfirmToken string        `json:"confirm_token,omitempty"`
-	Approval     *approvalJSON `json:"approval,omitempty"`
-	ExpiresAt    string        `json:"expires_at"`
+	Status       string        `json:"status" enum:"confirmation_required" jsonschema:"a preview: nothing was signed or sent"`
+	Preview      swapPreview   `json:"preview" jsonschema:"the previewed swap"`
+	ConfirmToken string        `json:"confirm_token,omitempty" jsonschema:"single-use token for confirming exactly this preview (not given in human mode)"`
+	Approval     *approvalJSON `json:"approval,omitempty" jsonschema:"human mode: which preview the person must approve, and how"`
+	ExpiresAt    string        `json:"expires_at" jsonschema:"when the confirmation expires (RFC 3339, UTC)"`
 }
 
 func (s *Server) previewSwap(ctx context.Context, in swapIntent) (*mcp.CallToolResult, *Refusal) {
@@ -492,7 +477,7 @@ func (s *Server) previewSwap(ctx context.Context, in swapIntent) (*mcp.CallToolR
 			pv.Warnings = append(pv.Warnings, "UNVERIFIED token "+as.Address.Hex()+": not in walletgate's known-token table; its symbol is what the contract says")
 		}
 	}
-	pv.Summary = fmt.Sprintf("Swap %s %s for at least %s %s (quoted %s) on %s (%s)", qr.AmountIn, qr.TokenIn.Symbol, qr.MinOut, qr.TokenOut.Symbol, qr.AmountOut, pv.Network, pv.NetworkMarker)
+	pv.Summary = fmt.Sprintf("Swap %s %s for at least %s %s (quoted %s) on %s (%s)", qr.AmountIn, qr.TokenIn.marked(), qr.MinOut, qr.TokenOut.marked(), qr.AmountOut, pv.Network, pv.NetworkMarker)
 
 	display := func() approval.Display {
 		d := s.display(pv.Summary, pv.previewCommon)
@@ -566,9 +551,9 @@ func (s *Server) explainSwap(re *chain.RevertError) *Refusal {
 
 // swapVerifier checks a swap's receipt: the input left the wallet and at
 // least the minimum of the output arrived, in the logs and in the balance.
-func (s *Server) swapVerifier(in swapIntent, minOut *big.Int) func(context.Context, *chain.TxInfo) ([]effectJSON, []string) {
-	return func(ctx context.Context, info *chain.TxInfo) ([]effectJSON, []string) {
-		var found []effectJSON
+func (s *Server) swapVerifier(in swapIntent, minOut *big.Int) func(context.Context, *chain.TxInfo) ([]engine.Moved, []string) {
+	return func(ctx context.Context, info *chain.TxInfo) ([]engine.Moved, []string) {
+		var found []engine.Moved
 		var missing []string
 		tokenIn := s.routerIn(in.in)
 		var paid, got *chain.Transfer
@@ -582,23 +567,23 @@ func (s *Server) swapVerifier(in swapIntent, minOut *big.Int) func(context.Conte
 			}
 		}
 		if paid == nil {
-			missing = append(missing, fmt.Sprintf("no Transfer of exactly %s %s paid in", policy.FormatAmount(in.amountIn, in.in.Decimals), in.in.Symbol))
+			missing = append(missing, fmt.Sprintf("no Transfer of exactly %s %s paid in", policy.FormatAmount(in.amountIn, in.in.Decimals), marked(in.in.Symbol, in.in.Native || in.in.Known)))
 		} else {
-			found = append(found, effectJSON{Kind: engine.MovedSwapIn, Asset: assetID(in.in), Symbol: in.in.Symbol, From: in.from.Hex(), To: paid.To.Hex(),
-				Amount: policy.FormatAmount(in.amountIn, in.in.Decimals), Raw: in.amountIn.String()})
+			found = append(found, engine.Moved{Kind: engine.MovedSwapIn, Asset: assetID(in.in), Symbol: in.in.Symbol, From: in.from.Hex(), To: paid.To.Hex(),
+				Amount: policy.FormatAmount(in.amountIn, in.in.Decimals), Raw: in.amountIn.String(), Known: in.in.Native || in.in.Known})
 		}
 		if got == nil {
-			missing = append(missing, fmt.Sprintf("no Transfer of at least %s %s to the wallet", policy.FormatAmount(minOut, in.out.Decimals), in.out.Symbol))
+			missing = append(missing, fmt.Sprintf("no Transfer of at least %s %s to the wallet", policy.FormatAmount(minOut, in.out.Decimals), marked(in.out.Symbol, in.out.Known)))
 		} else {
 			// The balance must agree with the log.
 			bals, err := s.chain.TokenBalancesAt(ctx, in.out.Address, in.from, info.Block-1, info.Block)
 			if err != nil {
 				missing = append(missing, "the output balance could not be read to confirm the log")
 			} else if delta := new(big.Int).Sub(bals[1], bals[0]); delta.Cmp(got.Amount) < 0 {
-				missing = append(missing, fmt.Sprintf("the %s balance grew by %s, less than the logged %s", in.out.Symbol, policy.FormatAmount(delta, in.out.Decimals), policy.FormatAmount(got.Amount, in.out.Decimals)))
+				missing = append(missing, fmt.Sprintf("the %s balance grew by %s, less than the logged %s", marked(in.out.Symbol, in.out.Known), policy.FormatAmount(delta, in.out.Decimals), policy.FormatAmount(got.Amount, in.out.Decimals)))
 			}
-			found = append(found, effectJSON{Kind: engine.MovedSwapOut, Asset: in.out.Address.Hex(), Symbol: in.out.Symbol, From: got.From.Hex(), To: in.from.Hex(),
-				Amount: policy.FormatAmount(got.Amount, in.out.Decimals), Raw: got.Amount.String()})
+			found = append(found, engine.Moved{Kind: engine.MovedSwapOut, Asset: in.out.Address.Hex(), Symbol: in.out.Symbol, From: got.From.Hex(), To: in.from.Hex(),
+				Amount: policy.FormatAmount(got.Amount, in.out.Decimals), Raw: got.Amount.String(), Known: in.out.Known})
 		}
 		return found, missing
 	}
@@ -610,9 +595,10 @@ func (s *Server) swapPreviewText(r swapPreviewResult, c confirmation) string {
 	var b strings.Builder
 	b.WriteString("PREVIEW — nothing has been signed or sent.\n")
 	pv.networkLine(&b)
-	fmt.Fprintf(&b, "Action:    swap %s %s (%s base units) for at least %s %s (%s base units)\n", q.AmountIn, q.TokenIn.Symbol, q.AmountInBase, q.MinOut, q.TokenOut.Symbol, q.MinOutBase)
-	fmt.Fprintf(&b, "Quote:     %s %s at block %d (fee tier %d, slippage %d bps; 1 %s ≈ %s %s)\n", q.AmountOut, q.TokenOut.Symbol, q.Block, q.Fee, q.SlippageBps, q.TokenIn.Symbol, q.Rate, q.TokenOut.Symbol)
-	fmt.Fprintf(&b, "Tokens:    %s %s → %s %s\n", q.TokenIn.Symbol, q.TokenIn.Address, q.TokenOut.Symbol, q.TokenOut.Address)
+	in, out := q.TokenIn.marked(), q.TokenOut.marked()
+	fmt.Fprintf(&b, "Action:    swap %s %s (%s base units) for at least %s %s (%s base units)\n", q.AmountIn, in, q.AmountInBase, q.MinOut, out, q.MinOutBase)
+	fmt.Fprintf(&b, "Quote:     %s %s at block %d (fee tier %d, slippage %d bps; 1 %s ≈ %s %s)\n", q.AmountOut, out, q.Block, q.Fee, q.SlippageBps, in, q.Rate, out)
+	fmt.Fprintf(&b, "Tokens:    %s %s → %s %s\n", in, q.TokenIn.Address, out, q.TokenOut.Address)
 	fmt.Fprintf(&b, "From/to:   %s (this wallet receives the output)\n", pv.From)
 	fmt.Fprintf(&b, "Router:    %s (Uniswap SwapRouter02); deadline %s\n", pv.Router, pv.Deadline)
 	fmt.Fprintf(&b, "Transactions, in order (%d):\n", len(pv.Legs))
@@ -620,7 +606,7 @@ func (s *Server) swapPreviewText(r swapPreviewResult, c confirmation) string {
 		fmt.Fprintf(&b, "  %d. %s: to %s, value %s ETH, gas limit %d, max fee %s ETH\n", i+1, l.Label, l.To, l.Value, l.GasLimit, l.MaxFee)
 	}
 	if len(pv.Legs) > 1 {
-		fmt.Fprintf(&b, "  The approval is exact (the router's allowance was %s %s; it returns there after the swap), never unlimited.\n", pv.AllowanceNow, q.TokenIn.Symbol)
+		fmt.Fprintf(&b, "  The approval is exact (the router's allowance was %s %s; it returns there after the swap), never unlimited.\n", pv.AllowanceNow, in)
 	}
 	fmt.Fprintf(&b, "Max fees:  %s ETH in all, paid in ETH\n", pv.MaxFee)
 	s.previewTail(&b, pv.previewCommon, r.ExpiresAt, swapTool, c)

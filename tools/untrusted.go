@@ -14,6 +14,16 @@ const (
 // else (engine.Inert).
 func inert(s string, max int) string { return engine.Inert(s, max) }
 
+// marked names a token for a line of text: its symbol, followed by
+// "(UNVERIFIED)" when the token is not in the known-token table (ETH counts as
+// known), so that no line shows a contract-chosen symbol as if it were vetted.
+func marked(symbol string, known bool) string {
+	if known {
+		return symbol
+	}
+	return symbol + " (UNVERIFIED)"
+}
+
 // isASCIIPrintable reports whether s is non-empty printable ASCII without spaces.
 func isASCIIPrintable(s string) bool {
 	if s == "" {

@@ -26,29 +26,29 @@ const (
 
 // transferJSON is one decoded ERC-20 transfer.
 type transferJSON struct {
-	Token  string `json:"token"`
-	Symbol string `json:"symbol"`
-	Known  bool   `json:"known"`
-	From   string `json:"from"`
-	To     string `json:"to"`
-	Amount string `json:"amount"`
-	Raw    string `json:"raw"`
+	Token  string `json:"token" pattern:"address" jsonschema:"token contract"`
+	Symbol string `json:"symbol" jsonschema:"symbol: from walletgate's table when known, else as the contract reports it (untrusted)"`
+	Known  bool   `json:"known" jsonschema:"the token is in walletgate's known-token table"`
+	From   string `json:"from" pattern:"address" jsonschema:"sender"`
+	To     string `json:"to" pattern:"address" jsonschema:"recipient"`
+	Amount string `json:"amount" jsonschema:"amount in token units, a decimal string (empty when the token's decimals could not be read)"`
+	Raw    string `json:"raw" pattern:"base" jsonschema:"amount in base units, a decimal integer string"`
 }
 
 // verifyResult is wallet_verify_tx's structured result.
 type verifyResult struct {
-	Found         bool           `json:"found"`
-	Tx            string         `json:"tx"`
-	Status        string         `json:"status"`
-	Block         *uint64        `json:"block,omitempty"`
-	Confirmations uint64         `json:"confirmations"`
-	From          string         `json:"from,omitempty"`
-	To            string         `json:"to,omitempty"`
-	Value         string         `json:"value,omitempty"`
-	Fee           string         `json:"fee,omitempty"`
-	Transfers     []transferJSON `json:"transfers"`
-	ToMatch       *bool          `json:"to_match,omitempty"`
-	AmountMatch   *bool          `json:"amount_match,omitempty"`
+	Found         bool           `json:"found" jsonschema:"whether the node knows the transaction"`
+	Tx            string         `json:"tx" pattern:"hash" jsonschema:"the transaction hash"`
+	Status        string         `json:"status" enum:"success|reverted|pending|not_found" jsonschema:"success, reverted, pending (not mined yet) or not_found"`
+	Block         *uint64        `json:"block,omitempty" jsonschema:"the block that includes it"`
+	Confirmations uint64         `json:"confirmations" jsonschema:"blocks from its block to the head, inclusive; 0 while not mined"`
+	From          string         `json:"from,omitempty" pattern:"address" jsonschema:"sender"`
+	To            string         `json:"to,omitempty" pattern:"address" jsonschema:"recipient (the contract called, for a token transfer)"`
+	Value         string         `json:"value,omitempty" pattern:"amount" jsonschema:"ETH sent, a decimal string"`
+	Fee           string         `json:"fee,omitempty" pattern:"amount" jsonschema:"ETH paid in fees, a decimal string"`
+	Transfers     []transferJSON `json:"transfers" jsonschema:"ERC-20 Transfer events the transaction emitted"`
+	ToMatch       *bool          `json:"to_match,omitempty" jsonschema:"given expected_to: whether the transaction succeeded and paid that recipient in the asset"`
+	AmountMatch   *bool          `json:"amount_match,omitempty" jsonschema:"given expected_amount: whether the transaction succeeded and moved exactly that amount of the asset (to expected_to, if given)"`
 }
 
 func (s *Server) verifyTool() Tool {
@@ -58,32 +58,9 @@ func (s *Server) verifyTool() Tool {
 		"expected_amount": strPattern("optional: the amount you expect, a decimal string in the asset's units, e.g. \"0.05\"", amountPattern),
 		"asset":           str("optional: what expected_amount counts: ETH (default), a known symbol, or a token address"),
 	}, "tx")
-	transfer := object(map[string]any{
-		"token":  strPattern("token contract", addressPattern),
-		"symbol": str("symbol: from walletgate's table when known, else as the contract reports it (untrusted)"),
-		"known":  boolean("the token is in walletgate's known-token table"),
-		"from":   strPattern("sender", addressPattern),
-		"to":     strPattern("recipient", addressPattern),
-		"amount": str("amount in token units, a decimal string"),
-		"raw":    str("amount in base units, a decimal integer string"),
-	}, "token", "symbol", "known", "from", "to", "amount", "raw")
-	out := object(map[string]any{
-		"found":         boolean("whether the node knows the transaction"),
-		"tx":            strPattern("the transaction hash", hashPattern),
-		"status":        enum("success, reverted, pending (not mined yet) or not_found", statusSuccess, statusReverted, statusPending, statusNotFound),
-		"block":         integer("the block that includes it"),
-		"confirmations": integer("blocks from its block to the head, inclusive; 0 while not mined"),
-		"from":          strPattern("sender", addressPattern),
-		"to":            strPattern("recipient (the contract called, for a token transfer)", addressPattern),
-		"value":         str("ETH sent, a decimal string"),
-		"fee":           str("ETH paid in fees, a decimal string"),
-		"transfers":     array("ERC-20 Transfer events the transaction emitted", transfer),
-		"to_match":      boolean("given expected_to: whether the transaction succeeded and paid that recipient in the asset"),
-		"amount_match":  boolean("given expected_amount: whether the transaction succeeded and moved exactly that amount of the asset (to expected_to, if given)"),
-	}, "found", "tx", "status", "confirmations", "transfers")
 	return s.readTool("wallet_verify_tx", "Verify a transaction",
 		"Look a transaction up by hash: status, block, confirmations, sender, recipient, ETH value, fee and decoded ERC-20 transfers; optionally check it against an expected recipient and amount of an asset.",
-		in, out, argSpec{"tx": argString, "expected_to": argString, "expected_amount": argString, "asset": argString},
+		in, outputSchema[verifyResult](), argSpec{"tx": argString, "expected_to": argString, "expected_amount": argString, "asset": argString},
 		s.verify)
 }
 
@@ -224,18 +201,14 @@ func verifyText(r verifyResult, as asset) string {
 		fmt.Fprintf(&b, "Transaction %s %s in block %d (%d confirmations).\n", r.Tx, word, *r.Block, r.Confirmations)
 		fmt.Fprintf(&b, "From %s to %s, value %s ETH, fee %s ETH.", r.From, r.To, r.Value, r.Fee)
 		for _, t := range r.Transfers {
-			label := ""
-			if !t.Known {
-				label = " [unverified token]"
-			}
-			fmt.Fprintf(&b, "\nTransfer: %s %s%s (%s) from %s to %s", t.Amount, t.Symbol, label, t.Token, t.From, t.To)
+			fmt.Fprintf(&b, "\nTransfer: %s %s (%s) from %s to %s", t.Amount, marked(t.Symbol, t.Known), t.Token, t.From, t.To)
 		}
 	}
 	if r.ToMatch != nil {
-		fmt.Fprintf(&b, "\nRecipient matches expected (%s): %t", as.Symbol, *r.ToMatch)
+		fmt.Fprintf(&b, "\nRecipient matches expected (%s): %t", marked(as.Symbol, as.Native || as.Known), *r.ToMatch)
 	}
 	if r.AmountMatch != nil {
-		fmt.Fprintf(&b, "\nAmount matches expected (%s): %t", as.Symbol, *r.AmountMatch)
+		fmt.Fprintf(&b, "\nAmount matches expected (%s): %t", marked(as.Symbol, as.Native || as.Known), *r.AmountMatch)
 	}
 	return b.String()
 }

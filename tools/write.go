@@ -42,22 +42,49 @@ const (
 	statusRevertedW      = string(engine.StatusReverted)
 	statusPendingW       = string(engine.StatusPending)
 	statusEffectMismatch = string(engine.StatusEffectMismatch)
+	// statusMismatch: included and succeeded, but the previewed effects
+	// were not seen. Never "confirmed": a model reading the status alone
+	// must not take it for the previewed outcome.
+	statusMismatch = statusEffectMismatch
 )
 
 // maxPending bounds outstanding confirmation tokens.
 const maxPending = 64
 
-// effectJSON is one verified (or expected) on-chain movement.
-type effectJSON = engine.Moved
+// effectJSON is one verified (or expected) on-chain effect.
+type effectJSON struct {
+	Kind   string `json:"kind" enum:"eth_transfer|erc20_transfer|swap_in|swap_out|erc20_approval" jsonschema:"what moved: ETH, an ERC-20 transfer, what a swap paid in and paid out, or an allowance the wallet set (to may then move amount)"`
+	Asset  string `json:"asset" jsonschema:"ETH or the token address"`
+	Symbol string `json:"symbol" jsonschema:"the asset's symbol"`
+	From   string `json:"from" pattern:"address" jsonschema:"sender (for an allowance: the wallet)"`
+	To     string `json:"to" pattern:"address" jsonschema:"recipient (for an allowance: the spender)"`
+	Amount string `json:"amount" jsonschema:"amount in the asset's units, a decimal string"`
+	Raw    string `json:"raw" pattern:"base" jsonschema:"amount in base units, a decimal integer string"`
+	known  bool   // ETH or a table token: the text shows the symbol unmarked
+}
+
+// effectOf renders an engine movement.
+func effectOf(m engine.Moved) effectJSON {
+	return effectJSON{Kind: m.Kind, Asset: m.Asset, Symbol: m.Symbol, From: m.From, To: m.To, Amount: m.Amount, Raw: m.Raw, known: m.Known}
+}
+
+// effectsOf renders engine movements; never nil.
+func effectsOf(ms []engine.Moved) []effectJSON {
+	out := make([]effectJSON, 0, len(ms))
+	for _, m := range ms {
+		out = append(out, effectOf(m))
+	}
+	return out
+}
 
 // capAfter is one cap as it would stand after the previewed spend.
 type capAfter struct {
-	Asset          string `json:"asset"`
-	Symbol         string `json:"symbol"`
-	Window         string `json:"window"`
-	Limit          string `json:"limit"`
-	UsedAfter      string `json:"used_after"`
-	RemainingAfter string `json:"remaining_after"`
+	Asset          string `json:"asset" jsonschema:"ETH or the token address"`
+	Symbol         string `json:"symbol" jsonschema:"the asset's symbol"`
+	Window         string `json:"window" enum:"per transaction|per session|per day" jsonschema:"the window"`
+	Limit          string `json:"limit" pattern:"amount" jsonschema:"the cap"`
+	UsedAfter      string `json:"used_after" pattern:"amount" jsonschema:"what this window would have used after this write (ETH: value plus max fees)"`
+	RemainingAfter string `json:"remaining_after" pattern:"amount" jsonschema:"what would remain in this window after it"`
 }
 
 // writeAllowed is the policy check both calls of a write make; to is the
@@ -142,15 +169,15 @@ func sortedAssets(spend caps.Spend) []common.Address {
 
 // confirmResult is a confirm's structured result.
 type confirmResult struct {
-	Status        string       `json:"status"`
-	TxHash        string       `json:"tx_hash"`
-	Block         *uint64      `json:"block,omitempty"`
-	Confirmations uint64       `json:"confirmations"`
-	GasUsed       uint64       `json:"gas_used"`
-	Fee           string       `json:"fee"`
-	Nonce         uint64       `json:"nonce"`
-	Effects       []effectJSON `json:"effects"`
-	Message       string       `json:"message"`
+	Status        string       `json:"status" enum:"confirmed|effect_mismatch|reverted|pending" jsonschema:"confirmed (included, effects verified), effect_mismatch (included and succeeded, but the previewed effects were not seen: inspect it, do not repeat it), reverted (included, failed; the fee was spent) or pending (sent, inclusion not seen yet: check it with wallet_verify_tx, do not send it again)"`
+	TxHash        string       `json:"tx_hash" pattern:"hash" jsonschema:"the transaction hash (of the last transaction sent, when a swap sends several)"`
+	Block         *uint64      `json:"block,omitempty" jsonschema:"the block that includes it (absent while pending)"`
+	Confirmations uint64       `json:"confirmations" jsonschema:"blocks from its block to the head, inclusive; 0 while pending"`
+	GasUsed       uint64       `json:"gas_used" jsonschema:"gas the transaction used; 0 while pending"`
+	Fee           string       `json:"fee" jsonschema:"fee paid in ETH, a decimal string; empty while pending"`
+	Nonce         uint64       `json:"nonce" jsonschema:"the transaction's nonce"`
+	Effects       []effectJSON `json:"effects" jsonschema:"on-chain effects verified from the receipt (effect_mismatch: the ERC-20 transfers the receipt does show)"`
+	Message       string       `json:"message" jsonschema:"what happened, in words"`
 }
 
 // twoStep is every write tool's handler: parse and resolve the arguments,
@@ -182,10 +209,7 @@ func twoStep[I any](s *Server, tool string, parse func(context.Context, args) (I
 // renderOutcome turns a confirm's outcome into its result and text.
 func renderOutcome(timeout time.Duration, out *engine.Outcome) *mcp.CallToolResult {
 	r := confirmResult{Status: string(out.Status), TxHash: out.Tx.Hex(), Nonce: out.Nonce, Block: out.Block,
-		Confirmations: out.Confirmations, GasUsed: out.GasUsed, Fee: engine.ETH.Format(out.Fee), Effects: out.Effects}
-	if r.Effects == nil {
-		r.Effects = []effectJSON{}
-	}
+		Confirmations: out.Confirmations, GasUsed: out.GasUsed, Fee: engine.ETH.Format(out.Fee), Effects: effectsOf(out.Effects)}
 	var before string
 	for _, in := range out.Earlier {
 		before += fmt.Sprintf(" %s %s succeeded in block %d.", in.Label, in.Tx.Hex(), in.Block)
@@ -221,7 +245,7 @@ func confirmText(r confirmResult) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "CONFIRMED: transaction %s included in block %d (%d confirmation(s)), nonce %d.\n", r.TxHash, *r.Block, r.Confirmations, r.Nonce)
 	for _, e := range r.Effects {
-		fmt.Fprintf(&b, "Verified on chain: %s %s (%s) from %s to %s.\n", e.Amount, e.Symbol, e.Asset, e.From, e.To)
+		fmt.Fprintf(&b, "Verified on chain: %s %s (%s) from %s to %s.\n", e.Amount, marked(e.Symbol, e.known), e.Asset, e.From, e.To)
 	}
 	fmt.Fprintf(&b, "Gas used: %d. Fee paid: %s ETH.", r.GasUsed, r.Fee)
 	return b.String()
@@ -230,14 +254,14 @@ func confirmText(r confirmResult) string {
 // previewCommon are the facts every write preview shows: the network, how
 // the caps would stand after it, the simulation's outcome and any warnings.
 type previewCommon struct {
-	Network       string     `json:"network"`
-	ChainID       uint64     `json:"chain_id"`
-	NetworkKind   string     `json:"network_kind"`
-	NetworkMarker string     `json:"network_marker"`
-	Caps          []capAfter `json:"caps_after"`
-	NoCap         []string   `json:"no_cap"`
-	Simulation    string     `json:"simulation"`
-	Warnings      []string   `json:"warnings"`
+	Network       string     `json:"network" jsonschema:"the network's name"`
+	ChainID       uint64     `json:"chain_id" jsonschema:"the chain id"`
+	NetworkKind   string     `json:"network_kind" enum:"mainnet|testnet|dev" jsonschema:"mainnet, testnet or dev"`
+	NetworkMarker string     `json:"network_marker" jsonschema:"how the network is marked for people: MAINNET (real funds), testnet or local dev chain"`
+	Caps          []capAfter `json:"caps_after" jsonschema:"every capped window of every asset this write spends, as it would stand after it"`
+	NoCap         []string   `json:"no_cap" jsonschema:"assets this write spends that no cap applies to (the operator allowed uncapped tokens)"`
+	Simulation    string     `json:"simulation" jsonschema:"the simulation's outcome"`
+	Warnings      []string   `json:"warnings" jsonschema:"what the person should know before agreeing"`
 }
 
 func (s *Server) newPreviewCommon(spend caps.Spend, simulation string) previewCommon {

@@ -21,6 +21,7 @@ import (
 	"github.com/ethereum/go-ethereum/ethclient"
 	"github.com/stretchr/testify/require"
 
+	"github.com/walletgate/walletgate/internal/schemacheck"
 	"github.com/walletgate/walletgate/policy"
 )
 
@@ -95,6 +96,9 @@ type stdioClient struct {
 	lines  chan string
 	stderr *syncBuffer
 	nextID int
+	// schemas are the output schemas tools/list gave (fetched at the first
+	// callTool); every callTool result is checked against its tool's.
+	schemas *schemacheck.Set
 }
 
 func startServer(t *testing.T, env []string, args ...string) *stdioClient {
@@ -202,12 +206,36 @@ func (c *stdioClient) initialize() map[string]any {
 	return res["result"].(map[string]any)
 }
 
-// callTool returns the result object of a tools/call.
+// callTool returns the result object of a tools/call, checked against the
+// tool's output schema as a strict client (the TypeScript SDK) checks it.
 func (c *stdioClient) callTool(name string, args any) map[string]any {
 	c.t.Helper()
+	if c.schemas == nil {
+		c.schemas = c.outputSchemas()
+	}
 	res := c.request("tools/call", map[string]any{"name": name, "arguments": args})
 	require.Nil(c.t, res["error"], "tools/call %s: %v", name, res["error"])
-	return res["result"].(map[string]any)
+	result := res["result"].(map[string]any)
+	isError, _ := result["isError"].(bool)
+	require.NoError(c.t, c.schemas.Check(name, result["structuredContent"], isError), "tools/call %s: %s", name, text(result))
+	return result
+}
+
+// outputSchemas compiles the output schemas tools/list gives.
+func (c *stdioClient) outputSchemas() *schemacheck.Set {
+	c.t.Helper()
+	res := c.request("tools/list", map[string]any{})
+	require.Nil(c.t, res["error"], "tools/list: %v", res["error"])
+	schemas := map[string]json.RawMessage{}
+	for _, tl := range res["result"].(map[string]any)["tools"].([]any) {
+		tool := tl.(map[string]any)
+		b, err := json.Marshal(tool["outputSchema"])
+		require.NoError(c.t, err)
+		schemas[tool["name"].(string)] = b
+	}
+	set, err := schemacheck.Compile(schemas)
+	require.NoError(c.t, err)
+	return set
 }
 
 func text(result map[string]any) string {
@@ -264,9 +292,16 @@ func TestStdioSurvivesMalformedAndOversizedMessages(t *testing.T) {
 	msg := c.next()
 	require.NotNil(t, msg["error"], "a parse error answers malformed JSON")
 
-	c.send(`{"jsonrpc":"2.0","id":100,"method":"tools/list","params":{"pad":"` + strings.Repeat("x", 5<<20) + `"}}`)
+	// A 10 MB line: answered with an error at once, and the next request is
+	// served at once too (no stall behind it).
+	start := time.Now()
+	c.send(`{"jsonrpc":"2.0","id":100,"method":"tools/list","params":{"pad":"` + strings.Repeat("x", 10<<20) + `"}}`)
 	msg = c.next()
 	require.NotNil(t, msg["error"], "an oversized message is dropped and answered with an error")
+	require.Less(t, time.Since(start), 3*time.Second, "the oversized line is answered promptly")
+	start = time.Now()
+	c.callTool("wallet_address", map[string]any{})
+	require.Less(t, time.Since(start), 3*time.Second, "the next request is served at once")
 
 	// Duplicate keys in arguments reach walletgate's strict parser unharmed.
 	c.nextID++
@@ -278,6 +313,37 @@ func TestStdioSurvivesMalformedAndOversizedMessages(t *testing.T) {
 	// Still serving.
 	addr := c.callTool("wallet_address", map[string]any{})
 	require.Equal(t, "dev", addr["structuredContent"].(map[string]any)["signer"])
+}
+
+// Protocol versions before 2026-07-28 begin with initialize: a request of
+// theirs before it is a JSON-RPC error. A 2026-07-28-era request (version and
+// capabilities in _meta, no handshake) is served.
+func TestStdioRequestsBeforeInitializeByEra(t *testing.T) {
+	c := startServer(t, cleanEnv(), "--dev")
+	for _, req := range []map[string]any{
+		{"method": "tools/list", "params": map[string]any{}},
+		{"method": "tools/call", "params": map[string]any{"name": "wallet_address", "arguments": map[string]any{}}},
+		{"method": "tools/call", "params": map[string]any{"name": "wallet_address", "arguments": map[string]any{},
+			"_meta": map[string]any{"io.modelcontextprotocol/protocolVersion": "2025-06-18"}}},
+	} {
+		res := c.request(req["method"].(string), req["params"])
+		e, _ := res["error"].(map[string]any)
+		require.NotNil(t, e, "%v before initialize must be refused: %v", req, res)
+		require.Equal(t, float64(-32600), e["code"])
+		require.Contains(t, e["message"], "initialize first")
+		require.Nil(t, res["result"])
+	}
+	require.Nil(t, c.request("ping", map[string]any{})["error"], "ping is allowed before initialize")
+
+	modern := map[string]any{"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": map[string]any{}}
+	list := c.request("tools/list", map[string]any{"_meta": modern})
+	require.Nil(t, list["error"], "the 2026-07-28 era needs no handshake: %v", list)
+	res := c.request("tools/call", map[string]any{"name": "wallet_address", "arguments": map[string]any{}, "_meta": modern})
+	require.Nil(t, res["error"], "%v", res)
+	require.Equal(t, "dev", res["result"].(map[string]any)["structuredContent"].(map[string]any)["signer"])
+
+	c.initialize()
+	require.Equal(t, "dev", c.callTool("wallet_address", map[string]any{})["structuredContent"].(map[string]any)["signer"])
 }
 
 // devnetProc runs `walletgate devnet` and returns what it printed.
@@ -393,6 +459,20 @@ func TestHelpListsEveryVariable(t *testing.T) {
 	for _, v := range policy.Variables {
 		require.Contains(t, string(out), v.Name)
 		require.Contains(t, string(readme), "`"+v.Name+"`", "README documents %s", v.Name)
+	}
+	// The cap defaults: --help and the README's variable table state the
+	// table the ledger enforces.
+	require.NotContains(t, string(out), "no caps")
+	for i, name := range []string{policy.EnvCapPerTx, policy.EnvCapPerSession, policy.EnvCapPerDay} {
+		require.Contains(t, string(out), "(default: "+policy.DefaultCaps[i]+"; on the embedded dev chain "+policy.DevCaps[i]+")", name)
+		row := ""
+		for _, line := range strings.Split(string(readme), "\n") {
+			if strings.HasPrefix(line, "| `"+name+"` |") {
+				row = line
+			}
+		}
+		require.NotEmpty(t, row, "README's variable table has a row for %s", name)
+		require.True(t, strings.HasSuffix(row, "| `"+policy.DefaultCaps[i]+"`; on the embedded dev chain `"+policy.DevCaps[i]+"` |"), "README row of %s states the default table: %s", name, row)
 	}
 }
 

@@ -1,0 +1,139 @@
+package tools
+
+// Output schemas derived from the Go types the handlers return, so that the
+// schema a client validates against and the JSON walletgate writes cannot
+// drift apart. Rules of this file:
+//
+//   - A result type's fields carry their description in a `jsonschema` tag
+//     (google/jsonschema-go reads it), and optionally `enum:"a|b"` or
+//     `pattern:"<name of a pattern below>"`, applied here.
+//   - Every object is closed (additionalProperties false), every field
+//     without omitempty is required, as the generator does.
+//   - walletgate never writes null: slices are always made and optional
+//     pointers are omitempty, so "null" is taken out of the generated types
+//     and a nil that slips through fails the output check instead of
+//     passing as an allowed null.
+//   - A write tool answers either a preview or a confirm's outcome: oneOf
+//     the two, told apart by status.
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
+)
+
+// patterns are the named patterns a `pattern` tag may use.
+var patterns = map[string]string{
+	"address": addressPattern,
+	"hash":    hashPattern,
+	"amount":  amountPattern,
+	"base":    `^[0-9]+$`,
+}
+
+// schemaOf derives the JSON Schema of T.
+func schemaOf[T any]() *jsonschema.Schema {
+	t := reflect.TypeFor[T]()
+	s, err := jsonschema.ForType(t, &jsonschema.ForOptions{})
+	if err != nil {
+		panic(fmt.Sprintf("output schema of %s: %v", t, err)) // a result type the generator cannot describe is a programming error
+	}
+	annotate(t, s)
+	return s
+}
+
+// annotate applies the enum and pattern tags of t's fields to s and takes
+// "null" out of the types (see the rules above).
+func annotate(t reflect.Type, s *jsonschema.Schema) {
+	if s == nil {
+		return
+	}
+	if len(s.Types) > 0 {
+		var kept []string
+		for _, ty := range s.Types {
+			if ty != "null" {
+				kept = append(kept, ty)
+			}
+		}
+		if len(kept) == 1 {
+			s.Type, s.Types = kept[0], nil
+		} else {
+			s.Types = kept
+		}
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Slice, reflect.Array:
+		annotate(t.Elem(), s.Items)
+	case reflect.Struct:
+		fields(t, func(f reflect.StructField, name string) {
+			p := s.Properties[name]
+			if p == nil {
+				return
+			}
+			if e, ok := f.Tag.Lookup("enum"); ok {
+				for _, v := range strings.Split(e, "|") {
+					p.Enum = append(p.Enum, v)
+				}
+			}
+			if n, ok := f.Tag.Lookup("pattern"); ok {
+				re, known := patterns[n]
+				if !known {
+					panic("unknown pattern " + n + " on " + t.String() + "." + f.Name)
+				}
+				p.Pattern = re
+			}
+			annotate(f.Type, p)
+		})
+	}
+}
+
+// fields calls fn for each JSON field of struct t, promoting the fields of
+// embedded structs as encoding/json does.
+func fields(t reflect.Type, fn func(reflect.StructField, string)) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag := f.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, _, _ := strings.Cut(tag, ",")
+		if f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct {
+			fields(f.Type, fn)
+			continue
+		}
+		if !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		fn(f, name)
+	}
+}
+
+// outputSchema is the wire form of T's schema.
+func outputSchema[T any]() json.RawMessage {
+	return mustJSON(schemaOf[T]())
+}
+
+// writeOutputSchema is a write tool's result: the preview P, or the outcome
+// of a confirm.
+func writeOutputSchema[P any]() json.RawMessage {
+	confirm := schemaOf[confirmResult]()
+	// status at the top too, for clients that read only properties (the Go
+	// SDK's Tool type drops a top-level oneOf).
+	statuses := append([]any{"confirmation_required"}, confirm.Properties["status"].Enum...)
+	return mustJSON(&jsonschema.Schema{
+		Type:        "object",
+		Description: "a preview (status confirmation_required) or the outcome of a confirm (status confirmed, effect_mismatch, reverted or pending)",
+		Properties: map[string]*jsonschema.Schema{"status": {Type: "string", Enum: statuses,
+			Description: "confirmation_required: a preview, nothing signed; otherwise the confirm's outcome (see the second shape)"}},
+		Required: []string{"status"},
+		OneOf:    []*jsonschema.Schema{schemaOf[P](), confirm},
+	})
+}
