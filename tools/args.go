@@ -36,7 +36,21 @@ const (
 	argString argKind = iota
 	argStringList
 	argUint // a small whole number: a JSON integer, or a string of digits
+	// argCalls is a list of objects, each parsed by callSpec's rules: the
+	// transaction requests a builder returns.
+	argCalls
 )
+
+// callSpec is one item of an argCalls list.
+var callSpec = argSpec{"to": argString, "data": argString, "value": argString}
+
+// builderFields are what builders put in a transaction request that
+// walletgate sets itself.
+var builderFields = map[string]bool{"from": true, "gas": true, "gaslimit": true, "gasprice": true, "maxfeepergas": true,
+	"maxpriorityfeepergas": true, "chainid": true, "nonce": true, "type": true}
+
+// maxCalls bounds an argCalls list.
+const maxCalls = 8
 
 // argSpec declares a tool's arguments.
 type argSpec map[string]argKind
@@ -45,6 +59,7 @@ type argSpec map[string]argKind
 type args struct {
 	strs  map[string]string
 	lists map[string][]string
+	calls map[string][]args
 }
 
 // str returns a string argument and whether it was given.
@@ -56,6 +71,12 @@ func (a args) str(name string) (string, bool) {
 // list returns a string-list argument and whether it was given.
 func (a args) list(name string) ([]string, bool) {
 	l, ok := a.lists[name]
+	return l, ok
+}
+
+// callList returns an argCalls argument and whether it was given.
+func (a args) callList(name string) ([]args, bool) {
+	l, ok := a.calls[name]
 	return l, ok
 }
 
@@ -73,7 +94,7 @@ func rawArguments(req mcp.CallToolRequest) ([]byte, error) {
 
 // parseArgs validates raw against spec. The error is a refusal for the caller.
 func parseArgs(raw []byte, spec argSpec) (args, *Refusal) {
-	out := args{strs: map[string]string{}, lists: map[string][]string{}}
+	out := args{strs: map[string]string{}, lists: map[string][]string{}, calls: map[string][]args{}}
 	if len(raw) > maxArgsBytes {
 		return out, refuse(CodeBadArgument, "the arguments are %d bytes; at most %d are accepted", len(raw), maxArgsBytes)
 	}
@@ -129,6 +150,12 @@ func parseArgs(raw []byte, spec argSpec) (args, *Refusal) {
 				return out, r
 			}
 			out.strs[name] = u
+		case argCalls:
+			l, r := decodeCalls(name, value)
+			if r != nil {
+				return out, r
+			}
+			out.calls[name] = l
 		}
 	}
 	if _, err := dec.Token(); err != nil {
@@ -239,4 +266,35 @@ func (s argSpec) names() string {
 		return "none (call it with {})"
 	}
 	return strings.Join(names, ", ")
+}
+
+// decodeCalls parses a list of transaction requests, each by the same strict
+// rules as a tool's arguments, and explains the fields builders add that
+// walletgate sets itself.
+func decodeCalls(name string, value json.RawMessage) ([]args, *Refusal) {
+	var items []json.RawMessage
+	if err := json.Unmarshal(value, &items); err != nil || len(items) == 0 {
+		return nil, refuse(CodeBadArgument, "argument %s must be a non-empty JSON array of objects like {\"to\": \"0x…\", \"data\": \"0x…\", \"value\": \"0.01\"}, got %s", quote(name), describeJSON(bytes.TrimSpace(value)))
+	}
+	if len(items) > maxCalls {
+		return nil, refuse(CodeBadArgument, "argument %s has %d calls; at most %d are accepted in one write", quote(name), len(items), maxCalls)
+	}
+	out := make([]args, 0, len(items))
+	for i, it := range items {
+		var members map[string]json.RawMessage
+		if json.Unmarshal(it, &members) == nil {
+			for k := range members {
+				if builderFields[strings.ToLower(k)] {
+					return nil, refuse(CodeBadArgument, "%s[%d].%s is not accepted: walletgate sets the sender, gas, fees, nonce and chain itself, and simulates each call. From a builder's transaction request pass only to, data and value (ETH as a decimal string, e.g. \"0.01\"; omit it for none)", name, i, quote(k))
+				}
+			}
+		}
+		a, r := parseArgs(it, callSpec)
+		if r != nil {
+			r.Message = fmt.Sprintf("%s[%d]: %s", name, i, r.Message)
+			return nil, r
+		}
+		out = append(out, a)
+	}
+	return out, nil
 }

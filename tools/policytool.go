@@ -20,6 +20,7 @@ type policyResult struct {
 	AllowMainnet        bool       `json:"allow_mainnet" jsonschema:"the operator's opt-in to writes on a value-bearing network"`
 	AllowUncappedTokens bool       `json:"allow_uncapped_tokens" jsonschema:"the operator's opt-in to sending tokens that have no cap"`
 	AllowTo             []string   `json:"allow_to" jsonschema:"recipient allow-list; empty means any recipient"`
+	AllowCalls          string     `json:"allow_calls" jsonschema:"what wallet_call may call (WALLETGATE_ALLOW_CALLS): any, a comma-separated list of contracts (ADDR or ADDR:0xSELECTOR), or empty: wallet_call is off"`
 	ConfirmMode         string     `json:"confirm_mode" enum:"token|human|elicit" jsonschema:"how a write is confirmed"`
 	ConfirmTTL          string     `json:"confirm_ttl" jsonschema:"how long a preview's confirmation stays valid"`
 	Caps                []capUsage `json:"caps" jsonschema:"every cap per asset and window, with what is used and what remains"`
@@ -56,6 +57,7 @@ func (s *Server) policyResult() policyResult {
 		AllowMainnet:        s.cfg.AllowMainnet,
 		AllowUncappedTokens: s.cfg.AllowUncappedTokens,
 		AllowTo:             []string{},
+		AllowCalls:          s.cfg.AllowCalls.String(),
 		ConfirmMode:         s.cfg.Confirm,
 		ConfirmTTL:          s.cfg.ConfirmTTL.String(),
 		Caps:                s.capUsages(),
@@ -113,6 +115,14 @@ func policyText(r policyResult) string {
 		fmt.Fprintf(&b, "Transactions sent whose outcome is not known yet (counted against the caps): %s.\n", strings.Join(r.PendingTxs, ", "))
 	}
 	fmt.Fprintf(&b, "Writes on a mainnet allowed: %t. Tokens without a cap allowed: %t.\n", r.AllowMainnet, r.AllowUncappedTokens)
+	switch {
+	case r.AllowCalls == "any":
+		b.WriteString("Contract calls (wallet_call): ANY contract (the operator set WALLETGATE_ALLOW_CALLS=any); capped on their simulated effects.\n")
+	case r.AllowCalls != "":
+		fmt.Fprintf(&b, "Contract calls (wallet_call): only %s; capped on their simulated effects.\n", r.AllowCalls)
+	default:
+		b.WriteString("Contract calls (wallet_call): off (the operator can allow contracts with WALLETGATE_ALLOW_CALLS).\n")
+	}
 	if len(r.AllowTo) == 0 {
 		b.WriteString("Recipients: any address.\n")
 	} else {

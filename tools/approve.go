@@ -1,0 +1,336 @@
+package tools
+
+// Allowances: wallet_allowance reads one; wallet_approve sets one exactly
+// ("0" revokes). An approval is an effects-bound plan on the engine: the new
+// allowance, read back in its simulation, is the exposure the caps count when
+// it rises; a revoke or a lowering counts nothing. A token whose allowance is
+// not zero goes through zero first, as USDT requires.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"strings"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/walletgate/walletgate/approval"
+	"github.com/walletgate/walletgate/caps"
+	"github.com/walletgate/walletgate/chain"
+	"github.com/walletgate/walletgate/engine"
+	"github.com/walletgate/walletgate/policy"
+)
+
+const (
+	allowanceTool = "wallet_allowance"
+	approveTool   = "wallet_approve"
+
+	CodeApprovalTooLarge  = "APPROVAL_TOO_LARGE"
+	CodeApprovalUnchanged = "APPROVAL_UNCHANGED"
+)
+
+// allowanceResult is wallet_allowance's structured result.
+type allowanceResult struct {
+	Token             tokenRef `json:"token" jsonschema:"the token"`
+	Owner             string   `json:"owner" pattern:"address" jsonschema:"whose tokens (default: the wallet)"`
+	Spender           string   `json:"spender" pattern:"address" jsonschema:"who may move them"`
+	SpenderIsContract bool     `json:"spender_is_contract" jsonschema:"whether the spender has contract code"`
+	SpenderKnown      string   `json:"spender_known,omitempty" jsonschema:"what walletgate's table calls the spender, when it knows it"`
+	Allowance         string   `json:"allowance" pattern:"amount" jsonschema:"the allowance, in the token's units"`
+	AllowanceBase     string   `json:"allowance_base" pattern:"base" jsonschema:"the allowance in base units"`
+	Unlimited         bool     `json:"unlimited" jsonschema:"the allowance is unlimited (2^255 or more): the spender can move every token the owner holds"`
+	Block             uint64   `json:"block" jsonschema:"the block it was read at"`
+}
+
+func tokenSpenderSchema(withOwner bool, amountHint, confirm string) map[string]any {
+	props := map[string]any{
+		"token":   str("the ERC-20 token: a known symbol (e.g. USDT) or a token address"),
+		"spender": strPattern("who may move the tokens: 0x + 40 hex digits (EIP-55 checksum when mixed case)", addressPattern),
+	}
+	req := []string{"token", "spender"}
+	if withOwner {
+		props["owner"] = strPattern("whose allowance (default: the wallet)", addressPattern)
+	}
+	if amountHint != "" {
+		props["amount"] = strPattern(amountHint, amountPattern)
+		req = append(req, "amount")
+	}
+	if confirm != "" {
+		props["confirm"] = str(confirm)
+	}
+	return object(props, req...)
+}
+
+func (s *Server) allowanceTool() Tool {
+	return s.readTool(allowanceTool, "Token allowance",
+		"Read an ERC-20 allowance: how much of the owner's token (default: the wallet's) a spender may move, in human and base units, whether the token is verified and what the spender is. Reads only.",
+		tokenSpenderSchema(true, "", ""), outputSchema[allowanceResult](), argSpec{"token": argString, "spender": argString, "owner": argString}, s.allowanceHandler)
+}
+
+// parseTokenSpender resolves the token (never ETH) and the spender.
+func (s *Server) parseTokenSpender(ctx context.Context, a args) (asset, common.Address, *Refusal) {
+	tokRaw, _ := a.str("token")
+	if strings.EqualFold(tokRaw, policy.NativeSymbol) {
+		return asset{}, common.Address{}, refuse(CodeBadToken, "token ETH has no allowance: only ERC-20 tokens do. Give a known symbol (%s) or a token address.", s.knownSymbols())
+	}
+	tok, ref := s.resolveAsset(ctx, tokRaw)
+	if ref != nil {
+		return asset{}, common.Address{}, ref
+	}
+	spRaw, _ := a.str("spender")
+	sp, err := policy.ParseRecipient(spRaw)
+	if err != nil {
+		return asset{}, common.Address{}, refuse(CodeBadAddress, "spender %s: %s. Give the spender as 0x followed by 40 hex digits, all lower case or with a correct EIP-55 checksum.", displayInput(spRaw), reason(err))
+	}
+	return tok, sp, nil
+}
+
+func (s *Server) allowanceHandler(ctx context.Context, a args) (*mcp.CallToolResult, *Refusal) {
+	tok, sp, bad := s.parseTokenSpender(ctx, a)
+	if bad != nil {
+		return nil, bad
+	}
+	owner := s.address
+	if raw, ok := a.str("owner"); ok {
+		o, err := policy.ParseAddress(raw)
+		if err != nil {
+			return nil, refuse(CodeBadAddress, "owner %s: %s. Give 0x followed by 40 hex digits.", displayInput(raw), reason(err))
+		}
+		owner = o
+	}
+	v := chain.AllowanceView(tok.Address, owner, sp)
+	st, err := s.chain.StateAndViews(ctx, owner, v)
+	if err != nil {
+		return nil, rpcRefusal(err)
+	}
+	if v.Err != nil {
+		return nil, refuse(CodeBadToken, "%s did not answer allowance(owner, spender) (%s): it is not a working ERC-20 token.", tok.Address.Hex(), inert(v.Err.Error(), 200))
+	}
+	amount, err := chain.DecodeUint256(v.Return)
+	if err != nil {
+		return nil, rpcRefusal(fmt.Errorf("allowance of %s: %w", tok.Address.Hex(), err))
+	}
+	code, err := s.chain.Code(ctx, sp)
+	if err != nil {
+		return nil, rpcRefusal(err)
+	}
+	r := allowanceResult{Token: ref(tok), Owner: owner.Hex(), Spender: sp.Hex(), SpenderIsContract: len(code) > 0, SpenderKnown: s.knownContract(sp),
+		Allowance: policy.FormatAmount(amount, tok.Decimals), AllowanceBase: amount.String(), Unlimited: amount.Cmp(unlimited) >= 0, Block: st.Head.Number}
+	kind := "an account without code"
+	if r.SpenderIsContract {
+		kind = "a contract"
+	}
+	if r.SpenderKnown != "" {
+		kind += ", " + r.SpenderKnown
+	}
+	amt := r.Allowance + " " + tok.Marked()
+	if r.Unlimited {
+		amt = "UNLIMITED " + tok.Marked() + " (it can move every token the owner holds)"
+	}
+	return success(r, fmt.Sprintf("Allowance at block %d: %s (%s) may move %s of %s's tokens (%s base units). The token %s is %s.",
+		r.Block, r.Spender, kind, amt, r.Owner, r.AllowanceBase, tok.Address.Hex(), map[bool]string{true: "in walletgate's known-token table", false: "UNVERIFIED (not in walletgate's known-token table)"}[tok.Known])), nil
+}
+
+// approveIntent is wallet_approve's validated, resolved arguments.
+type approveIntent struct {
+	from    common.Address
+	token   asset
+	spender common.Address
+	amount  *big.Int // base units, may be 0 (a revoke)
+}
+
+func (i approveIntent) canonical(chainID uint64) []byte {
+	b, err := json.Marshal(struct {
+		V       int    `json:"v"`
+		ChainID uint64 `json:"chain_id"`
+		From    string `json:"from"`
+		Token   string `json:"token"`
+		Spender string `json:"spender"`
+		Amount  string `json:"amount"`
+	}{1, chainID, i.from.Hex(), i.token.Address.Hex(), i.spender.Hex(), i.amount.String()})
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+func (s *Server) approveTool() Tool {
+	spec := argSpec{"token": argString, "spender": argString, "amount": argString, "confirm": argString}
+	return s.writeTool(approveTool, "Approve or revoke a token allowance",
+		"Set an exact ERC-20 allowance for a spender (\"0\" revokes). Never unlimited. Two calls: the first returns a preview with the allowance before and after and a confirm_token; nothing is signed. Only with the user's agreement call again with the same arguments plus confirm.",
+		tokenSpenderSchema(false, "the exact allowance, a decimal string in the token's units (\"0\" revokes). A raised allowance counts against the token's caps: "+s.capsHint()+" The first call only previews.", s.confirmDescription()),
+		writeOutputSchema[approvePreviewResult](), spec,
+		twoStep(s, approveTool, s.parseApprove, func(i approveIntent) []byte { return i.canonical(s.chainID) }, s.previewApprove))
+}
+
+func (s *Server) parseApprove(ctx context.Context, a args) (approveIntent, *Refusal) {
+	tok, sp, ref := s.parseTokenSpender(ctx, a)
+	if ref != nil {
+		return approveIntent{}, ref
+	}
+	raw, ok := a.str("amount")
+	if !ok {
+		return approveIntent{}, refuse(CodeBadAmount, "amount is missing. Give the exact allowance as a decimal string, e.g. \"25\", or \"0\" to revoke.")
+	}
+	amount, err := policy.ParseAmount(raw, tok.Decimals)
+	if err != nil {
+		return approveIntent{}, refuse(CodeBadAmount, "amount %s: %s. Give a decimal string with at most %d decimals for %s, e.g. \"25\", or \"0\" to revoke.", displayInput(raw), reason(err), tok.Decimals, tok.Marked())
+	}
+	if amount.Cmp(unlimited) >= 0 {
+		return approveIntent{}, refuse(CodeApprovalTooLarge, "amount %s is an unlimited approval: the spender could move every %s the wallet holds, now and later. walletgate approves exact amounts only. Nothing was signed or sent. Give the amount the next step needs.", displayInput(raw), tok.Marked())
+	}
+	for _, u := range s.ledger.Usage(tok.Address) {
+		if u.Limit != nil && u.Window == caps.PerTx && amount.Cmp(u.Limit) > 0 {
+			return approveIntent{}, refuse(CodeApprovalTooLarge, "an allowance of %s %s is above the per transaction cap of %s %s: the spender could move more than walletgate would send in one transaction. Nothing was signed or sent. Approve at most %s, or ask the operator to raise %s.",
+				policy.FormatAmount(amount, tok.Decimals), tok.Marked(), policy.FormatAmount(u.Limit, tok.Decimals), tok.Marked(), policy.FormatAmount(u.Limit, tok.Decimals), policy.EnvCapPerTx)
+		}
+	}
+	return approveIntent{from: s.address, token: tok, spender: sp, amount: amount}, nil
+}
+
+// approvePreview is an approval preview's facts.
+type approvePreview struct {
+	Action            string      `json:"action" enum:"approve|revoke" jsonschema:"approve (set an allowance) or revoke (set it to zero)"`
+	Summary           string      `json:"summary" jsonschema:"the approval in one line"`
+	Token             tokenRef    `json:"token" jsonschema:"the token"`
+	From              string      `json:"from" pattern:"address" jsonschema:"the wallet"`
+	Spender           string      `json:"spender" pattern:"address" jsonschema:"who may move the tokens"`
+	SpenderIsContract bool        `json:"spender_is_contract" jsonschema:"whether the spender has contract code"`
+	SpenderKnown      string      `json:"spender_known,omitempty" jsonschema:"what walletgate's table calls the spender, when it knows it"`
+	AllowanceBefore   string      `json:"allowance_before" pattern:"amount" jsonschema:"the allowance now"`
+	AllowanceAfter    string      `json:"allowance_after" pattern:"amount" jsonschema:"the allowance after"`
+	AmountBase        string      `json:"amount_base" pattern:"base" jsonschema:"the allowance after, in base units"`
+	Exposure          bool        `json:"exposure" jsonschema:"the allowance rises: it counts against the token's caps"`
+	Legs              []legPreview `json:"legs" jsonschema:"the transactions, in order (a reset to zero first when the allowance is not zero, as USDT requires)"`
+	MaxFee            string      `json:"max_fee" pattern:"amount" jsonschema:"the most all legs can cost in network fees, in ETH"`
+	Changes           changesJSON `json:"changes" jsonschema:"what the simulation shows this does"`
+	previewCommon
+}
+
+type approvePreviewResult struct {
+	Status       string         `json:"status" enum:"confirmation_required" jsonschema:"a preview: nothing was signed or sent"`
+	Preview      approvePreview `json:"preview" jsonschema:"the previewed approval"`
+	ConfirmToken string         `json:"confirm_token,omitempty" jsonschema:"single-use token for confirming exactly this preview (not given in human mode)"`
+	Approval     *approvalJSON  `json:"approval,omitempty" jsonschema:"human mode: which preview the person must approve, and how"`
+	ExpiresAt    string         `json:"expires_at" jsonschema:"when the confirmation expires (RFC 3339, UTC)"`
+}
+
+func (s *Server) previewApprove(ctx context.Context, in approveIntent) (*mcp.CallToolResult, *Refusal) {
+	sp := in.spender
+	if ref := s.writeAllowed(&sp); ref != nil {
+		return nil, ref
+	}
+	v := chain.AllowanceView(in.token.Address, in.from, in.spender)
+	if _, err := s.chain.StateAndViews(ctx, in.from, v); err != nil {
+		return nil, rpcRefusal(err)
+	}
+	if v.Err != nil {
+		return nil, refuse(CodeBadToken, "%s did not answer allowance(owner, spender): it is not a working ERC-20 token. Nothing was signed or sent.", in.token.Address.Hex())
+	}
+	before, err := chain.DecodeUint256(v.Return)
+	if err != nil {
+		return nil, rpcRefusal(err)
+	}
+	if before.Cmp(in.amount) == 0 {
+		return nil, refuse(CodeApprovalUnchanged, "the allowance of %s for %s is already %s %s. Nothing was signed or sent; there is nothing to do.",
+			in.token.Marked(), in.spender.Hex(), policy.FormatAmount(before, in.token.Decimals), in.token.Marked())
+	}
+	approveCall := func(v *big.Int) chain.Call {
+		return chain.Call{From: in.from, To: in.token.Address, Data: chain.ApproveData(in.spender, v)}
+	}
+	var legs []engine.Leg
+	if before.Sign() > 0 && in.amount.Sign() > 0 {
+		legs = append(legs, engine.Leg{Label: "reset approval", Call: approveCall(new(big.Int))})
+	}
+	label := "approve"
+	if in.amount.Sign() == 0 {
+		label = "revoke"
+	}
+	legs = append(legs, engine.Leg{Label: label, Call: approveCall(in.amount)})
+	p := &engine.Plan{Legs: legs, Recipient: &sp}
+	st, bad := s.engine.BuildTraced(ctx, p)
+	if bad != nil {
+		return nil, bad
+	}
+	if bad := s.unlimitedApproval(p.Traced); bad != nil {
+		return nil, bad
+	}
+	code, err := s.chain.Code(ctx, in.spender)
+	if err != nil {
+		return nil, rpcRefusal(err)
+	}
+	pair := engine.Pair{Token: in.token.Address, Spender: in.spender}
+	after := p.Traced.Approved[pair]
+	if after == nil || after.Cmp(in.amount) != 0 {
+		return nil, refuse(CodeSimulationReverted, "the simulated approval did not leave the allowance at %s %s (it reads %v): the token does not behave as an ERC-20. Nothing was signed or sent.",
+			policy.FormatAmount(in.amount, in.token.Decimals), in.token.Marked(), after)
+	}
+	pv := approvePreview{Action: label, Token: ref(in.token), From: in.from.Hex(), Spender: in.spender.Hex(), SpenderIsContract: len(code) > 0,
+		SpenderKnown: s.knownContract(in.spender), AllowanceBefore: policy.FormatAmount(before, in.token.Decimals),
+		AllowanceAfter: policy.FormatAmount(in.amount, in.token.Decimals), AmountBase: in.amount.String(), Exposure: in.amount.Cmp(before) > 0,
+		MaxFee:        policy.FormatAmount(new(big.Int).Sub(p.MaxCost(), p.Value()), 18),
+		Changes:       s.changesOf(p.Traced),
+		previewCommon: s.newPreviewCommon(p.Spend, fmt.Sprintf("all %d transaction(s) succeed in sequence against block %d", len(p.Legs), st.Head.Number)),
+	}
+	pv.Legs = legPreviews(p.Legs)
+	if in.amount.Sign() == 0 {
+		pv.Summary = fmt.Sprintf("Revoke %s's %s allowance (now %s) on %s (%s)", pv.Spender, in.token.Marked(), pv.AllowanceBefore, pv.Network, pv.NetworkMarker)
+	} else {
+		pv.Summary = fmt.Sprintf("Let %s move up to %s %s of this wallet's (now %s) on %s (%s)", pv.Spender, pv.AllowanceAfter, in.token.Marked(), pv.AllowanceBefore, pv.Network, pv.NetworkMarker)
+	}
+	if !pv.SpenderIsContract {
+		pv.Warnings = append(pv.Warnings, "the spender is an account without code: a person or bot holding its key could move the tokens at any time")
+	}
+	if !in.token.Known {
+		pv.Warnings = append(pv.Warnings, "UNVERIFIED token: not in walletgate's known-token table; its symbol is what the contract says")
+	}
+	display := func() approval.Display {
+		d := s.display(pv.Summary, pv.previewCommon)
+		d.Amounts = []string{"allowance " + pv.AllowanceBefore + " → " + pv.AllowanceAfter + " " + shownAsset(in.token) + " for " + pv.Spender, "at most " + pv.MaxFee + " ETH in network fees"}
+		return d
+	}
+	return s.offer(approveTool, in.canonical(s.chainID), p, display, func(c confirmation) (any, string) {
+		r := approvePreviewResult{Status: "confirmation_required", Preview: pv, ConfirmToken: c.Token, Approval: c.approval(approveTool), ExpiresAt: c.Expires.UTC().Format(time.RFC3339)}
+		var b strings.Builder
+		b.WriteString("PREVIEW — nothing has been signed or sent.\n")
+		pv.networkLine(&b)
+		fmt.Fprintf(&b, "Action:    %s\n", pv.Summary)
+		kind := "an account without code"
+		if pv.SpenderIsContract {
+			kind = "a contract"
+		}
+		if pv.SpenderKnown != "" {
+			kind += ", " + pv.SpenderKnown
+		}
+		fmt.Fprintf(&b, "Spender:   %s (%s)\n", pv.Spender, kind)
+		fmt.Fprintf(&b, "Token:     %s, contract %s\n", in.token.Marked(), in.token.Address.Hex())
+		fmt.Fprintf(&b, "Allowance: %s → %s %s (exact, never unlimited)\n", pv.AllowanceBefore, pv.AllowanceAfter, in.token.Marked())
+		legsText(&b, pv.Legs)
+		changesText(&b, pv.Changes)
+		fmt.Fprintf(&b, "Max fees:  %s ETH in all, paid in ETH\n", pv.MaxFee)
+		s.previewTail(&b, pv.previewCommon, r.ExpiresAt, approveTool, c)
+		return r, b.String()
+	})
+}
+
+// legPreviews lists a plan's legs for a preview.
+func legPreviews(legs []engine.Leg) []legPreview {
+	out := make([]legPreview, 0, len(legs))
+	for _, l := range legs {
+		out = append(out, legPreview{Label: l.Label, To: l.Call.To.Hex(), Value: policy.FormatAmount(valueOrZero(l.Call.Value), 18),
+			GasLimit: l.Call.Gas, MaxFee: policy.FormatAmount(new(big.Int).Mul(new(big.Int).SetUint64(l.Call.Gas), l.Call.MaxFee), 18),
+			Calldata: "0x" + fmt.Sprintf("%x", l.Call.Data)})
+	}
+	return out
+}
+
+// legsText lists the legs in a preview text.
+func legsText(b *strings.Builder, legs []legPreview) {
+	fmt.Fprintf(b, "Transactions, in order (%d):\n", len(legs))
+	for i, l := range legs {
+		fmt.Fprintf(b, "  %d. %s: to %s, value %s ETH, gas limit %d, max fee %s ETH\n", i+1, l.Label, l.To, l.Value, l.GasLimit, l.MaxFee)
+	}
+}
