@@ -69,7 +69,8 @@ func (e *env) usdtUsed() string {
 	return ""
 }
 
-// approve previews and confirms an approval and returns the preview.
+// approve previews and confirms an approval and returns the preview; the
+// confirmed transaction's hash is in lastTx.
 func (e *env) approve(spender common.Address, amount string) approvePreviewOut {
 	e.t.Helper()
 	args := map[string]any{"token": "USDT", "spender": spender.Hex(), "amount": amount}
@@ -79,6 +80,7 @@ func (e *env) approve(spender common.Address, amount string) approvePreviewOut {
 	var out confirmOut
 	text := e.ok("wallet_approve", mustJSON(with(args, p.ConfirmToken)), &out)
 	require.Equal(e.t, "confirmed", out.Status, text)
+	e.lastTx = out.TxHash
 	return p
 }
 
@@ -104,6 +106,11 @@ func TestApproveExactlyThenLowerThenRevoke(t *testing.T) {
 	require.Equal(t, "25", p.Preview.Changes.Allowances[0].After)
 	require.Equal(t, big.NewInt(25_000_000), e.allowanceOf(usdt, spender))
 	require.Equal(t, "25", e.usdtUsed(), "a raised allowance is exposure")
+	var v struct {
+		Approvals []struct{ Token, From, To, Amount string } `json:"approvals"`
+	}
+	e.ok("wallet_verify_tx", mustJSON(map[string]any{"tx": e.lastTx}), &v)
+	require.Equal(t, []struct{ Token, From, To, Amount string }{{usdt.Hex(), signer.DevAddress.Hex(), spender.Hex(), "25"}}, v.Approvals, "wallet_verify_tx decodes the Approval log")
 
 	p = e.approve(spender, "10")
 	require.False(t, p.Preview.Exposure)

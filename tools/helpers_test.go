@@ -24,11 +24,12 @@ import (
 
 // env is a dev chain with walletgate's MCP server and a connected client.
 type env struct {
-	t     *testing.T
-	ctx   context.Context
-	dev   *devnet.Devnet
-	chain *chain.Client
-	mcp   *client.Client
+	lastTx string // the last transaction a helper confirmed
+	t      *testing.T
+	ctx    context.Context
+	dev    *devnet.Devnet
+	chain  *chain.Client
+	mcp    *client.Client
 	// schemas are the output schemas of the tools as the client listed
 	// them; every result call receives is checked against its tool's.
 	schemas *schemacheck.Set

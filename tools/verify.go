@@ -47,6 +47,7 @@ type verifyResult struct {
 	Value         string         `json:"value,omitempty" pattern:"amount" jsonschema:"ETH sent, a decimal string"`
 	Fee           string         `json:"fee,omitempty" pattern:"amount" jsonschema:"ETH paid in fees, a decimal string"`
 	Transfers     []transferJSON `json:"transfers" jsonschema:"ERC-20 Transfer events the transaction emitted"`
+	Approvals     []transferJSON `json:"approvals" jsonschema:"ERC-20 Approval events the transaction emitted: from is the owner, to the spender, amount the allowance set"`
 	ToMatch       *bool          `json:"to_match,omitempty" jsonschema:"given expected_to: whether the transaction succeeded and paid that recipient in the asset"`
 	AmountMatch   *bool          `json:"amount_match,omitempty" jsonschema:"given expected_amount: whether the transaction succeeded and moved exactly that amount of the asset (to expected_to, if given)"`
 }
@@ -99,7 +100,7 @@ func (s *Server) verify(ctx context.Context, a args) (*mcp.CallToolResult, *Refu
 	if err != nil {
 		return nil, rpcRefusal(err)
 	}
-	r := verifyResult{Found: info.Found, Tx: hash.Hex(), Transfers: []transferJSON{}}
+	r := verifyResult{Found: info.Found, Tx: hash.Hex(), Transfers: []transferJSON{}, Approvals: []transferJSON{}}
 	switch {
 	case !info.Found:
 		r.Status = statusNotFound
@@ -124,6 +125,9 @@ func (s *Server) verify(ctx context.Context, a args) (*mcp.CallToolResult, *Refu
 		r.Fee = policy.FormatAmount(info.Fee(), 18)
 		for _, t := range info.Transfers {
 			r.Transfers = append(r.Transfers, s.transferJSON(ctx, t))
+		}
+		for _, a := range info.Approvals {
+			r.Approvals = append(r.Approvals, s.transferJSON(ctx, chain.Transfer{Token: a.Token, From: a.Owner, To: a.Spender, Amount: a.Amount}))
 		}
 	}
 	succeeded := r.Status == statusSuccess
@@ -202,6 +206,9 @@ func verifyText(r verifyResult, as asset) string {
 		fmt.Fprintf(&b, "From %s to %s, value %s ETH, fee %s ETH.", r.From, r.To, r.Value, r.Fee)
 		for _, t := range r.Transfers {
 			fmt.Fprintf(&b, "\nTransfer: %s %s (%s) from %s to %s", t.Amount, marked(t.Symbol, t.Known), t.Token, t.From, t.To)
+		}
+		for _, a := range r.Approvals {
+			fmt.Fprintf(&b, "\nApproval: %s lets %s move %s %s (%s)", a.From, a.To, a.Amount, marked(a.Symbol, a.Known), a.Token)
 		}
 	}
 	if r.ToMatch != nil {
