@@ -193,20 +193,20 @@ func (s *Server) parseApprove(ctx context.Context, a args) (approveIntent, *Refu
 
 // approvePreview is an approval preview's facts.
 type approvePreview struct {
-	Action            string      `json:"action" enum:"approve|revoke" jsonschema:"approve (set an allowance) or revoke (set it to zero)"`
-	Summary           string      `json:"summary" jsonschema:"the approval in one line"`
-	Token             tokenRef    `json:"token" jsonschema:"the token"`
-	From              string      `json:"from" pattern:"address" jsonschema:"the wallet"`
-	Spender           string      `json:"spender" pattern:"address" jsonschema:"who may move the tokens"`
-	SpenderIsContract bool        `json:"spender_is_contract" jsonschema:"whether the spender has contract code"`
-	SpenderKnown      string      `json:"spender_known,omitempty" jsonschema:"what walletgate's table calls the spender, when it knows it"`
-	AllowanceBefore   string      `json:"allowance_before" pattern:"amount" jsonschema:"the allowance now"`
-	AllowanceAfter    string      `json:"allowance_after" pattern:"amount" jsonschema:"the allowance after"`
-	AmountBase        string      `json:"amount_base" pattern:"base" jsonschema:"the allowance after, in base units"`
-	Exposure          bool        `json:"exposure" jsonschema:"the allowance rises: it counts against the token's caps"`
+	Action            string       `json:"action" enum:"approve|revoke" jsonschema:"approve (set an allowance) or revoke (set it to zero)"`
+	Summary           string       `json:"summary" jsonschema:"the approval in one line"`
+	Token             tokenRef     `json:"token" jsonschema:"the token"`
+	From              string       `json:"from" pattern:"address" jsonschema:"the wallet"`
+	Spender           string       `json:"spender" pattern:"address" jsonschema:"who may move the tokens"`
+	SpenderIsContract bool         `json:"spender_is_contract" jsonschema:"whether the spender has contract code"`
+	SpenderKnown      string       `json:"spender_known,omitempty" jsonschema:"what walletgate's table calls the spender, when it knows it"`
+	AllowanceBefore   string       `json:"allowance_before" pattern:"amount" jsonschema:"the allowance now"`
+	AllowanceAfter    string       `json:"allowance_after" pattern:"amount" jsonschema:"the allowance after"`
+	AmountBase        string       `json:"amount_base" pattern:"base" jsonschema:"the allowance after, in base units"`
+	Exposure          bool         `json:"exposure" jsonschema:"the allowance rises: it counts against the token's caps"`
 	Legs              []legPreview `json:"legs" jsonschema:"the transactions, in order (a reset to zero first when the allowance is not zero, as USDT requires)"`
-	MaxFee            string      `json:"max_fee" pattern:"amount" jsonschema:"the most all legs can cost in network fees, in ETH"`
-	Changes           changesJSON `json:"changes" jsonschema:"what the simulation shows this does"`
+	MaxFee            string       `json:"max_fee" pattern:"amount" jsonschema:"the most all legs can cost in network fees, in ETH"`
+	Changes           changesJSON  `json:"changes" jsonschema:"what the simulation shows this does"`
 	previewCommon
 }
 

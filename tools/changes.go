@@ -32,16 +32,16 @@ type assetChange struct {
 
 // allowanceChange is an allowance the write leaves set.
 type allowanceChange struct {
-	Token         string `json:"token" pattern:"address" jsonschema:"the token"`
-	Symbol        string `json:"symbol" jsonschema:"its symbol"`
-	Known         bool   `json:"known" jsonschema:"the token is in walletgate's known-token table"`
-	Spender       string `json:"spender" pattern:"address" jsonschema:"who may move it"`
-	SpenderKnown  string `json:"spender_known,omitempty" jsonschema:"what walletgate's table calls the spender, when it knows it"`
-	Before        string `json:"before" pattern:"amount" jsonschema:"the allowance before, in the token's units"`
-	After         string `json:"after" pattern:"amount" jsonschema:"the allowance after"`
-	AfterBase     string `json:"after_base" pattern:"base" jsonschema:"the allowance after, in base units"`
-	Exposure      bool   `json:"exposure" jsonschema:"the allowance rises: the spender can then move it without asking again, and it counts against the token's caps"`
-	AfterUnlimited bool  `json:"after_unlimited" jsonschema:"the allowance after is unlimited (2^255 or more)"`
+	Token          string `json:"token" pattern:"address" jsonschema:"the token"`
+	Symbol         string `json:"symbol" jsonschema:"its symbol"`
+	Known          bool   `json:"known" jsonschema:"the token is in walletgate's known-token table"`
+	Spender        string `json:"spender" pattern:"address" jsonschema:"who may move it"`
+	SpenderKnown   string `json:"spender_known,omitempty" jsonschema:"what walletgate's table calls the spender, when it knows it"`
+	Before         string `json:"before" pattern:"amount" jsonschema:"the allowance before, in the token's units"`
+	After          string `json:"after" pattern:"amount" jsonschema:"the allowance after"`
+	AfterBase      string `json:"after_base" pattern:"base" jsonschema:"the allowance after, in base units"`
+	Exposure       bool   `json:"exposure" jsonschema:"the allowance rises: the spender can then move it without asking again, and it counts against the token's caps"`
+	AfterUnlimited bool   `json:"after_unlimited" jsonschema:"the allowance after is unlimited (2^255 or more)"`
 }
 
 // changesJSON is what an effects-bound write does to the wallet, as its
