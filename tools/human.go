@@ -11,10 +11,13 @@ package tools
 
 import (
 	"errors"
+	"fmt"
+	"regexp"
 	"strings"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/shopspring/decimal"
 
 	"github.com/walletgate/walletgate/approval"
 	"github.com/walletgate/walletgate/gate"
@@ -66,7 +69,7 @@ func (s *Server) offer(tool string, canonical []byte, p *plan, display func() ap
 		_, err := s.approvals.Add(req, func(id string) approval.Display {
 			result, text = render(confirmation{ApprovalID: id, Expires: expires})
 			d := display()
-			d.Text = text
+			d.Text = personText(text)
 			return d
 		})
 		if err != nil {
@@ -119,4 +122,113 @@ func (s *Server) instructions() string {
 		return Instructions
 	}
 	return instructionsReads + instructionsHumanWrites + instructionsTail
+}
+
+// personText is a preview's text as the person sees it under "everything
+// walletgate checked": without the opening line (the page says where it
+// stands), the network line (the badge names it once) and the tail
+// addressed to the model (a frozen "expires in", how to confirm).
+func personText(text string) string {
+	var kept []string
+	for _, line := range strings.Split(text, "\n") {
+		switch {
+		case strings.HasPrefix(line, "PREVIEW — "), strings.HasPrefix(line, "Network:   "):
+			continue
+		case strings.HasPrefix(line, "Expires:   "):
+			return strings.Join(kept, "\n")
+		}
+		kept = append(kept, line)
+	}
+	return strings.Join(kept, "\n")
+}
+
+// hashInTextRE finds transaction hashes in a message (an earlier leg's, say).
+var hashInTextRE = regexp.MustCompile(`0x[0-9a-fA-F]{64}`)
+
+// finishApproval tells the broker how a human-mode confirm with code ended,
+// in words for the person: the approval page then shows it where they
+// approved. Tokens (token and elicit modes) have no page to tell.
+func (s *Server) finishApproval(code, tool string, canonical []byte, res *mcp.CallToolResult, ref *Refusal) {
+	if !s.human() || s.approvals == nil {
+		return
+	}
+	s.approvals.Finish(code, gate.Fingerprint(tool, canonical), outcomeOf(res, ref))
+}
+
+// outcomeOf is a confirm's result or refusal as the person reads it.
+func outcomeOf(res *mcp.CallToolResult, ref *Refusal) approval.Outcome {
+	if ref != nil {
+		o := approval.Outcome{Status: "refused", TxHashes: hashesIn(ref.Message, ""),
+			Summary: ref.Code + ": " + inert(firstSentence(ref.Message), 300)}
+		if len(o.TxHashes) > 0 {
+			o.Status, o.Summary = "partial", "Earlier transactions were sent, then walletgate stopped: "+inert(ref.Message, 600)
+		} else if strings.Contains(ref.Message, "Nothing was signed") || strings.Contains(ref.Message, "Nothing was sent") {
+			o.Summary += " Nothing was signed or sent."
+		}
+		return o
+	}
+	r, ok := res.StructuredContent.(confirmResult)
+	if !ok {
+		return approval.Outcome{Status: "unknown", Summary: "walletgate could not read the outcome; the assistant was told it, and `walletgate audit` shows it."}
+	}
+	o := approval.Outcome{Status: r.Status, TxHashes: hashesIn(r.Message, r.TxHash)}
+	if r.Block != nil {
+		o.Block = *r.Block
+	}
+	if fee, err := decimal.NewFromString(r.Fee); err == nil {
+		text, exact := readableDecimal(fee, nearest)
+		if !exact {
+			text = "≈ " + text
+		}
+		o.Fee = text + " ETH"
+	}
+	for _, e := range r.Effects {
+		o.Effects = append(o.Effects, fmt.Sprintf("%s %s (%s) from %s to %s", e.Amount, e.Symbol, e.Asset, e.From, e.To))
+	}
+	switch {
+	case r.Status == statusConfirmed && res.IsError:
+		o.Status = "mismatch"
+		o.Summary = "Included, but the receipt does not show the previewed effects; the amounts stay counted against the caps. What the receipt shows is listed below."
+	case r.Status == statusConfirmed:
+		o.Summary = fmt.Sprintf("The receipt shows exactly the previewed effects (%d confirmation(s)).", r.Confirmations)
+	case r.Status == statusRevertedW:
+		o.Summary = "Included, but it REVERTED: nothing moved except the network fees."
+	case r.Status == statusPendingW:
+		o.Summary = "Sent, but not yet seen included. It stays counted against the caps until its outcome is known."
+	default:
+		o.Summary = "walletgate reported status " + inert(r.Status, 40) + "."
+	}
+	return o
+}
+
+// hashesIn lists the transaction hashes a message names, then last (when
+// not already among them).
+func hashesIn(msg, last string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, h := range append(hashInTextRE.FindAllString(msg, -1), last) {
+		if h != "" && !seen[strings.ToLower(h)] {
+			seen[strings.ToLower(h)] = true
+			out = append(out, h)
+		}
+	}
+	if last != "" && len(out) > 0 && out[len(out)-1] != last {
+		// The final transaction goes last whatever the message's order.
+		for i, h := range out {
+			if h == last {
+				out = append(out[:i], out[i+1:]...)
+				break
+			}
+		}
+		out = append(out, last)
+	}
+	return out
+}
+
+// firstSentence is a message up to its first full stop.
+func firstSentence(msg string) string {
+	if i := strings.Index(msg, ". "); i >= 0 {
+		return msg[:i+1]
+	}
+	return msg
 }

@@ -333,16 +333,20 @@ func twoStep[I any](s *Server, tool string, parse func(context.Context, args) (I
 		if !confirming {
 			return preview(ctx, in)
 		}
+		code := token // in human mode, the person's code: the page shows the outcome under it
 		if s.human() {
 			if token, ref = s.redeem(token, tool, canonical(in)); ref != nil {
 				return nil, ref
 			}
 		}
-		p, err := s.gate.Consume(token, tool, canonical(in))
-		if err != nil {
-			return nil, gateRefusal(err)
+		var res *mcp.CallToolResult
+		if p, err := s.gate.Consume(token, tool, canonical(in)); err != nil {
+			ref = gateRefusal(err)
+		} else {
+			res, ref = s.execute(ctx, p.(*plan))
 		}
-		return s.execute(ctx, p.(*plan))
+		s.finishApproval(code, tool, canonical(in), res, ref)
+		return res, ref
 	}
 }
 
@@ -685,14 +689,25 @@ func (s *Server) previewTail(b *strings.Builder, c previewCommon, expiresAt, too
 }
 
 // display is what the person sees of a preview besides its text (human
-// mode): the title, the network with its marker, and the warnings.
+// mode), the facts every write shares: the title, the network with its
+// marker, the wallet, how each cap stands after it, the simulation and the
+// warnings. The write's own facts are added by its caller.
 func (s *Server) display(title string, c previewCommon) approval.Display {
 	warnings := append([]string{}, c.Warnings...)
+	var left []string
+	for _, cp := range c.Caps {
+		left = append(left, fmt.Sprintf("%s %s: %s of %s left", cp.Symbol, cp.Window, readableLeft(cp.RemainingAfter), cp.Limit))
+	}
 	for _, n := range c.NoCap {
 		warnings = append(warnings, "NO CAP APPLIES to "+n+" (the operator allowed uncapped tokens)")
+		left = append(left, n+": no cap applies, nothing is left to protect you")
+	}
+	sim := c.Simulation
+	if sim != "" {
+		sim = strings.ToUpper(sim[:1]) + sim[1:] + "."
 	}
 	return approval.Display{Title: title, Network: fmt.Sprintf("%s, chain id %d", c.Network, c.ChainID), Marker: c.NetworkMarker,
-		Mainnet: s.network.ValueBearing(), Warnings: warnings}
+		Mainnet: s.network.ValueBearing(), Wallet: s.address.Hex(), CapsLeft: left, Simulation: sim, Warnings: warnings}
 }
 
 // shownAsset names an asset for the person: an unknown token carries its
