@@ -411,10 +411,12 @@ func (b *Broker) Redeem(code string, fingerprint [32]byte) (string, error) {
 		case Used, Rejected:
 			return "", &Error{Code: CodeUsed, Message: "this approval code was already used; each code works once, whatever the outcome. Nothing was signed or sent. " + howTo}
 		case Expired:
+			e.outcome = &Outcome{Status: "refused", Summary: "The assistant used the code after the preview had expired. Nothing was signed or sent."}
 			b.killLocked(e, Used)
 			return "", &Error{Code: CodeExpired, Message: "the preview this code approved expired at " + stamp(e.expires) + ". Nothing was signed or sent. " + howTo}
 		}
 		if subtle.ConstantTimeCompare(e.fingerprint[:], fingerprint[:]) != 1 {
+			e.outcome = &Outcome{Status: "refused", Summary: "The assistant offered this code for a different call than the one you approved, so the code is spent. Nothing was signed or sent."}
 			b.killLocked(e, Used)
 			return "", &Error{Code: CodeMismatch, Message: "this approval code was given for a different preview (id " + e.id + ") than the tool and arguments of this call, and it is now spent. Nothing was signed or sent. A code confirms only the exact call the person approved. " + howTo}
 		}
@@ -494,6 +496,7 @@ func (b *Broker) Spend(code string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if e := b.byCodeLocked(digits); e != nil && e.state == Approved {
+		e.outcome = &Outcome{Status: "refused", Summary: "The assistant's confirm carried this code with arguments walletgate could not accept, so the code is spent. Nothing was signed or sent."}
 		b.killLocked(e, Used)
 	}
 }
