@@ -96,8 +96,12 @@ func shownAmount(label string, v *big.Int, decimals uint8, symbol string, mode r
 	case !exact:
 		prefix = "≈ "
 	}
-	full := policy.FormatAmount(v, decimals) + " " + symbol + " (" + v.String() + " base units)"
-	return approval.Amount{Label: label, Rounded: prefix + text + " " + symbol, Exact: full}
+	a := approval.Amount{Label: label, Rounded: prefix + text + " " + symbol}
+	if !exact {
+		// Nothing to unfold when nothing was rounded away.
+		a.Exact = policy.FormatAmount(v, decimals) + " " + symbol + " (" + v.String() + " base units)"
+	}
+	return a
 }
 
 // feeAmount is the most the network fees can be, in wei.

@@ -131,6 +131,11 @@ func TestApprovalPageLayoutInChromium(t *testing.T) {
 	checkLayout(t, tab, s.page, "list", nil, shots)
 	checkLayout(t, tab, s.detail(id), "send-pending", &to, shots)
 	checkLayout(t, tab, s.detail(swapID), "swap-pending", &router, shots)
+	legs := tab.text("legs")
+	require.Regexp(t, `(?s)approve: let the router take 30 USDT, exactly.*swap: pay 30 USDT for at least`, legs, "every leg, the approval included")
+	require.Contains(t, tab.text("allowance"), "0 USDT before, 0 USDT after")
+	require.Regexp(t, `1 USDT ≈ [0-9.]+ WETH · 1 WETH ≈ [0-9,.]+ USDT`, tab.body())
+	require.Contains(t, tab.body(), "0.5% (50 bps)")
 
 	runIn(tab, chromedp.EmulateViewport(1280, 900))
 	tab.navigate(s.detail(id))
