@@ -355,12 +355,12 @@ func TestTerminalApprovalsApproveAndReject(t *testing.T) {
 	first := previewID(t, c, args)
 	second := previewID(t, c, map[string]any{"to": to.Hex(), "amount": "0.5", "asset": "USDT"})
 	_, pos = term.expect(pos, regexp.MustCompile(`Approve preview `+first+`\?`))
+	from := pos
 	_, err = io.WriteString(term.pty, "a\ra\ra\r") // one for the code's prompt, one for the next preview
 	require.NoError(t, err)
 	_, pos = term.expect(pos, regexp.MustCompile(`Waiting for the assistant to use the code`))
 	time.Sleep(300 * time.Millisecond) // let the other "a"s arrive, if they were to count
 	term.typeLine("")
-	from := pos
 	_, pos = term.expect(pos, regexp.MustCompile(`Approve preview `+second+`\?`))
 	require.NotRegexp(t, `(?m)^a(\r|=|$)`, ansi.ReplaceAllString(term.screen()[from:pos], ""), "keys typed ahead are dropped unseen, not echoed")
 	refusedWith(t, c.callTool("wallet_send", withConfirm(map[string]any{"to": to.Hex(), "amount": "0.5", "asset": "USDT"}, "123-456")), "APPROVAL_PENDING")
