@@ -12,6 +12,7 @@ package tools
 import (
 	"errors"
 	"fmt"
+	"math/big"
 	"regexp"
 	"strings"
 	"time"
@@ -20,6 +21,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/walletgate/walletgate/approval"
+	"github.com/walletgate/walletgate/caps"
 	"github.com/walletgate/walletgate/gate"
 	"github.com/walletgate/walletgate/policy"
 )
@@ -31,6 +33,9 @@ type confirmation struct {
 	Token      string
 	ApprovalID string
 	Expires    time.Time
+	// Why, in human mode with WALLETGATE_HUMAN_ABOVE set, says why a token
+	// suffices or a person must approve; "" otherwise.
+	Why string
 }
 
 // approvalJSON tells the model, in human mode, which preview the person must
@@ -56,6 +61,10 @@ func (s *Server) human() bool { return s.cfg.Confirm == policy.ConfirmHuman }
 // with the broker and the preview is listed for the person, with display()
 // as what they see besides the text.
 func (s *Server) offer(tool string, canonical []byte, p *plan, display func() approval.Display, render func(confirmation) (any, string)) (*mcp.CallToolResult, *Refusal) {
+	why := ""
+	if s.human() {
+		p.byToken, why = s.tier(p.spend)
+	}
 	token, expires, ref := s.issue(tool, canonical, p)
 	if ref != nil {
 		return nil, ref
@@ -64,10 +73,12 @@ func (s *Server) offer(tool string, canonical []byte, p *plan, display func() ap
 	var text string
 	if !s.human() {
 		result, text = render(confirmation{Token: token, Expires: expires})
+	} else if p.byToken {
+		result, text = render(confirmation{Token: token, Expires: expires, Why: why})
 	} else {
 		req := approval.Request{Tool: tool, Fingerprint: gate.Fingerprint(tool, canonical), Token: token, Expires: expires}
 		_, err := s.approvals.Add(req, func(id string) approval.Display {
-			result, text = render(confirmation{ApprovalID: id, Expires: expires})
+			result, text = render(confirmation{ApprovalID: id, Expires: expires, Why: why})
 			d := display()
 			d.Text = personText(text)
 			return d
@@ -84,6 +95,11 @@ func (s *Server) offer(tool string, canonical []byte, p *plan, display func() ap
 // redeem turns the code of a human-mode confirm into the gate token of the
 // preview the person approved.
 func (s *Server) redeem(code, tool string, canonical []byte) (string, *Refusal) {
+	if s.caps.HumanAbove != nil && strings.HasPrefix(code, gate.TokenPrefix) {
+		// A token, for a write at or below WALLETGATE_HUMAN_ABOVE: the gate
+		// checks it, and tokenMayConfirm that its plan was offered so.
+		return code, nil
+	}
 	token, err := s.approvals.Redeem(code, gate.Fingerprint(tool, canonical))
 	if err != nil {
 		return "", approvalRefusal(err)
@@ -101,6 +117,9 @@ func approvalRefusal(err error) *Refusal {
 
 // confirmLine ends a preview text: how to confirm it.
 func confirmLine(b *strings.Builder, tool string, c confirmation) {
+	if c.Why != "" {
+		b.WriteString(c.Why + "\n")
+	}
 	if c.ApprovalID == "" {
 		b.WriteString("To confirm, call " + tool + " again with exactly the same arguments plus \"confirm\": \"" + c.Token + "\". Any change needs a new preview.")
 		return
@@ -110,6 +129,9 @@ func confirmLine(b *strings.Builder, tool string, c confirmation) {
 
 // confirmDescription is the confirm property of a write tool's schema.
 func (s *Server) confirmDescription() string {
+	if s.human() && s.caps.HumanAbove != nil {
+		return "the one-time code (six digits, like 123-456) the person was shown when they approved the preview of exactly these arguments, or, for a preview at or below the operator's threshold, its confirm_token; omit it to get a preview"
+	}
 	if s.human() {
 		return "the one-time code (six digits, like 123-456) the person was shown when they approved the preview of exactly these arguments; omit it to get a preview"
 	}
@@ -121,8 +143,14 @@ func (s *Server) instructions() string {
 	if !s.human() {
 		return Instructions
 	}
+	if s.caps.HumanAbove != nil {
+		return instructionsReads + instructionsHumanWrites + instructionsTiered + instructionsTail
+	}
 	return instructionsReads + instructionsHumanWrites + instructionsTail
 }
+
+// instructionsTiered is told in human mode with WALLETGATE_HUMAN_ABOVE set.
+const instructionsTiered = ` Small writes are the exception: a preview at or below the operator's threshold says A TOKEN SUFFICES and carries a confirm_token; confirm those with the token as usual.`
 
 // personText is a preview's text as the person sees it under "everything
 // walletgate checked": without the opening line (the page says where it
@@ -231,4 +259,55 @@ func firstSentence(msg string) string {
 		return msg[:i+1]
 	}
 	return msg
+}
+
+// tier decides, in human mode, whether a write with spend needs a person
+// (WALLETGATE_HUMAN_ABOVE): a token suffices only when every asset it spends
+// is named there and it spends at most that amount of it (ETH counting the
+// value plus the maximum fees, as the caps do). why says which applies, in
+// words for the model and the person; "" when no tier is configured (a
+// person approves every write).
+func (s *Server) tier(spend caps.Spend) (byToken bool, why string) {
+	limits := s.caps.HumanAbove
+	if limits == nil {
+		return false, ""
+	}
+	var within []string
+	for _, a := range sortedAssets(spend) {
+		as := s.assetInfo(a)
+		amt := func(v *big.Int) string { return policy.FormatAmount(v, as.Decimals) + " " + as.Symbol }
+		limit, ok := limits[a]
+		if !ok {
+			return false, fmt.Sprintf("A PERSON MUST APPROVE this write: it spends %s, an asset %s does not name.", as.Symbol, policy.EnvHumanAbove)
+		}
+		if spend[a].Cmp(limit) > 0 {
+			extra := ""
+			if a == policy.NativeAsset {
+				extra = " (value plus the maximum network fees)"
+			}
+			return false, fmt.Sprintf("A PERSON MUST APPROVE this write: it spends up to %s%s, above the %s set by %s.", amt(spend[a]), extra, amt(limit), policy.EnvHumanAbove)
+		}
+		within = append(within, amt(spend[a])+" ≤ "+amt(limit))
+	}
+	return true, "A TOKEN SUFFICES for this write, no person is asked: it spends at most " + strings.Join(within, ", ") + " (" + policy.EnvHumanAbove + "; ETH counts the value plus the maximum fees)."
+}
+
+// confirmBy is how a preview is confirmed, for the journal: "token" or
+// "person".
+func (s *Server) confirmBy(p *plan) string {
+	if s.human() && !p.byToken {
+		return "person"
+	}
+	return "token"
+}
+
+// tokenMayConfirm refuses, in human mode, a plan that a person must approve
+// but that was confirmed with a token rather than the person's code. The
+// broker never lets such a token out, so this is a second lock, not the
+// first.
+func (s *Server) tokenMayConfirm(confirm string, p *plan) *Refusal {
+	if !s.human() || p.byToken || !strings.HasPrefix(confirm, gate.TokenPrefix) {
+		return nil
+	}
+	return refuse(approval.CodeUnknown, "this write needs the person's approval (%s); a token cannot confirm it. Nothing was signed or sent.", policy.EnvHumanAbove)
 }

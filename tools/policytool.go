@@ -6,6 +6,9 @@ import (
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/walletgate/walletgate/caps"
+	"github.com/walletgate/walletgate/policy"
 )
 
 // policyResult is wallet_policy's structured result.
@@ -27,6 +30,16 @@ type policyResult struct {
 	WritesOffReason     string     `json:"writes_disabled_reason,omitempty"`
 	DayWindowNote       string     `json:"per_day_note"`
 	PendingTxs          []string   `json:"pending_transactions"`
+	// HumanAbove: in human mode with WALLETGATE_HUMAN_ABOVE, the most a
+	// write may spend per asset and still confirm with a token.
+	HumanAbove []humanAboveJSON `json:"human_above,omitempty"`
+}
+
+// humanAboveJSON is one asset's tier.
+type humanAboveJSON struct {
+	Asset  string `json:"asset"`
+	Symbol string `json:"symbol"`
+	Limit  string `json:"limit"`
 }
 
 func (s *Server) policyTool() Tool {
@@ -55,6 +68,11 @@ func (s *Server) policyTool() Tool {
 		"writes_disabled_reason": str("why no write tool is offered, when none is"),
 		"per_day_note":           str("how the per-day window is kept"),
 		"pending_transactions":   array("journaled transactions whose outcome is not known yet (check them with wallet_verify_tx)", map[string]any{"type": "string"}),
+		"human_above": array("human mode with WALLETGATE_HUMAN_ABOVE: a write spending at most these (ETH counting value plus max fees), and no other asset, confirms with a token; anything else needs the person", object(map[string]any{
+			"asset":  str("ETH or the token address"),
+			"symbol": str("the asset's symbol"),
+			"limit":  str("the most a token-confirmed write may spend, a decimal string"),
+		}, "asset", "symbol", "limit")),
 	}, "pending_transactions", "caps", "pending_confirmations", "per_day_note", "network", "chain_id", "network_kind", "is_mainnet", "signer", "writes_enabled", "write_tools", "allow_mainnet",
 		"allow_uncapped_tokens", "allow_to", "confirm_mode", "confirm_ttl")
 	return s.readTool("wallet_policy", "Policy and limits",
@@ -102,6 +120,17 @@ func (s *Server) policyResult() policyResult {
 	for _, a := range s.cfg.AllowTo {
 		r.AllowTo = append(r.AllowTo, a.Hex())
 	}
+	if s.human() && s.caps.HumanAbove != nil {
+		r.HumanAbove = []humanAboveJSON{}
+		limits := caps.Spend{}
+		for a, v := range s.caps.HumanAbove {
+			limits[a] = v
+		}
+		for _, a := range sortedAssets(limits) {
+			as := s.assetInfo(a)
+			r.HumanAbove = append(r.HumanAbove, humanAboveJSON{Asset: assetID(as), Symbol: as.Symbol, Limit: policy.FormatAmount(limits[a], as.Decimals)})
+		}
+	}
 	return r
 }
 
@@ -146,5 +175,14 @@ func policyText(r policyResult) string {
 		fmt.Fprintf(&b, "Recipients: only %s.\n", strings.Join(r.AllowTo, ", "))
 	}
 	fmt.Fprintf(&b, "Confirmation mode: %s.", r.ConfirmMode)
+	if r.HumanAbove != nil {
+		var tiers []string
+		for _, h := range r.HumanAbove {
+			tiers = append(tiers, h.Limit+" "+h.Symbol)
+		}
+		fmt.Fprintf(&b, "\nA token suffices for a write that spends at most %s (ETH counting the value plus the maximum fees) and no other asset; anything above, or in another asset, needs the person (%s).", strings.Join(tiers, ", "), policy.EnvHumanAbove)
+	} else if r.ConfirmMode == "human" {
+		b.WriteString("\nThe person approves every write.")
+	}
 	return b.String()
 }

@@ -83,9 +83,12 @@ type leg struct {
 // plan is a previewed write: exactly what the confirm executes. Its legs are
 // sent in order, each only after the one before it succeeded.
 type plan struct {
-	tool      string
-	legs      []leg
-	spend     caps.Spend
+	tool  string
+	legs  []leg
+	spend caps.Spend
+	// byToken: in human mode, this write is at or below
+	// WALLETGATE_HUMAN_ABOVE, so the model's token confirms it (see tier).
+	byToken   bool
 	recipient *common.Address // checked against the allow-list; nil: the wallet itself
 	effects   []expectedEffect
 	// recheck, if set, returns reads to make with the confirm's state read
@@ -305,7 +308,7 @@ type confirmResult struct {
 func (s *Server) issue(tool string, canonical []byte, p *plan) (string, time.Time, *Refusal) {
 	fp := gate.Fingerprint(tool, canonical)
 	if err := s.record(KindPreview, map[string]any{"tool": tool, "fingerprint": hex.EncodeToString(fp[:]),
-		"legs": len(p.legs), "spend": encodeSpend(p.spend)}); err != nil {
+		"legs": len(p.legs), "spend": encodeSpend(p.spend), "confirm_by": s.confirmBy(p)}); err != nil {
 		return "", time.Time{}, s.ledgerUnavailable(err)
 	}
 	token, expires, err := s.gate.Issue(tool, canonical, p)
@@ -342,7 +345,7 @@ func twoStep[I any](s *Server, tool string, parse func(context.Context, args) (I
 		var res *mcp.CallToolResult
 		if p, err := s.gate.Consume(token, tool, canonical(in)); err != nil {
 			ref = gateRefusal(err)
-		} else {
+		} else if ref = s.tokenMayConfirm(code, p.(*plan)); ref == nil {
 			res, ref = s.execute(ctx, p.(*plan))
 		}
 		s.finishApproval(code, tool, canonical(in), res, ref)
