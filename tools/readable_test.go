@@ -52,3 +52,16 @@ func TestHashesInPutsTheFinalLast(t *testing.T) {
 	require.Equal(t, []string{b}, hashesIn("sent "+b, b))
 	require.Empty(t, hashesIn("nothing", ""))
 }
+
+func TestTokenMayConfirmOnlyATokenTierPlan(t *testing.T) {
+	s := &Server{}
+	s.cfg.Confirm = "human"
+	token := "wgc_" + strings.Repeat("a", 32)
+	ref := s.tokenMayConfirm(token, &plan{})
+	require.NotNil(t, ref, "a plan that needed a person is never confirmed by a token")
+	require.Contains(t, ref.Message, "a token cannot confirm it. Nothing was signed or sent.")
+	require.Nil(t, s.tokenMayConfirm(token, &plan{byToken: true}))
+	require.Nil(t, s.tokenMayConfirm("123-456", &plan{}), "the person's code went through the broker")
+	s.cfg.Confirm = "token"
+	require.Nil(t, s.tokenMayConfirm(token, &plan{}), "token mode: tokens are how writes confirm")
+}
