@@ -83,12 +83,9 @@ type leg struct {
 // plan is a previewed write: exactly what the confirm executes. Its legs are
 // sent in order, each only after the one before it succeeded.
 type plan struct {
-	tool  string
-	legs  []leg
-	spend caps.Spend
-	// byToken: in human mode, this write is at or below
-	// WALLETGATE_HUMAN_ABOVE, so the model's token confirms it (see tier).
-	byToken   bool
+	tool      string
+	legs      []leg
+	spend     caps.Spend
 	recipient *common.Address // checked against the allow-list; nil: the wallet itself
 	effects   []expectedEffect
 	// recheck, if set, returns reads to make with the confirm's state read
@@ -103,6 +100,10 @@ type plan struct {
 	// previewText is what the preview showed, for a person to approve. It is
 	// set after the token is issued (the text names the token), hence atomic.
 	previewText atomic.Pointer[string]
+
+	// byToken: in human mode, this write is at or below
+	// WALLETGATE_HUMAN_ABOVE, so the model's token confirms it (see tier).
+	byToken bool
 }
 
 // maxCost is the most all legs together can cost in ETH.
