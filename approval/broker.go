@@ -125,6 +125,7 @@ type Display struct {
 	AllowanceAfter  string   // "0 USDT (the swap uses all of it)"
 	CapsLeft        []string // one line per capped window: "USDT per transaction: 74.876544 of 100 left after this"
 	Simulation      string   // the simulation's result in words
+	Why             string   // tiered approval: why a person is asked, e.g. "it spends up to 25 USDT, above the 20 USDT …"
 	Unverified      []string // tokens not in the known-token table, e.g. "FOO (0x…)"
 	Warnings        []string
 	// Text is every fact of the preview in the model's words, without what

@@ -80,7 +80,7 @@ func (s *Server) offer(tool string, canonical []byte, p *plan, display func() ap
 		_, err := s.approvals.Add(req, func(id string) approval.Display {
 			result, text = render(confirmation{ApprovalID: id, Expires: expires, Why: why})
 			d := display()
-			d.Text = personText(text)
+			d.Text, d.Why = personText(text), why
 			return d
 		})
 		if err != nil {

@@ -56,6 +56,8 @@ func TestTieredApprovalAgainstTheChain(t *testing.T) {
 	before := e.state()
 	hp, text := e.humanPreview(large)
 	require.Contains(t, text, "A PERSON MUST APPROVE this write: it spends up to 25 USDT, above the 20 USDT set by WALLETGATE_HUMAN_ABOVE.")
+	v, _ := b.Get(hp.Approval.ID)
+	require.Equal(t, "A PERSON MUST APPROVE this write: it spends up to 25 USDT, above the 20 USDT set by WALLETGATE_HUMAN_ABOVE.", v.Display.Why, "the person sees why they are asked")
 	for _, guess := range []string{p.ConfirmToken, "wgc_" + strings.Repeat("a", 32), hp.Approval.ID, "123-456"} {
 		got := resultText(e.call("wallet_send", mustJSON(with(large, guess))))
 		require.Regexp(t, `^(TOKEN_USED|TOKEN_UNKNOWN|CODE_UNKNOWN|APPROVAL_PENDING): `, got, "guess %q", guess)

@@ -83,6 +83,9 @@ func (t *terminal) show(it pendingItem) {
 	if d.Simulation != "" {
 		t.say("Simulation: "+sanitize(d.Simulation), "  ")
 	}
+	if d.Why != "" {
+		t.say(sanitize(d.Why), "  ")
+	}
 	if d.Wallet != "" {
 		t.say("From this wallet: "+sanitize(d.Wallet), "  ")
 	}
