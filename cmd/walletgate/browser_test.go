@@ -162,6 +162,14 @@ func (tb *browserTab) has(id string) bool {
 	return runIn(tb, chromedp.Evaluate[bool](fmt.Sprintf("document.getElementById(%q) !== null", id)))
 }
 
+// stayPut cancels the loaded page's own reload (its meta refresh, which
+// counts a live preview down): the tab keeps the page as it was loaded, as a
+// page left open would be when its reload is slow or blocked.
+func (tb *browserTab) stayPut() {
+	tb.t.Helper()
+	runIn(tb, chromedp.Evaluate[any](`window.stop()`))
+}
+
 // csrf reads the CSRF token of the approve form on the loaded page.
 func (tb *browserTab) csrf() string {
 	tb.t.Helper()
@@ -393,6 +401,7 @@ func TestApprovalPageInChromium(t *testing.T) {
 		id, args := s.previewSend(t, to, "5")
 
 		s.openPreview(stale, id)
+		stale.stayPut() // it would reload itself at the expiry and lose its form
 		require.Equal(t, "pending", stale.text("state"))
 		require.True(t, stale.has("approve"))
 		csrf := stale.csrf()
