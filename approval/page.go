@@ -42,11 +42,11 @@ var (
 	pageCSS  = mustRead("page.css")
 	pageTmpl = template.Must(template.New("page.html").Funcs(template.FuncMap{
 		"clock":       func(t time.Time) string { return t.UTC().Format("15:04:05") + " UTC" },
-		"left":        func(v View) string { return leftText(v.Left()) },
-		"groups":      addressGroups,
+		"left":        func(v View) string { return LeftText(v.Left()) },
+		"groups":      AddressGroups,
 		"live":        func(vs []View) []View { return filterViews(vs, true) },
 		"past":        func(vs []View) []View { return filterViews(vs, false) },
-		"outcomeWord": outcomeWord,
+		"outcomeWord": OutcomeHeadline,
 	}).ParseFS(pageFiles, "page.html"))
 	cspHeader = "default-src 'none'; style-src 'sha256-" + cssHash() + "'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 )
@@ -290,8 +290,9 @@ func detailRefresh(v View) int {
 	return 0
 }
 
-// leftText is the time left as a person reads it: "4 min 32 s", "9 s".
-func leftText(d time.Duration) string {
+// LeftText is the time left as a person reads it: "4 min 32 s", "9 s".
+func LeftText(d time.Duration) string {
+	d = max(d, 0)
 	s := int(d / time.Second)
 	if s >= 60 {
 		return fmt.Sprintf("%d min %02d s", s/60, s%60)
@@ -299,10 +300,10 @@ func leftText(d time.Duration) string {
 	return fmt.Sprintf("%d s", s)
 }
 
-// addressGroups splits an address into groups of four hex digits after the
+// AddressGroups splits an address into groups of four hex digits after the
 // 0x ("0x252F", "548b", …), the way people compare addresses; anything
 // else is one group.
-func addressGroups(a string) []string {
+func AddressGroups(a string) []string {
 	if len(a) != 42 || !strings.HasPrefix(a, "0x") {
 		return []string{a}
 	}
@@ -325,8 +326,8 @@ func filterViews(vs []View, live bool) []View {
 	return out
 }
 
-// outcomeWord heads an outcome: what happened, in one or two words.
-func outcomeWord(status string) string {
+// OutcomeHeadline heads an outcome: what happened, in a few words.
+func OutcomeHeadline(status string) string {
 	switch status {
 	case "confirmed":
 		return "Sent and verified"
@@ -338,6 +339,8 @@ func outcomeWord(status string) string {
 		return "Included, but not as previewed"
 	case "refused":
 		return "Not sent"
+	case "partial":
+		return "Stopped part-way"
 	default:
 		return "Outcome unknown"
 	}

@@ -42,7 +42,7 @@ func (t *terminal) show(it pendingItem) {
 	}
 	t.say(t.paint(style, " "+marker+" ")+"  "+sanitize(d.Network), "  ")
 	t.say(fmt.Sprintf("Preview %s · %s · %s left (until %s) · walletgate pid %d", v.ID, sanitize(v.Tool),
-		leftText(time.Until(v.Expires)), v.Expires.UTC().Format("15:04:05")+" UTC", it.server.PID), "  ")
+		approval.LeftText(time.Until(v.Expires)), v.Expires.UTC().Format("15:04:05")+" UTC", it.server.PID), "  ")
 	action := d.Action
 	if action == "" {
 		action = d.Title
@@ -50,7 +50,7 @@ func (t *terminal) show(it pendingItem) {
 	t.sayStyled("1", sanitize(action), "  ")
 	if p := d.Party; p != nil {
 		fmt.Fprintln(t.out, sanitize(p.Role)+":")
-		t.sayStyled("1", "    "+strings.Join(addressGroups(sanitize(p.Address)), " "), "    ")
+		t.sayStyled("1", "    "+strings.Join(approval.AddressGroups(sanitize(p.Address)), " "), "    ")
 		t.say("    "+sanitize(p.Kind)+" · "+sanitize(p.Checksum), "    ")
 	}
 	for _, a := range d.Amounts {
@@ -116,7 +116,7 @@ func (t *terminal) ended(v approval.View) {
 		if o.Status != "confirmed" {
 			style = "1;31"
 		}
-		t.say(t.paint(style, strings.ToUpper(outcomeHeadline(o.Status))+":")+" preview "+v.ID+" — "+sanitize(o.Summary), "  ")
+		t.say(t.paint(style, strings.ToUpper(approval.OutcomeHeadline(o.Status))+":")+" preview "+v.ID+" — "+sanitize(o.Summary), "  ")
 		for i, h := range o.TxHashes {
 			label := "Transaction"
 			if len(o.TxHashes) > 1 {
@@ -141,24 +141,6 @@ func (t *terminal) ended(v approval.View) {
 		t.say("Preview "+v.ID+" is "+string(v.State)+" now.", "  ")
 	}
 	fmt.Fprintln(t.out)
-}
-
-// outcomeHeadline names an outcome's status as the page does.
-func outcomeHeadline(status string) string {
-	switch status {
-	case "confirmed":
-		return "Sent and verified"
-	case "reverted":
-		return "Reverted"
-	case "pending":
-		return "Sent, not yet seen included"
-	case "mismatch":
-		return "Included, but not as previewed"
-	case "refused", "partial":
-		return "Not sent as approved"
-	default:
-		return "Outcome unknown"
-	}
 }
 
 // say prints s wrapped to the terminal's width; continuation lines start
@@ -256,30 +238,6 @@ func cutAt(s string, n int) string {
 		count++
 	}
 	return s[:i]
-}
-
-// leftText is the time left as a person reads it: "4 min 32 s", "9 s".
-func leftText(d time.Duration) string {
-	if d < 0 {
-		d = 0
-	}
-	s := int(d / time.Second)
-	if s >= 60 {
-		return fmt.Sprintf("%d min %02d s", s/60, s%60)
-	}
-	return fmt.Sprintf("%d s", s)
-}
-
-// addressGroups splits an address into 0x252F, 548b, … as people compare it.
-func addressGroups(a string) []string {
-	if len(a) != 42 || !strings.HasPrefix(a, "0x") {
-		return []string{a}
-	}
-	out := []string{a[:6]}
-	for i := 6; i < len(a); i += 4 {
-		out = append(out, a[i:i+4])
-	}
-	return out
 }
 
 func (t *terminal) paint(style, s string) string {
