@@ -96,18 +96,78 @@ type Request struct {
 	Expires     time.Time
 }
 
-// Display is what a person sees of a preview. Every string in it is already
-// inert text (on-chain names and symbols made harmless by the caller); the
-// page escapes it again and the terminal strips control characters again.
+// Display is what a person sees of a preview, as facts in the order they
+// decide on them: the network, the action, who receives (in full), the
+// amounts, the fee, how the caps stand after it, the simulation, the
+// warnings. Every string in it is already inert text (on-chain names and
+// symbols made harmless by the caller); the page escapes it again and the
+// terminal strips control characters again. Nothing in it is addressed to
+// the model. Empty fields are not shown.
 type Display struct {
-	Title      string   // one line: what happens, e.g. "Send 25 USDT to 0x… on …"
-	Network    string   // the network's name and chain id
-	Marker     string   // "MAINNET (real funds)", "testnet" or "local dev chain"
-	Mainnet    bool     // value-bearing: shown loudest
-	Amounts    []string // what leaves the wallet, e.g. "25 USDT", "at most 0.0004 ETH in fees"
-	Unverified []string // tokens not in the known-token table, e.g. "FOO (0x…)"
-	Warnings   []string
-	Text       string // the whole preview, as the model was shown it
+	Title   string // one line for lists, without the network: "Send 25 USDT to 0x252F…9A43"
+	Action  string // the action in one line, amounts exact: "Send 25.123456 USDT"
+	Network string // the network's name and chain id: "dev, chain id 1337"
+	Marker  string // "MAINNET (real funds)", "testnet" or "local dev chain"
+	Mainnet bool   // value-bearing: shown loudest
+	Wallet  string // the wallet that signs and pays, EIP-55
+	// Party is who the wallet sends to or lets spend (a recipient, a router,
+	// a spender), shown in full; nil when there is none.
+	Party   *Party
+	Amounts []Amount // what leaves and what arrives, in order
+	FeeMax  *Amount  // the most the network fees can be, rounded up
+	// Swaps: the rate both ways rounded, the slippage allowed, and every
+	// transaction in order (an approval included) with the allowance the
+	// router has before and will have after.
+	Rate            string // "1 WETH ≈ 3,001.2 USDT"
+	Slippage        string // "0.5% (50 bps)"
+	Legs            []Leg
+	AllowanceBefore string   // "0 USDT"
+	AllowanceAfter  string   // "0 USDT (the swap uses all of it)"
+	CapsLeft        []string // one line per capped window: "USDT per transaction: 74.876544 of 100 left after this"
+	Simulation      string   // the simulation's result in words
+	Why             string   // tiered approval: why a person is asked, e.g. "it spends up to 25 USDT, above the 20 USDT …"
+	Unverified      []string // tokens not in the known-token table, e.g. "FOO (0x…)"
+	Warnings        []string
+	// Text is every fact of the preview in the model's words, without what
+	// is addressed to the model (how to confirm, a frozen "expires in").
+	Text string
+}
+
+// Party is the other side of a write, shown in full so that a person can
+// compare every character.
+type Party struct {
+	Role     string // "Recipient", "Router", "Spender"
+	Address  string // 0x + 40 hex digits, EIP-55
+	Kind     string // what it is: "an account without code", "a contract", "this wallet itself", "Uniswap SwapRouter02"
+	Checksum string // how far the address was checked: "EIP-55 checksum verified", "given in one case: no checksum to verify", "from walletgate's own table"
+}
+
+// Amount is a sum as a person reads it: rounded, with every digit one click
+// away.
+type Amount struct {
+	Label   string // what the sum is: "Send", "Pay", "Receive at least", "Network fee, at most"
+	Rounded string // for reading, e.g. "≈ 25.12 USDT"; the exact text when it is short
+	Exact   string // every digit, with base units: "25.123456 USDT (25123456 base units)"
+}
+
+// Leg is one transaction of a write that needs several, in the order they
+// are sent.
+type Leg struct {
+	Label  string // "reset approval", "approve", "swap"
+	What   string // in words: "let the router take exactly 30 USDT"
+	To     string // the contract called, EIP-55
+	FeeMax string // its fee at most, rounded up: "0.00012 ETH"
+}
+
+// Outcome is how a confirmed approval ended, told by walletgate after the
+// confirm: what the person sees on the used preview.
+type Outcome struct {
+	Status   string   // "confirmed", "reverted", "pending", "mismatch" or "refused"
+	Summary  string   // one sentence in plain words
+	TxHashes []string // every transaction sent, in order; empty when none was
+	Block    uint64   // the block of the last one; 0 when not included
+	Effects  []string // what was verified on chain, in words
+	Fee      string   // the fees paid, e.g. "0.000042 ETH"; "" when unknown
 }
 
 // View is an entry as the page and the terminal show it.
@@ -118,6 +178,21 @@ type View struct {
 	Expires time.Time `json:"expires"`
 	Code    string    `json:"code,omitempty"` // only while approved and unused
 	Display Display   `json:"display"`
+	// Outcome is set once the code was used and walletgate told the broker
+	// how the write ended (Finish); nil before, or when it never did.
+	Outcome *Outcome `json:"outcome,omitempty"`
+	// Now is when the view was taken, for the time left until Expires.
+	Now time.Time `json:"now"`
+}
+
+// Left is the time the view had left until it expired, rounded down to the
+// second; zero when none.
+func (v View) Left() time.Duration {
+	d := v.Expires.Sub(v.Now).Truncate(time.Second)
+	if d < 0 {
+		return 0
+	}
+	return d
 }
 
 // entry is one preview in the broker; guarded by Broker.mu.
@@ -132,6 +207,7 @@ type entry struct {
 	code        string    // six digits, set on approval
 	attempts    int
 	display     Display
+	outcome     *Outcome
 	seq         uint64
 }
 
@@ -336,10 +412,12 @@ func (b *Broker) Redeem(code string, fingerprint [32]byte) (string, error) {
 		case Used, Rejected:
 			return "", &Error{Code: CodeUsed, Message: "this approval code was already used; each code works once, whatever the outcome. Nothing was signed or sent. " + howTo}
 		case Expired:
+			e.outcome = &Outcome{Status: "refused", Summary: "The assistant used the code after the preview had expired. Nothing was signed or sent."}
 			b.killLocked(e, Used)
 			return "", &Error{Code: CodeExpired, Message: "the preview this code approved expired at " + stamp(e.expires) + ". Nothing was signed or sent. " + howTo}
 		}
 		if subtle.ConstantTimeCompare(e.fingerprint[:], fingerprint[:]) != 1 {
+			e.outcome = &Outcome{Status: "refused", Summary: "The assistant offered this code for a different call than the one you approved, so the code is spent. Nothing was signed or sent."}
 			b.killLocked(e, Used)
 			return "", &Error{Code: CodeMismatch, Message: "this approval code was given for a different preview (id " + e.id + ") than the tool and arguments of this call, and it is now spent. Nothing was signed or sent. A code confirms only the exact call the person approved. " + howTo}
 		}
@@ -390,6 +468,25 @@ func (b *Broker) bestLocked(fingerprint [32]byte, now time.Time) *entry {
 	return best
 }
 
+// Finish records how the write confirmed with code ended, so that the person
+// sees it where they approved it. It acts only on the entry the code was
+// issued to, once that code was used for fingerprint; anything else (a code
+// that confirmed nothing, a second outcome) is ignored. It decides nothing.
+func (b *Broker) Finish(code string, fingerprint [32]byte, o Outcome) {
+	digits, ok := ParseCode(code)
+	if !ok {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	e := b.byCodeLocked(digits)
+	if e == nil || e.state != Used || e.outcome != nil || subtle.ConstantTimeCompare(e.fingerprint[:], fingerprint[:]) != 1 {
+		return
+	}
+	e.outcome = &o
+	b.notifyLocked()
+}
+
 // Spend spends the entry a code names, if any: a confirm whose arguments do
 // not even parse still uses its code up.
 func (b *Broker) Spend(code string) {
@@ -400,6 +497,7 @@ func (b *Broker) Spend(code string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if e := b.byCodeLocked(digits); e != nil && e.state == Approved {
+		e.outcome = &Outcome{Status: "refused", Summary: "The assistant's confirm carried this code with arguments walletgate could not accept, so the code is spent. Nothing was signed or sent."}
 		b.killLocked(e, Used)
 	}
 }
@@ -496,7 +594,7 @@ func (e *entry) stateAt(now time.Time) State {
 }
 
 func (e *entry) viewLocked(now time.Time) View {
-	v := View{ID: e.id, Tool: e.tool, State: e.stateAt(now), Expires: e.expires, Display: e.display}
+	v := View{ID: e.id, Tool: e.tool, State: e.stateAt(now), Expires: e.expires, Display: e.display, Outcome: e.outcome, Now: now}
 	if v.State == Approved {
 		v.Code = FormatCode(e.code)
 	}

@@ -165,7 +165,7 @@ func TestAddListsPending(t *testing.T) {
 	v, ok := b.Get(id)
 	require.True(t, ok)
 	require.Equal(t, View{ID: id, Tool: "wallet_swap", State: Pending, Expires: expires,
-		Display: Display{Title: "Swap (preview " + id + ")", Text: "preview " + id}}, v)
+		Display: Display{Title: "Swap (preview " + id + ")", Text: "preview " + id}, Now: t0}, v)
 	require.Equal(t, []View{v}, b.List())
 	require.Empty(t, rv.got())
 

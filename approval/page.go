@@ -41,14 +41,12 @@ var pageFiles embed.FS
 var (
 	pageCSS  = mustRead("page.css")
 	pageTmpl = template.Must(template.New("page.html").Funcs(template.FuncMap{
-		"clock": func(t time.Time) string { return t.UTC().Format("15:04:05") + " UTC" },
-		"left": func(now func() time.Time, t time.Time) string {
-			d := t.Sub(now()).Round(time.Second)
-			if d < 0 {
-				return "0s"
-			}
-			return d.String()
-		},
+		"clock":       func(t time.Time) string { return t.UTC().Format("15:04:05") + " UTC" },
+		"left":        func(v View) string { return LeftText(v.Left()) },
+		"groups":      AddressGroups,
+		"live":        func(vs []View) []View { return filterViews(vs, true) },
+		"past":        func(vs []View) []View { return filterViews(vs, false) },
+		"outcomeWord": OutcomeHeadline,
 	}).ParseFS(pageFiles, "page.html"))
 	cspHeader = "default-src 'none'; style-src 'sha256-" + cssHash() + "'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 )
@@ -139,14 +137,14 @@ func (p *Page) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	parts := strings.Split(rest, "/")
 	switch {
 	case rest == "" && r.Method == http.MethodGet:
-		p.render(w, http.StatusOK, pageData{List: p.broker.List(), Refresh: true})
+		p.render(w, http.StatusOK, pageData{List: p.broker.List(), Refresh: listRefresh})
 	case len(parts) == 2 && parts[0] == "p" && r.Method == http.MethodGet:
 		v, ok := p.broker.Get(parts[1])
 		if !ok {
 			http.NotFound(w, r)
 			return
 		}
-		p.render(w, http.StatusOK, pageData{One: &v, CSRF: p.csrf(v.ID)})
+		p.render(w, http.StatusOK, pageData{One: &v, CSRF: p.csrf(v.ID), Refresh: detailRefresh(v)})
 	case len(parts) == 3 && parts[0] == "p" && (parts[2] == "approve" || parts[2] == "reject"):
 		if r.Method != http.MethodPost {
 			h.Set("Allow", http.MethodPost)
@@ -251,7 +249,7 @@ type pageData struct {
 	One     *View
 	CSRF    string
 	Problem string
-	Refresh bool
+	Refresh int // seconds until the browser reloads the page; 0: never
 	Base    string
 	CSS     template.CSS
 	Now     func() time.Time
@@ -269,6 +267,83 @@ func (p *Page) render(w http.ResponseWriter, status int, d pageData) {
 	}
 	w.WriteHeader(status)
 	_, _ = w.Write([]byte(b.String()))
+}
+
+// listRefresh is how often the list reloads (seconds): new previews appear
+// without the person doing anything.
+const listRefresh = 5
+
+// detailRefresh is when a preview's page reloads itself (seconds; 0: never):
+// while it is live, so that the time left counts down and a decision made
+// elsewhere shows (at its expiry at the latest); while a used code awaits
+// its outcome, soon. A reload is a GET: it never resubmits a form.
+func detailRefresh(v View) int {
+	switch v.State {
+	case Pending, Approved:
+		left := int(v.Left()/time.Second) + 1
+		return min(10, left)
+	case Used:
+		if v.Outcome == nil {
+			return 2
+		}
+	}
+	return 0
+}
+
+// LeftText is the time left as a person reads it: "4 min 32 s", "9 s".
+func LeftText(d time.Duration) string {
+	d = max(d, 0)
+	s := int(d / time.Second)
+	if s >= 60 {
+		return fmt.Sprintf("%d min %02d s", s/60, s%60)
+	}
+	return fmt.Sprintf("%d s", s)
+}
+
+// AddressGroups splits an address into groups of four hex digits after the
+// 0x ("0x252F", "548b", …), the way people compare addresses; anything
+// else is one group.
+func AddressGroups(a string) []string {
+	if len(a) != 42 || !strings.HasPrefix(a, "0x") {
+		return []string{a}
+	}
+	out := []string{a[:6]}
+	for i := 6; i < len(a); i += 4 {
+		out = append(out, a[i:i+4])
+	}
+	return out
+}
+
+// filterViews keeps the live entries (awaiting a decision or the
+// assistant's confirm), or the others (the history).
+func filterViews(vs []View, live bool) []View {
+	var out []View
+	for _, v := range vs {
+		if (v.State == Pending || v.State == Approved) == live {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// OutcomeHeadline heads an outcome: what happened, in a few words.
+func OutcomeHeadline(status string) string {
+	switch status {
+	case "confirmed":
+		return "Sent and verified"
+	case "reverted":
+		return "Reverted"
+	case "pending":
+		return "Sent, not yet seen included"
+	case "mismatch":
+		return "Included, but not as previewed"
+	case "refused":
+		return "Not sent"
+	case "partial":
+		return "Stopped part-way"
+	default:
+		return "Outcome unknown"
+	}
 }
 
 func clip(s string, n int) string {

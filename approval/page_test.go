@@ -271,30 +271,88 @@ func TestPageRendersDetail(t *testing.T) {
 	f := newTestPage(t)
 	id := addDisplay(t, f.broker, "a", Display{
 		Title: "Send 25 USDT to 0x00000000000000000000000000000000000000aa", Network: "Sepolia, chain id 11155111", Marker: "testnet",
-		Amounts: []string{"25 USDT", "at most 0.0004 ETH in fees"}, Warnings: []string{"first send to this address"},
-		Text: "the whole preview\nsecond line",
+		Action:   "Send 25.123456 USDT",
+		Party:    &Party{Role: "Recipient", Address: "0x252F548BFEA5C0A7b9E1d56F4E2a3e0b7c1d9A43", Kind: "an account without code", Checksum: "EIP-55 checksum verified"},
+		Amounts:  []Amount{{Label: "Send", Rounded: "≈ 25.123 USDT", Exact: "25.123456 USDT (25123456 base units)"}, {Label: "Also", Rounded: "1 ETH", Exact: "1 ETH"}},
+		FeeMax:   &Amount{Label: "Network fee", Rounded: "at most 0.0004 ETH", Exact: "0.000391 ETH"},
+		CapsLeft: []string{"USDT per transaction: 74.876544 of 100 left after this"}, Simulation: "succeeds against block 7",
+		Warnings: []string{"first send to this address"},
+		Text:     "the whole preview\nsecond line",
 	})
 	res, body := f.get(t, f.base()+"p/"+id)
 	require.Equal(t, http.StatusOK, res.StatusCode)
 	requireSecurityHeaders(t, res, body)
 	for _, want := range []string{
-		`<h1 id="title">Send 25 USDT to 0x00000000000000000000000000000000000000aa</h1>`,
+		`<h1 id="title">Send 25.123456 USDT</h1>`,
 		`testnet — Sepolia, chain id 11155111`,
-		`<li>25 USDT</li>`, `<li>at most 0.0004 ETH in fees</li>`,
+		`<div class="addr" id="recipient"><span>0x252F</span><wbr><span>548B</span><wbr><span>FEA5</span>`, `<wbr><span>9A43</span></div>`,
+		`an account without code · EIP-55 checksum verified`,
+		`<dt>Send</dt><dd class="big"><details class="exact"><summary>≈ 25.123 USDT</summary>exactly 25.123456 USDT (25123456 base units)</details></dd>`,
+		`<dt>Also</dt><dd class="big">1 ETH</dd>`, // nothing to unfold when the rounded text is exact
+		`<summary>at most 0.0004 ETH</summary>exactly 0.000391 ETH`,
+		`<li>USDT per transaction: 74.876544 of 100 left after this</li>`,
+		`<strong>Simulation:</strong> succeeds against block 7`,
 		`<strong>Warning:</strong> first send to this address`,
 		`<strong id="preview-id">` + id + `</strong>`,
-		`<span class="state" id="state">pending</span>`,
+		`<span class="state state-pending" id="state">pending</span>`,
 		`action="/a/` + f.secret + `/p/` + id + `/approve"`,
 		`action="/a/` + f.secret + `/p/` + id + `/reject"`,
 		`name="csrf" value="` + f.page.csrf(id) + `"`,
 		"<pre id=\"text\">the whole preview\nsecond line</pre>",
-		`(in 5m0s)`,
+		`<span id="countdown">5 min 00 s left</span> (until `,
+		`<meta http-equiv="refresh" content="10">`, // a GET: it counts down, it never resubmits
 	} {
 		require.Contains(t, body, want)
 	}
+	for _, order := range [][2]string{{`id="network"`, `id="title"`}, {`id="title"`, `id="recipient"`}, {`id="recipient"`, `id="amounts"`},
+		{`id="amounts"`, `id="caps"`}, {`id="caps"`, `id="simulation"`}, {`id="simulation"`, `class="warning"`}, {`class="warning"`, `id="approve"`}, {`id="approve"`, `id="text"`}} {
+		require.Less(t, strings.Index(body, order[0]), strings.Index(body, order[1]), "%s comes before %s", order[0], order[1])
+	}
 	require.NotContains(t, body, "UNVERIFIED")
 	require.NotContains(t, body, `id="code"`)
-	require.NotContains(t, body, `http-equiv="refresh"`, "a refresh would not resubmit, but the detail page has a form")
+
+	f.clock.advance(ttl - 4*time.Second)
+	_, body = f.get(t, f.base()+"p/"+id)
+	require.Contains(t, body, `<span id="countdown">4 s left</span>`)
+	require.Contains(t, body, `<meta http-equiv="refresh" content="5">`, "it reloads at its expiry")
+}
+
+func TestPageUsedShowsTheOutcome(t *testing.T) {
+	f := newTestPage(t)
+	id := addDisplay(t, f.broker, "a", Display{Title: "Send 5 USDT", Marker: "testnet", Text: "t"})
+	code := approve(t, f.broker, id)
+	_, err := f.broker.Redeem(code, fp("a"))
+	require.NoError(t, err)
+
+	_, body := f.get(t, f.base()+"p/"+id)
+	require.Contains(t, body, `<span class="state state-used" id="state">used</span>`)
+	require.Contains(t, body, "Waiting for walletgate to say how the write ended")
+	require.Contains(t, body, `<meta http-equiv="refresh" content="2">`)
+	require.NotContains(t, body, `id="countdown"`, "a decided preview does not count down")
+	require.NotContains(t, body, "expires")
+
+	hash := "0x" + strings.Repeat("ab", 32)
+	f.broker.Finish(code, fp("b"), Outcome{Status: "confirmed", Summary: "wrong preview"})
+	f.broker.Finish("000-000", fp("a"), Outcome{Status: "confirmed", Summary: "wrong code"})
+	_, body = f.get(t, f.base()+"p/"+id)
+	require.NotContains(t, body, "wrong", "an outcome is only taken for the code and the preview it confirmed")
+
+	f.broker.Finish(code, fp("a"), Outcome{Status: "confirmed", Summary: "Sent and verified.", TxHashes: []string{hash}, Block: 42,
+		Effects: []string{"5 USDT from 0x01 to 0x02"}, Fee: "0.00004 ETH"})
+	f.broker.Finish(code, fp("a"), Outcome{Status: "reverted", Summary: "second"})
+	_, body = f.get(t, f.base()+"p/"+id)
+	for _, want := range []string{`<section class="outcome outcome-confirmed" id="outcome">`, `<p class="headline">Sent and verified</p>`,
+		`<p class="hash">` + hash + `</p>`, "Included in block 42.", "<li>5 USDT from 0x01 to 0x02</li>", "Network fees paid: 0.00004 ETH."} {
+		require.Contains(t, body, want)
+	}
+	require.NotContains(t, body, "second", "the first outcome stays")
+	require.NotContains(t, body, `http-equiv="refresh"`, "nothing more to wait for")
+	require.NotContains(t, body, "PREVIEW")
+
+	_, body = f.get(t, f.base())
+	require.Contains(t, body, `<h2 id="history">History</h2>`)
+	require.NotContains(t, body, `id="pending"`, "nothing is waiting")
+	require.Contains(t, body, "used</span> · Sent and verified")
 }
 
 var csrfRE = regexp.MustCompile(`action="([^"]+)/approve"><input type="hidden" name="csrf" value="([0-9a-f]+)"`)
@@ -326,7 +384,7 @@ func TestPageApprove(t *testing.T) {
 			res, body = f.get(t, res.Header.Get("Location"))
 			require.Equal(t, http.StatusOK, res.StatusCode)
 			require.Contains(t, body, `<p class="code" id="code">`+v.Code+`</p>`)
-			require.Contains(t, body, `<span class="state" id="state">approved</span>`)
+			require.Contains(t, body, `<span class="state state-approved" id="state">approved</span>`)
 			require.NotContains(t, body, `id="approve"`, "no form once decided")
 			requireSecurityHeaders(t, res, body)
 
@@ -335,7 +393,7 @@ func TestPageApprove(t *testing.T) {
 			require.Equal(t, "tok-a", tok)
 			_, body = f.get(t, f.base()+"p/"+id)
 			require.NotContains(t, body, v.Code)
-			require.Contains(t, body, `<span class="state" id="state">used</span>`)
+			require.Contains(t, body, `<span class="state state-used" id="state">used</span>`)
 		})
 	}
 }
@@ -350,7 +408,7 @@ func TestPageReject(t *testing.T) {
 	require.Equal(t, []string{"tok-a"}, f.rv.got())
 
 	_, body = f.get(t, f.base()+"p/"+id)
-	require.Contains(t, body, `<span class="state" id="state">rejected</span>`)
+	require.Contains(t, body, `<span class="state state-rejected" id="state">rejected</span>`)
 	require.Contains(t, body, `id="outcome"`)
 	require.NotContains(t, body, `id="code"`)
 
@@ -495,8 +553,9 @@ func TestPageExpired(t *testing.T) {
 	requireCode(t, err, CodeExpired)
 
 	_, body := f.get(t, f.base()+"p/"+a)
-	require.Contains(t, body, `<span class="state" id="state">expired</span>`)
-	require.Contains(t, body, "(in 0s)")
+	require.Contains(t, body, `<span class="state state-expired" id="state">expired</span>`)
+	require.NotContains(t, body, `id="countdown"`)
+	require.NotContains(t, body, `http-equiv="refresh"`)
 }
 
 func TestPageUnknownPreview(t *testing.T) {
@@ -536,7 +595,7 @@ func TestPageEscapesHostileDisplay(t *testing.T) {
 	f := newTestPage(t)
 	all := strings.Join(hostile, " ")
 	id := addDisplay(t, f.broker, "a", Display{
-		Title: all, Network: all, Marker: all, Amounts: hostile, Unverified: hostile, Warnings: hostile,
+		Title: all, Network: all, Marker: all, Amounts: hostileAmounts(), Unverified: hostile, Warnings: hostile,
 		Text: strings.Join(hostile, "\n"),
 	})
 	approved := addDisplay(t, f.broker, "b", Display{Title: all, Marker: "testnet", Text: all})
@@ -561,6 +620,14 @@ func TestPageEscapesHostileDisplay(t *testing.T) {
 	require.Equal(t, len(hostile), strings.Count(body, "<strong>UNVERIFIED TOKEN:</strong> "))
 	require.Equal(t, len(hostile), strings.Count(body, "<strong>Warning:</strong> "))
 	require.Contains(t, body, `class="marker dev"`, "the marker's text does not choose the class")
+}
+
+func hostileAmounts() []Amount {
+	var out []Amount
+	for _, h := range hostile {
+		out = append(out, Amount{Label: h, Rounded: h, Exact: h + h})
+	}
+	return out
 }
 
 func TestPageUnverified(t *testing.T) {

@@ -221,7 +221,7 @@ func TestSocketList(t *testing.T) {
 	require.Empty(t, a.ErrorCode)
 
 	d := Display{Title: "Send 25 USDT", Network: "Sepolia, chain id 11155111", Marker: "testnet",
-		Amounts: []string{"25 USDT"}, Unverified: []string{"FOO (0x…)"}, Warnings: []string{"w"}, Text: "all\nof it"}
+		Amounts: []Amount{{Label: "Send", Rounded: "25 USDT"}}, Unverified: []string{"FOO (0x…)"}, Warnings: []string{"w"}, Text: "all\nof it"}
 	first := addDisplay(t, f.broker, "a", d)
 	second := add(t, f.broker, "b")
 	code := approve(t, f.broker, first)
@@ -232,7 +232,7 @@ func TestSocketList(t *testing.T) {
 	require.Len(t, a.Approvals, 2)
 	require.Equal(t, second, a.Approvals[0].ID, "pending first")
 	require.Equal(t, Pending, a.Approvals[0].State)
-	require.Equal(t, View{ID: first, Tool: "wallet_send", State: Approved, Expires: t0.Add(ttl), Code: code, Display: d}, a.Approvals[1])
+	require.Equal(t, View{ID: first, Tool: "wallet_send", State: Approved, Expires: t0.Add(ttl), Code: code, Display: d, Now: t0}, a.Approvals[1])
 	for _, v := range a.Approvals {
 		require.True(t, v.Expires.Equal(t0.Add(ttl)))
 	}

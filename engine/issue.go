@@ -14,7 +14,7 @@ import (
 func (e *Engine) Issue(tool string, canonical []byte, p *Plan) (string, time.Time, *Refusal) {
 	fp := gate.Fingerprint(tool, canonical)
 	p.Tool = tool
-	if err := e.Record(KindPreview, PreviewRecord{Tool: tool, Fingerprint: hex.EncodeToString(fp[:]), Legs: len(p.Legs), Spend: EncodeSpend(p.Spend)}); err != nil {
+	if err := e.Record(KindPreview, PreviewRecord{Tool: tool, Fingerprint: hex.EncodeToString(fp[:]), Legs: len(p.Legs), Spend: EncodeSpend(p.Spend), ConfirmBy: p.ConfirmBy}); err != nil {
 		return "", time.Time{}, e.LedgerUnavailable(err)
 	}
 	token, expires, err := e.gate.Issue(tool, canonical, p)

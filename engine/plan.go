@@ -87,6 +87,12 @@ type Plan struct {
 	// its own simulation grew them, and the receipts are checked against
 	// them. Spend, Effects and Verify are then derived, not given.
 	Traced *Changes
+	// ByToken: in human mode, a token may confirm this plan — it is at or
+	// below WALLETGATE_HUMAN_ABOVE; otherwise only the person's code may.
+	ByToken bool
+	// ConfirmBy is journaled with the preview: "token", "person", or "" when
+	// the mode has no tiers.
+	ConfirmBy string
 
 	text atomic.Pointer[string]
 }

@@ -106,6 +106,7 @@ type PreviewRecord struct {
 	Fingerprint string            `json:"fingerprint"`
 	Legs        int               `json:"legs"`
 	Spend       map[string]string `json:"spend"`
+	ConfirmBy   string            `json:"confirm_by,omitempty"` // human mode: token or person
 }
 
 // Recorder is where the engine keeps its records: the journal, or memory

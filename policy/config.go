@@ -47,6 +47,7 @@ const (
 	EnvReceiptTimeout      = "WALLETGATE_RECEIPT_TIMEOUT"
 	EnvRPCTimeout          = "WALLETGATE_RPC_TIMEOUT"
 	EnvConfirmations       = "WALLETGATE_CONFIRMATIONS"
+	EnvHumanAbove          = "WALLETGATE_HUMAN_ABOVE"
 )
 
 // Variable documents one environment variable for --help and the README.
@@ -81,6 +82,7 @@ var Variables = []Variable{
 	{EnvReceiptTimeout, "how long to wait for a sent transaction's receipt, a Go duration between 1s and 30m", "60s"},
 	{EnvRPCTimeout, "how long one request to the node may take before it fails (RPC_ERROR), a Go duration between 1s and 5m", "20s"},
 	{EnvConfirmations, "blocks a transaction must have (including its own) to count as included, 1 to 64", "1"},
+	{EnvHumanAbove, "with WALLETGATE_CONFIRM=human: a cap list like ETH=0.05,USDC=20; a write that spends at most these (ETH counting value plus max fees) confirms with a token, anything above or in an asset not named needs a person", "a person approves every write"},
 }
 
 // Bounds and defaults of the typed variables.
@@ -134,6 +136,10 @@ type Config struct {
 	ReceiptTimeout time.Duration // MinReceiptTimeout..MaxReceiptTimeout
 	RPCTimeout     time.Duration // MinRPCTimeout..MaxRPCTimeout: the bound on one request to the node
 	Confirmations  uint64        // 1..MaxConfirmations
+	// HumanAbove, in human mode, is the tier below which a token suffices:
+	// a write whose every spent asset is named here and spends at most its
+	// amount needs no person. nil: a person approves every write.
+	HumanAbove []CapEntry
 }
 
 // ConfigError reports a configuration variable that was refused. Var is the
@@ -190,6 +196,11 @@ func Load(environ []string) (Config, error) {
 	}
 	if err := cfg.checkKeySources(); err != nil {
 		return Config{}, err
+	}
+	if cfg.HumanAbove != nil && cfg.Confirm != ConfirmHuman {
+		// Fail closed: a tier without human mode would suggest a person
+		// approves the larger writes when nobody does.
+		return Config{}, configError(EnvHumanAbove, env[EnvHumanAbove], "to be set only with "+EnvConfirm+"=human (it says which writes a person must approve; in "+cfg.Confirm+" mode none is asked)")
 	}
 	return cfg, nil
 }
@@ -319,7 +330,7 @@ func (c *Config) set(name, value string) *ConfigError {
 			return configError(name, value, "an address, 0x followed by 40 hex digits ("+err.(*AddressError).Reason+")")
 		}
 		c.Address = &a
-	case EnvCapPerTx, EnvCapPerSession, EnvCapPerDay:
+	case EnvCapPerTx, EnvCapPerSession, EnvCapPerDay, EnvHumanAbove:
 		entries, err := ParseCapList(value)
 		if err != nil {
 			return configError(name, value, "a cap list of ASSET=AMOUNT items, like ETH=0.01,USDC=25,0xdAC17F958D2ee523a2206206994597C13D831ec7=25 ("+err.Error()+")")
@@ -331,6 +342,8 @@ func (c *Config) set(name, value string) *ConfigError {
 			c.CapPerSession = entries
 		case EnvCapPerDay:
 			c.CapPerDay = entries
+		case EnvHumanAbove:
+			c.HumanAbove = entries
 		}
 	case EnvAllowMainnet, EnvAllowUncappedTokens:
 		var b bool

@@ -223,6 +223,14 @@ func TestLoadEachVariable(t *testing.T) {
 			{"too long", "6m", "between 1s and 5m"},
 			{"a number", "20", "a Go duration"},
 		}},
+		{EnvHumanAbove, []string{EnvConfirm + "=human"}, []good{
+			{"list", "ETH=0.05,USDC=20", func(t *testing.T, c Config) {
+				require.Equal(t, []CapEntry{{"ETH", "0.05"}, {"USDC", "20"}}, c.HumanAbove)
+			}},
+		}, []bad{
+			{"exponent", "ETH=5e-2", "exponent"},
+			{"duplicate", "USDC=1,USDC=2", "repeats"},
+		}},
 		{EnvConfirmations, nil, []good{
 			{"one", "1", func(t *testing.T, c Config) { require.Equal(t, uint64(1), c.Confirmations) }},
 			{"max", "64", func(t *testing.T, c Config) { require.Equal(t, uint64(64), c.Confirmations) }},
@@ -458,4 +466,22 @@ func TestEditDistance(t *testing.T) {
 			require.Equal(t, tc.want, editDistance(tc.a, tc.b))
 		})
 	}
+}
+
+func TestHumanAboveNeedsHumanMode(t *testing.T) {
+	for _, mode := range []string{"", "token", "elicit"} {
+		env := []string{EnvHumanAbove + "=ETH=0.05"}
+		if mode != "" {
+			env = append(env, EnvConfirm+"="+mode)
+		}
+		cfg, err := Load(env)
+		var ce *ConfigError
+		require.True(t, errors.As(err, &ce), "mode %q: %v", mode, err)
+		require.Equal(t, EnvHumanAbove, ce.Var)
+		require.Contains(t, err.Error(), "only with WALLETGATE_CONFIRM=human")
+		require.Equal(t, Config{}, cfg)
+	}
+	cfg, err := Load([]string{EnvHumanAbove + "=ETH=0.05", EnvConfirm + "=human"})
+	require.NoError(t, err)
+	require.Equal(t, []CapEntry{{"ETH", "0.05"}}, cfg.HumanAbove)
 }

@@ -289,7 +289,8 @@ func (s *Server) previewApprove(ctx context.Context, in approveIntent) (*mcp.Cal
 	}
 	display := func() approval.Display {
 		d := s.display(pv.Summary, pv.previewCommon)
-		d.Amounts = []string{"allowance " + pv.AllowanceBefore + " → " + pv.AllowanceAfter + " " + shownAsset(in.token) + " for " + pv.Spender, "at most " + pv.MaxFee + " ETH in network fees"}
+		d.Amounts = []approval.Amount{{Label: "Allowance for " + pv.Spender, Rounded: pv.AllowanceBefore + " → " + pv.AllowanceAfter + " " + shownAsset(in.token), Exact: pv.AllowanceBefore + " → " + pv.AllowanceAfter + " " + shownAsset(in.token) + " (" + pv.AmountBase + " base units)"}}
+		d.FeeMax = feeAmount(new(big.Int).Sub(p.MaxCost(), p.Value()))
 		return d
 	}
 	return s.offer(approveTool, in.canonical(s.chainID), p, display, func(c confirmation) (any, string) {

@@ -208,7 +208,8 @@ func (s *Server) previewCall(ctx context.Context, in callIntent) (*mcp.CallToolR
 	pv.Summary = fmt.Sprintf("%s — this will: %s, on %s (%s)", strings.Join(names, "; "), pv.Changes.Summary, pv.Network, pv.NetworkMarker)
 	display := func() approval.Display {
 		d := s.display(pv.Summary, pv.previewCommon)
-		d.Amounts = []string{"this will: " + pv.Changes.Summary, "at most " + pv.MaxFee + " ETH in network fees"}
+		d.Amounts = []approval.Amount{{Label: "This will", Rounded: pv.Changes.Summary, Exact: pv.Changes.Summary}}
+		d.FeeMax = feeAmount(new(big.Int).Sub(p.MaxCost(), p.Value()))
 		return d
 	}
 	return s.offer(callTool, in.canonical(s.chainID), p, display, func(c confirmation) (any, string) {

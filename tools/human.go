@@ -12,12 +12,17 @@ package tools
 import (
 	"context"
 	"errors"
+	"fmt"
+	"math/big"
+	"regexp"
 	"strings"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/shopspring/decimal"
 
 	"github.com/walletgate/walletgate/approval"
+	"github.com/walletgate/walletgate/caps"
 	"github.com/walletgate/walletgate/engine"
 	"github.com/walletgate/walletgate/gate"
 	"github.com/walletgate/walletgate/policy"
@@ -30,6 +35,9 @@ type confirmation struct {
 	Token      string
 	ApprovalID string
 	Expires    time.Time
+	// Why, in human mode with WALLETGATE_HUMAN_ABOVE set, says why a token
+	// suffices or a person must approve; "" otherwise.
+	Why string
 }
 
 // approvalJSON tells the model, in human mode, which preview the person must
@@ -55,6 +63,16 @@ func (s *Server) human() bool { return s.cfg.Confirm == policy.ConfirmHuman }
 // with the broker and the preview is listed for the person, with display()
 // as what they see besides the text.
 func (s *Server) offer(tool string, canonical []byte, p *engine.Plan, display func() approval.Display, render func(confirmation) (any, string)) (*mcp.CallToolResult, *Refusal) {
+	why := ""
+	byToken := false
+	if s.human() {
+		byToken, why = s.tier(p.Spend)
+		p.ByToken = byToken
+		p.ConfirmBy = "person"
+		if byToken {
+			p.ConfirmBy = "token"
+		}
+	}
 	token, expires, ref := s.engine.Issue(tool, canonical, p)
 	if ref != nil {
 		return nil, ref
@@ -63,12 +81,14 @@ func (s *Server) offer(tool string, canonical []byte, p *engine.Plan, display fu
 	var text string
 	if !s.human() {
 		result, text = render(confirmation{Token: token, Expires: expires})
+	} else if byToken {
+		result, text = render(confirmation{Token: token, Expires: expires, Why: why})
 	} else {
 		req := approval.Request{Tool: tool, Fingerprint: gate.Fingerprint(tool, canonical), Token: token, Expires: expires}
 		_, err := s.approvals.Add(req, func(id string) approval.Display {
-			result, text = render(confirmation{ApprovalID: id, Expires: expires})
+			result, text = render(confirmation{ApprovalID: id, Expires: expires, Why: why})
 			d := display()
-			d.Text = text
+			d.Text, d.Why = personText(text), why
 			return d
 		})
 		if err != nil {
@@ -80,11 +100,12 @@ func (s *Server) offer(tool string, canonical []byte, p *engine.Plan, display fu
 	return success(result, text), nil
 }
 
-// asker is this server's confirmation mode, as the engine asks it.
+// asker is this server's confirmation mode, as the engine asks it; a fresh
+// one per confirm (the human mode remembers how the confirm was redeemed).
 func (s *Server) asker() engine.Asker {
 	switch {
 	case s.human():
-		return humanMode{s.approvals}
+		return &humanMode{s: s}
 	case s.cfg.Confirm == policy.ConfirmElicit:
 		return elicitMode{}
 	}
@@ -92,22 +113,37 @@ func (s *Server) asker() engine.Asker {
 }
 
 // humanMode confirms with the one-time code the person was shown when they
-// approved the preview: the approval itself happened on the page or in the
-// terminal.
-type humanMode struct{ approvals *approval.Broker }
+// approved the preview — or, for a write at or below WALLETGATE_HUMAN_ABOVE,
+// with the preview's token.
+type humanMode struct {
+	s        *Server
+	viaToken bool // the confirm carried a token, not the person's code
+}
 
 // Redeem turns the code into the gate token of the preview the person
-// approved, for the same fingerprint only.
-func (h humanMode) Redeem(code, tool string, canonical []byte) (string, *Refusal) {
-	token, err := h.approvals.Redeem(code, gate.Fingerprint(tool, canonical))
+// approved, for the same fingerprint only; a token passes through to the
+// gate when tiers are configured, and Ask checks its plan allowed one.
+func (h *humanMode) Redeem(code, tool string, canonical []byte) (string, *Refusal) {
+	if h.s.caps.HumanAbove != nil && strings.HasPrefix(code, gate.TokenPrefix) {
+		h.viaToken = true
+		return code, nil
+	}
+	token, err := h.s.approvals.Redeem(code, gate.Fingerprint(tool, canonical))
 	if err != nil {
 		return "", approvalRefusal(err)
 	}
 	return token, nil
 }
 
-// Ask approves: the person already did, to get the code.
-func (humanMode) Ask(context.Context, *engine.Plan) *Refusal { return nil }
+// Ask approves when the person approved (they did, to get the code), and a
+// token only for a plan a token may confirm: the broker never lets a token
+// for a person's preview out, so this is a second lock, not the first.
+func (h *humanMode) Ask(_ context.Context, p *engine.Plan) *Refusal {
+	if h.viaToken && !p.ByToken {
+		return refuse(approval.CodeUnknown, "this write needs the person's approval (%s); a token cannot confirm it. Nothing was signed or sent.", policy.EnvHumanAbove)
+	}
+	return nil
+}
 
 func approvalRefusal(err error) *Refusal {
 	var e *approval.Error
@@ -119,6 +155,9 @@ func approvalRefusal(err error) *Refusal {
 
 // confirmLine ends a preview text: how to confirm it.
 func confirmLine(b *strings.Builder, tool string, c confirmation) {
+	if c.Why != "" {
+		b.WriteString(c.Why + "\n")
+	}
 	if c.ApprovalID == "" {
 		b.WriteString("To confirm, call " + tool + " again with exactly the same arguments plus \"confirm\": \"" + c.Token + "\". Any change needs a new preview.")
 		return
@@ -128,6 +167,9 @@ func confirmLine(b *strings.Builder, tool string, c confirmation) {
 
 // confirmDescription is the confirm property of a write tool's schema.
 func (s *Server) confirmDescription() string {
+	if s.human() && s.caps.HumanAbove != nil {
+		return "the one-time code (six digits, like 123-456) the person was shown when they approved the preview of exactly these arguments, or, for a preview at or below the operator's threshold, its confirm_token; omit it to get a preview"
+	}
 	if s.human() {
 		return "the one-time code (six digits, like 123-456) the person was shown when they approved the preview of exactly these arguments; omit it to get a preview"
 	}
@@ -139,5 +181,151 @@ func (s *Server) instructions() string {
 	if !s.human() {
 		return Instructions
 	}
+	if s.caps.HumanAbove != nil {
+		return instructionsReads + instructionsHumanWrites + instructionsTiered + instructionsTail
+	}
 	return instructionsReads + instructionsHumanWrites + instructionsTail
+}
+
+// instructionsTiered is told in human mode with WALLETGATE_HUMAN_ABOVE set.
+const instructionsTiered = ` Small writes are the exception: a preview at or below the operator's threshold says A TOKEN SUFFICES and carries a confirm_token; confirm those with the token as usual.`
+
+// personText is a preview's text as the person sees it under "everything
+// walletgate checked": without the opening line (the page says where it
+// stands), the network line (the badge names it once) and the tail
+// addressed to the model (a frozen "expires in", how to confirm).
+func personText(text string) string {
+	var kept []string
+	for _, line := range strings.Split(text, "\n") {
+		switch {
+		case strings.HasPrefix(line, "PREVIEW — "), strings.HasPrefix(line, "Network:   "):
+			continue
+		case strings.HasPrefix(line, "Expires:   "):
+			return strings.Join(kept, "\n")
+		}
+		kept = append(kept, line)
+	}
+	return strings.Join(kept, "\n")
+}
+
+// hashInTextRE finds transaction hashes in a message (an earlier leg's, say).
+var hashInTextRE = regexp.MustCompile(`0x[0-9a-fA-F]{64}`)
+
+// finishApproval tells the broker how a human-mode confirm with code ended,
+// in words for the person: the approval page then shows it where they
+// approved. Tokens (token and elicit modes) have no page to tell.
+func (s *Server) finishApproval(code, tool string, canonical []byte, res *mcp.CallToolResult, ref *Refusal) {
+	if !s.human() || s.approvals == nil {
+		return
+	}
+	s.approvals.Finish(code, gate.Fingerprint(tool, canonical), outcomeOf(res, ref))
+}
+
+// outcomeOf is a confirm's result or refusal as the person reads it.
+func outcomeOf(res *mcp.CallToolResult, ref *Refusal) approval.Outcome {
+	if ref != nil {
+		o := approval.Outcome{Status: "refused", TxHashes: hashesIn(ref.Message, ""),
+			Summary: ref.Code + ": " + inert(firstSentence(ref.Message), 300)}
+		if len(o.TxHashes) > 0 {
+			o.Status, o.Summary = "partial", "Earlier transactions were sent, then walletgate stopped: "+inert(ref.Message, 600)
+		} else if strings.Contains(ref.Message, "Nothing was signed") || strings.Contains(ref.Message, "Nothing was sent") {
+			o.Summary += " Nothing was signed or sent."
+		}
+		return o
+	}
+	r, ok := res.StructuredContent.(confirmResult)
+	if !ok {
+		return approval.Outcome{Status: "unknown", Summary: "walletgate could not read the outcome; the assistant was told it, and `walletgate audit` shows it."}
+	}
+	o := approval.Outcome{Status: r.Status, TxHashes: hashesIn(r.Message, r.TxHash)}
+	if r.Block != nil {
+		o.Block = *r.Block
+	}
+	if fee, err := decimal.NewFromString(r.Fee); err == nil {
+		text, exact := readableDecimal(fee, nearest)
+		if !exact {
+			text = "≈ " + text
+		}
+		o.Fee = text + " ETH"
+	}
+	for _, e := range r.Effects {
+		o.Effects = append(o.Effects, fmt.Sprintf("%s %s (%s) from %s to %s", e.Amount, e.Symbol, e.Asset, e.From, e.To))
+	}
+	switch {
+	case r.Status == statusConfirmed && res.IsError:
+		o.Status = "mismatch"
+		o.Summary = "Included, but the receipt does not show the previewed effects; the amounts stay counted against the caps. What the receipt shows is listed below."
+	case r.Status == statusConfirmed:
+		o.Summary = fmt.Sprintf("The receipt shows exactly the previewed effects (%d confirmation(s)).", r.Confirmations)
+	case r.Status == statusRevertedW:
+		o.Summary = "Included, but it REVERTED: nothing moved except the network fees."
+	case r.Status == statusPendingW:
+		o.Summary = "Sent, but not yet seen included. It stays counted against the caps until its outcome is known."
+	default:
+		o.Summary = "walletgate reported status " + inert(r.Status, 40) + "."
+	}
+	return o
+}
+
+// hashesIn lists the transaction hashes a message names, then last (when
+// not already among them).
+func hashesIn(msg, last string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, h := range append(hashInTextRE.FindAllString(msg, -1), last) {
+		if h != "" && !seen[strings.ToLower(h)] {
+			seen[strings.ToLower(h)] = true
+			out = append(out, h)
+		}
+	}
+	if last != "" && len(out) > 0 && out[len(out)-1] != last {
+		// The final transaction goes last whatever the message's order.
+		for i, h := range out {
+			if h == last {
+				out = append(out[:i], out[i+1:]...)
+				break
+			}
+		}
+		out = append(out, last)
+	}
+	return out
+}
+
+// firstSentence is a message up to its first full stop.
+func firstSentence(msg string) string {
+	if i := strings.Index(msg, ". "); i >= 0 {
+		return msg[:i+1]
+	}
+	return msg
+}
+
+// tier decides, in human mode, whether a write with spend needs a person
+// (WALLETGATE_HUMAN_ABOVE): a token suffices only when every asset it spends
+// is named there and it spends at most that amount of it (ETH counting the
+// value plus the maximum fees, as the caps do). why says which applies, in
+// words for the model and the person; "" when no tier is configured (a
+// person approves every write).
+func (s *Server) tier(spend caps.Spend) (byToken bool, why string) {
+	limits := s.caps.HumanAbove
+	if limits == nil {
+		return false, ""
+	}
+	var within []string
+	for _, a := range sortedAssets(spend) {
+		as := s.assetInfo(a)
+		amt := func(v *big.Int) string { return policy.FormatAmount(v, as.Decimals) + " " + as.Symbol }
+		limit, ok := limits[a]
+		if !ok {
+			return false, fmt.Sprintf("A PERSON MUST APPROVE this write: it spends %s, an asset %s does not name.", as.Symbol, policy.EnvHumanAbove)
+		}
+		if spend[a].Cmp(limit) > 0 {
+			extra := ""
+			if a == policy.NativeAsset {
+				extra = " (value plus the maximum network fees)"
+			}
+			return false, fmt.Sprintf("A PERSON MUST APPROVE this write: it spends up to %s%s, above the %s set by %s.", amt(spend[a]), extra, amt(limit), policy.EnvHumanAbove)
+		}
+		within = append(within, amt(spend[a])+" ≤ "+amt(limit))
+	}
+	return true, "A TOKEN SUFFICES for this write, no person is asked: it spends at most " + strings.Join(within, ", ") + " (" + policy.EnvHumanAbove + "; ETH counts the value plus the maximum fees)."
 }

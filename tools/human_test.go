@@ -12,6 +12,7 @@ import (
 
 	"github.com/walletgate/walletgate/approval"
 	"github.com/walletgate/walletgate/chain/devnet"
+	"github.com/walletgate/walletgate/signer"
 	"github.com/walletgate/walletgate/tools"
 )
 
@@ -71,9 +72,19 @@ func TestHumanModeOnlyThePersonsCodeConfirms(t *testing.T) {
 	v, ok := b.Get(p.Approval.ID)
 	require.True(t, ok, "the preview is listed for the person")
 	require.Equal(t, approval.Pending, v.State)
-	require.Equal(t, text, v.Display.Text, "the person sees what the model was shown")
-	require.Contains(t, v.Display.Amounts[0], "3.5 USDT to "+to.Hex())
+	require.Contains(t, text, v.Display.Text, "the person sees the facts the model was shown")
+	require.Contains(t, v.Display.Text, "To:        "+to.Hex())
+	for _, forModel := range []string{"call wallet_send again", "confirm", "PREVIEW", "Network:", "Expires:"} {
+		require.NotContains(t, v.Display.Text, forModel, "what is addressed to the model, or said elsewhere on the page, stays out")
+	}
+	require.Equal(t, &approval.Party{Role: "Recipient", Address: to.Hex(), Kind: "an account without code",
+		Checksum: "given in one case: there was no checksum to catch a typo, compare every character"}, v.Display.Party)
+	require.Equal(t, approval.Amount{Label: "Send", Rounded: "3.5 USDT"}, v.Display.Amounts[0])
+	require.Regexp(t, `^at most 0\.\d+ ETH$`, v.Display.FeeMax.Rounded)
+	require.Contains(t, v.Display.CapsLeft, "USDT per transaction: 96.5 of 100 left")
+	require.Regexp(t, `^Succeeds against block \d+\.$`, v.Display.Simulation)
 	require.Equal(t, "local dev chain", v.Display.Marker)
+	require.Nil(t, v.Outcome)
 
 	// What a model alone can try: the preview's own fields, guesses, a
 	// token-mode token. None is a code the person was shown.
@@ -100,6 +111,11 @@ func TestHumanModeOnlyThePersonsCodeConfirms(t *testing.T) {
 	require.Equal(t, after, e.state(), "a used code moves nothing")
 	v, _ = b.Get(p.Approval.ID)
 	require.Equal(t, approval.Used, v.State)
+	require.NotNil(t, v.Outcome, "the person is told how it ended")
+	require.Equal(t, "confirmed", v.Outcome.Status)
+	require.Equal(t, []string{out.TxHash}, v.Outcome.TxHashes)
+	require.Equal(t, out.Block, v.Outcome.Block)
+	require.Equal(t, []string{"3.5 USDT (" + d.Contracts.USDT.Hex() + ") from " + signer.DevAddress.Hex() + " to " + to.Hex()}, v.Outcome.Effects)
 }
 
 func TestHumanModeCodeIsBoundToTheApprovedArguments(t *testing.T) {
@@ -216,10 +232,17 @@ func TestConfirmationsAreSpentEvenWhenArgumentsDoNotParse(t *testing.T) {
 	// Human mode: the same with the person's code; and a code as a number.
 	h, b := humanEnv(t, d)
 	before := h.state()
-	hp, _ := h.humanPreview(args)
-	code, _, err := b.Approve(hp.Approval.ID)
-	require.NoError(t, err)
-	digits, _ := approval.ParseCode(code)
+	// A code with a leading zero is no JSON number: approve until one is.
+	var code, digits string
+	for range 50 {
+		hp, _ := h.humanPreview(args)
+		code, _, err = b.Approve(hp.Approval.ID)
+		require.NoError(t, err)
+		if digits, _ = approval.ParseCode(code); digits[0] != '0' {
+			break
+		}
+	}
+	require.NotEqual(t, byte('0'), digits[0])
 	asNumber := strings.Replace(mustJSON(with(args, "X")), `"X"`, digits, 1)
 	text = h.refused("wallet_send", asNumber, "BAD_ARGUMENT")
 	require.Contains(t, text, `like "123-456". Nothing was signed or sent.`)

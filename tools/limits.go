@@ -25,7 +25,11 @@ var (
 // what is needed to show them in human units.
 type Caps struct {
 	Limits caps.Limits
-	assets map[common.Address]asset
+	// HumanAbove is WALLETGATE_HUMAN_ABOVE resolved: in human mode, a write
+	// spending at most these amounts (and nothing else) confirms with a
+	// token. nil: a person approves every write.
+	HumanAbove map[common.Address]*big.Int
+	assets     map[common.Address]asset
 }
 
 // ResolveCaps binds the configured cap lists (or defaults, for a window whose
@@ -66,6 +70,27 @@ func ResolveCaps(ctx context.Context, c *chain.Client, cfg policy.Config, defaul
 		}
 	}
 	out.Limits = caps.Limits{PerTx: resolved[0], PerSession: resolved[1], PerDay: resolved[2]}
+	if cfg.HumanAbove != nil {
+		m, err := policy.ResolveCapList(cfg.HumanAbove, chainID, func(a common.Address) (uint8, error) {
+			meta, err := c.TokenMeta(ctx, a)
+			if err != nil {
+				return 0, err
+			}
+			out.assets[a] = asset{Address: a, Symbol: inert(meta.Symbol, maxSymbolDisplay), Decimals: meta.Decimals}
+			return meta.Decimals, nil
+		})
+		if err != nil {
+			return Caps{}, fmt.Errorf("%s: %w", policy.EnvHumanAbove, err)
+		}
+		for a := range m {
+			if _, ok := out.assets[a]; !ok {
+				if t, ok := policy.TokenByAddress(chainID, a); ok {
+					out.assets[a] = knownAsset(t)
+				}
+			}
+		}
+		out.HumanAbove = m
+	}
 	return out, nil
 }
 

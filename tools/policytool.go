@@ -6,6 +6,9 @@ import (
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/walletgate/walletgate/caps"
+	"github.com/walletgate/walletgate/policy"
 )
 
 // policyResult is wallet_policy's structured result.
@@ -28,6 +31,16 @@ type policyResult struct {
 	WritesOffReason     string     `json:"writes_disabled_reason,omitempty" jsonschema:"why no write tool is offered, when none is"`
 	DayWindowNote       string     `json:"per_day_note" jsonschema:"how the per-day window is kept"`
 	PendingTxs          []string   `json:"pending_transactions" jsonschema:"journaled transactions whose outcome is not known yet (check them with wallet_verify_tx)"`
+	// HumanAbove: in human mode with WALLETGATE_HUMAN_ABOVE, the most a
+	// write may spend per asset and still confirm with a token.
+	HumanAbove []humanAboveJSON `json:"human_above,omitempty" jsonschema:"human mode with WALLETGATE_HUMAN_ABOVE: a write spending at most these (ETH counting value plus max fees), and no other asset, confirms with a token; anything else needs the person"`
+}
+
+// humanAboveJSON is one asset's tier.
+type humanAboveJSON struct {
+	Asset  string `json:"asset" jsonschema:"ETH or the token address"`
+	Symbol string `json:"symbol" jsonschema:"the asset's symbol"`
+	Limit  string `json:"limit" pattern:"amount" jsonschema:"the most a token-confirmed write may spend, a decimal string"`
 }
 
 func (s *Server) policyTool() Tool {
@@ -76,6 +89,17 @@ func (s *Server) policyResult() policyResult {
 	}
 	for _, a := range s.cfg.AllowTo {
 		r.AllowTo = append(r.AllowTo, a.Hex())
+	}
+	if s.human() && s.caps.HumanAbove != nil {
+		r.HumanAbove = []humanAboveJSON{}
+		limits := caps.Spend{}
+		for a, v := range s.caps.HumanAbove {
+			limits[a] = v
+		}
+		for _, a := range sortedAssets(limits) {
+			as := s.assetInfo(a)
+			r.HumanAbove = append(r.HumanAbove, humanAboveJSON{Asset: assetID(as), Symbol: as.Symbol, Limit: policy.FormatAmount(limits[a], as.Decimals)})
+		}
 	}
 	return r
 }
@@ -129,5 +153,14 @@ func policyText(r policyResult) string {
 		fmt.Fprintf(&b, "Recipients: only %s.\n", strings.Join(r.AllowTo, ", "))
 	}
 	fmt.Fprintf(&b, "Confirmation mode: %s.", r.ConfirmMode)
+	if r.HumanAbove != nil {
+		var tiers []string
+		for _, h := range r.HumanAbove {
+			tiers = append(tiers, h.Limit+" "+h.Symbol)
+		}
+		fmt.Fprintf(&b, "\nA token suffices for a write that spends at most %s (ETH counting the value plus the maximum fees) and no other asset; anything above, or in another asset, needs the person (%s).", strings.Join(tiers, ", "), policy.EnvHumanAbove)
+	} else if r.ConfirmMode == "human" {
+		b.WriteString("\nThe person approves every write.")
+	}
 	return b.String()
 }

@@ -26,6 +26,9 @@ type sendIntent struct {
 	to     common.Address
 	asset  asset
 	amount *big.Int // base units, > 0
+	// toChecksummed: the recipient was given in mixed case, so its EIP-55
+	// checksum was checked; display only, not part of the fingerprint.
+	toChecksummed bool
 }
 
 // canonical is the intent as the gate fingerprints it: every field resolved
@@ -83,7 +86,7 @@ func (s *Server) parseSend(ctx context.Context, a args) (sendIntent, *Refusal) {
 	if err != nil {
 		return sendIntent{}, refuse(CodeBadAmount, "amount %s: %s. Give a decimal string greater than zero with at most %d decimals for %s, e.g. \"0.05\".", displayInput(amtRaw), reason(err), as.Decimals, as.Symbol)
 	}
-	return sendIntent{from: s.address, to: to, asset: as, amount: amount}, nil
+	return sendIntent{from: s.address, to: to, asset: as, amount: amount, toChecksummed: strings.ToLower(toRaw) != toRaw && strings.ToUpper(toRaw[2:]) != toRaw[2:]}, nil
 }
 
 // sendPreview is the preview's facts.
@@ -169,8 +172,22 @@ func (s *Server) previewSend(ctx context.Context, in sendIntent) (*mcp.CallToolR
 	}
 
 	display := func() approval.Display {
-		d := s.display(pv.Summary, pv.previewCommon)
-		d.Amounts = []string{pv.Amount + " " + shownAsset(in.asset) + " to " + pv.To, "at most " + pv.MaxFee + " ETH in network fees"}
+		d := s.display("Send "+pv.Amount+" "+pv.Symbol+" to "+shortAddress(pv.To), pv.previewCommon)
+		d.Action = "Send " + pv.Amount + " " + pv.Symbol
+		party := approval.Party{Role: "Recipient", Address: pv.To, Kind: "an account without code",
+			Checksum: "given in one case: there was no checksum to catch a typo, compare every character"}
+		switch {
+		case in.to == in.from:
+			party.Kind = "this wallet itself"
+		case pv.ToIsContract:
+			party.Kind = "a CONTRACT (it has code)"
+		}
+		if in.toChecksummed {
+			party.Checksum = "its EIP-55 checksum matched"
+		}
+		d.Party = &party
+		d.Amounts = []approval.Amount{shownAmount("Send", in.amount, in.asset.Decimals, shownAsset(in.asset), nearest)}
+		d.FeeMax = feeAmount(new(big.Int).Mul(new(big.Int).SetUint64(call.Gas), call.MaxFee))
 		if !in.asset.Known {
 			d.Unverified = []string{pv.Symbol + " (" + pv.Asset + ")"}
 		}

@@ -375,7 +375,7 @@ func (s *Server) spendRawConfirm(tool string, raw []byte) string {
 // spendConfirm spends a confirm value whose call is refused before it could
 // be checked — a token, or in human mode an approval code — and says so.
 func (s *Server) spendConfirm(tool, confirm string) string {
-	if s.human() {
+	if s.human() && !(s.caps.HumanAbove != nil && strings.HasPrefix(confirm, gate.TokenPrefix)) {
 		s.approvals.Spend(confirm)
 		return " If the confirm value was an approval code, it is spent; call again without confirm for a new preview."
 	}

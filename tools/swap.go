@@ -480,9 +480,48 @@ func (s *Server) previewSwap(ctx context.Context, in swapIntent) (*mcp.CallToolR
 	pv.Summary = fmt.Sprintf("Swap %s %s for at least %s %s (quoted %s) on %s (%s)", qr.AmountIn, qr.TokenIn.marked(), qr.MinOut, qr.TokenOut.marked(), qr.AmountOut, pv.Network, pv.NetworkMarker)
 
 	display := func() approval.Display {
-		d := s.display(pv.Summary, pv.previewCommon)
-		d.Amounts = []string{"pay " + qr.AmountIn + " " + shownAsset(in.in), "receive at least " + qr.MinOut + " " + shownAsset(in.out) + " (quoted " + qr.AmountOut + ")",
-			"at most " + pv.MaxFee + " ETH in network fees (" + fmt.Sprint(len(pv.Legs)) + " transaction(s))"}
+		inName, outName := shownAsset(in.in), shownAsset(in.out)
+		minText, _ := readableAmount(minOut, in.out.Decimals, roundDown)
+		d := s.display("Swap "+qr.AmountIn+" "+qr.TokenIn.Symbol+" for at least "+minText+" "+qr.TokenOut.Symbol, pv.previewCommon)
+		d.Action = "Swap " + qr.AmountIn + " " + qr.TokenIn.Symbol + " for " + qr.TokenOut.Symbol
+		d.Party = &approval.Party{Role: "Router (receives the " + qr.TokenIn.Symbol + ")", Address: pv.Router, Kind: "a contract: Uniswap SwapRouter02; the output comes back to this wallet",
+			Checksum: "from walletgate's own table of Uniswap contracts, not typed by anyone"}
+		d.Amounts = []approval.Amount{
+			shownAmount("Pay", in.amountIn, in.in.Decimals, inName, nearest),
+			shownAmount("Receive", minOut, in.out.Decimals, outName, roundDown),
+			shownAmount("Quoted", q.AmountOut, in.out.Decimals, outName, nearest),
+		}
+		d.Amounts[2].Label = "Quoted (expected)"
+		rate := decimal.NewFromBigInt(q.AmountOut, -int32(in.out.Decimals)).Div(decimal.NewFromBigInt(in.amountIn, -int32(in.in.Decimals)))
+		if !rate.IsZero() {
+			fwd, _ := readableDecimal(rate, nearest)
+			back, _ := readableDecimal(decimal.NewFromInt(1).DivRound(rate, 18), nearest)
+			d.Rate = "1 " + qr.TokenIn.Symbol + " ≈ " + fwd + " " + qr.TokenOut.Symbol + " · 1 " + qr.TokenOut.Symbol + " ≈ " + back + " " + qr.TokenIn.Symbol
+		}
+		d.Slippage = decimal.New(int64(in.bps), -2).String() + "% (" + fmt.Sprint(in.bps) + " bps) below the quote at most"
+		d.FeeMax = feeAmount(new(big.Int).Sub(p.MaxCost(), p.Value()))
+		d.FeeMax.Label = fmt.Sprintf("Network fees (%d transaction(s))", len(p.Legs))
+		amountText := func(v *big.Int) string { return policy.FormatAmount(v, in.in.Decimals) + " " + qr.TokenIn.Symbol }
+		for _, l := range p.Legs {
+			fee, _ := readableAmount(new(big.Int).Mul(new(big.Int).SetUint64(l.Call.Gas), l.Call.MaxFee), 18, roundUp)
+			lg := approval.Leg{Label: l.Label, To: l.Call.To.Hex(), FeeMax: fee + " ETH"}
+			switch l.Label {
+			case "reset approval":
+				lg.What = "set the router's allowance of " + qr.TokenIn.Symbol + " to 0 first (tokens like USDT require it)"
+			case "approve":
+				lg.What = "let the router take " + amountText(new(big.Int).Add(allowance, in.amountIn)) + ", exactly"
+			default:
+				lg.What = "pay " + qr.AmountIn + " " + qr.TokenIn.Symbol + " for at least " + qr.MinOut + " " + qr.TokenOut.Symbol + ", to this wallet, before " + pv.Deadline
+			}
+			d.Legs = append(d.Legs, lg)
+		}
+		if !in.in.Native {
+			after := new(big.Int).Set(allowance)
+			if len(p.Legs) == 1 { // no approval: the swap uses part of what was there
+				after.Sub(after, in.amountIn)
+			}
+			d.AllowanceBefore, d.AllowanceAfter = amountText(allowance), amountText(after)
+		}
 		for _, as := range []asset{in.in, in.out} {
 			if !as.Known {
 				d.Unverified = append(d.Unverified, as.Symbol+" ("+as.Address.Hex()+")")

@@ -198,11 +198,14 @@ func twoStep[I any](s *Server, tool string, parse func(context.Context, args) (I
 		if !confirming {
 			return preview(ctx, in)
 		}
+		code := token // in human mode, the person's code: the page shows the outcome under it
 		out, ref := s.engine.Confirm(ctx, s.asker(), token, tool, canonical(in))
-		if ref != nil {
-			return nil, ref
+		var res *mcp.CallToolResult
+		if ref == nil {
+			res = renderOutcome(s.cfg.ReceiptTimeout, out)
 		}
-		return renderOutcome(s.cfg.ReceiptTimeout, out), nil
+		s.finishApproval(code, tool, canonical(in), res, ref)
+		return res, ref
 	}
 }
 
@@ -300,14 +303,25 @@ func (s *Server) previewTail(b *strings.Builder, c previewCommon, expiresAt, too
 }
 
 // display is what the person sees of a preview besides its text (human
-// mode): the title, the network with its marker, and the warnings.
+// mode), the facts every write shares: the title, the network with its
+// marker, the wallet, how each cap stands after it, the simulation and the
+// warnings. The write's own facts are added by its caller.
 func (s *Server) display(title string, c previewCommon) approval.Display {
 	warnings := append([]string{}, c.Warnings...)
+	var left []string
+	for _, cp := range c.Caps {
+		left = append(left, fmt.Sprintf("%s %s: %s of %s left", cp.Symbol, cp.Window, readableLeft(cp.RemainingAfter), cp.Limit))
+	}
 	for _, n := range c.NoCap {
 		warnings = append(warnings, "NO CAP APPLIES to "+n+" (the operator allowed uncapped tokens)")
+		left = append(left, n+": no cap applies, nothing is left to protect you")
+	}
+	sim := c.Simulation
+	if sim != "" {
+		sim = strings.ToUpper(sim[:1]) + sim[1:] + "."
 	}
 	return approval.Display{Title: title, Network: fmt.Sprintf("%s, chain id %d", c.Network, c.ChainID), Marker: c.NetworkMarker,
-		Mainnet: s.network.ValueBearing(), Warnings: warnings}
+		Mainnet: s.network.ValueBearing(), Wallet: s.address.Hex(), CapsLeft: left, Simulation: sim, Warnings: warnings}
 }
 
 // shownAsset names an asset for the person: an unknown token carries its

@@ -17,7 +17,8 @@ import (
 	"sort"
 	"strings"
 	"time"
-	"unicode"
+
+	"golang.org/x/term"
 
 	"github.com/walletgate/walletgate/approval"
 	"github.com/walletgate/walletgate/policy"
@@ -122,9 +123,37 @@ func cmdApprovals(argv []string, stdin io.Reader, stdout, stderr io.Writer) erro
 		}
 		dir = approval.Dir(root)
 	}
-	t := &terminal{out: stdout, color: isTerminal(stdout), fixed: *socket, dir: dir, clients: map[string]*approval.Client{}, skipped: map[string]bool{}}
-	if f, ok := stdin.(*os.File); ok && isTerminal(f) {
-		t.tty = f
+	t := &terminal{out: stdout, color: isTerminal(stdout), fixed: *socket, dir: dir, clients: map[string]*approval.Client{}, skipped: map[string]bool{}, watched: map[string]bool{}}
+	t.width = func() int { return 80 }
+	if f, ok := stdout.(*os.File); ok && t.color {
+		t.width = func() int {
+			if w, _, err := term.GetSize(int(f.Fd())); err == nil && w >= 20 {
+				return w
+			}
+			return 80
+		}
+	}
+	var lines <-chan string
+	if f, ok := stdin.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		kb, restore, err := startKeyboard(f)
+		if err != nil {
+			return fmt.Errorf("the terminal could not be put in raw mode: %w", err)
+		}
+		defer restore()
+		t.prompt, lines = kb.Prompt, kb.Lines()
+		if out, ok := stdout.(*os.File); ok && term.IsTerminal(int(out.Fd())) {
+			t.out = crlf{out}
+		}
+	} else {
+		ch := make(chan string)
+		go func() {
+			defer close(ch)
+			sc := bufio.NewScanner(stdin)
+			for sc.Scan() {
+				ch <- strings.TrimSpace(sc.Text())
+			}
+		}()
+		lines = ch
 	}
 	defer t.closeAll()
 	if err := t.connect(); err != nil {
@@ -132,16 +161,8 @@ func cmdApprovals(argv []string, stdin io.Reader, stdout, stderr io.Writer) erro
 			return err
 		}
 		// A terminal may well be opened before the server: wait for one.
-		fmt.Fprintf(t.out, "No walletgate with WALLETGATE_CONFIRM=human is running on %s yet; waiting for one. (Wrong place? The server's log names its WALLETGATE_STATE_DIR.)\n", t.dir)
+		t.say(fmt.Sprintf("No walletgate with WALLETGATE_CONFIRM=human is running on %s yet; waiting for one. (Wrong place? The server's log names its WALLETGATE_STATE_DIR.)", t.dir), "  ")
 	}
-	lines := make(chan string)
-	go func() {
-		defer close(lines)
-		sc := bufio.NewScanner(stdin)
-		for sc.Scan() {
-			lines <- strings.TrimSpace(sc.Text())
-		}
-	}()
 	return t.run(lines)
 }
 
@@ -154,7 +175,11 @@ type terminal struct {
 	clients map[string]*approval.Client
 	skipped map[string]bool // socket + id
 	waiting bool
-	tty     *os.File // stdin when it is a terminal: its typeahead is flushed
+	// prompt, when stdin is a terminal, opens a prompt on it: keys typed
+	// before no longer count (see keyboard).
+	prompt  func()
+	width   func() int      // the terminal's width in columns, now
+	watched map[string]bool // socket + id of approvals given here, until their outcome is shown
 }
 
 // pendingItem is a pending preview and the server it is on.
@@ -181,7 +206,7 @@ func (t *terminal) connect() error {
 		}
 		t.clients[p] = c
 		if a, err := c.Do("list", ""); err == nil && a.Server != nil {
-			fmt.Fprintf(t.out, "Connected to walletgate (pid %d, wallet %s, %s, chain id %d).\n", a.Server.PID, a.Server.Wallet, a.Server.Network, a.Server.ChainID)
+			t.say(fmt.Sprintf("Connected to walletgate (pid %d, wallet %s, %s, chain id %d).", a.Server.PID, a.Server.Wallet, sanitize(a.Server.Network), a.Server.ChainID), "  ")
 		}
 	}
 	if len(t.clients) == 0 {
@@ -225,6 +250,10 @@ func (t *terminal) pending() []pendingItem {
 			continue
 		}
 		for _, v := range a.Approvals {
+			if t.watched[p+"/"+v.ID] && v.State != approval.Approved && (v.State != approval.Used || v.Outcome != nil) {
+				delete(t.watched, p+"/"+v.ID)
+				t.ended(v)
+			}
 			if v.State == approval.Pending && !t.skipped[p+"/"+v.ID] {
 				out = append(out, pendingItem{client: c, server: *a.Server, view: v})
 			}
@@ -235,7 +264,7 @@ func (t *terminal) pending() []pendingItem {
 }
 
 func (t *terminal) run(lines <-chan string) error {
-	fmt.Fprintln(t.out, "walletgate approvals: review what the assistant asks to do. Nothing is signed until you approve and give it the code. Type q and Enter to quit.")
+	t.say("walletgate approvals: review what the assistant asks to do. Nothing is signed until you approve and give it the code. Type q and Enter to quit.", "")
 	for {
 		items := t.pending()
 		if len(items) == 0 {
@@ -243,13 +272,19 @@ func (t *terminal) run(lines <-chan string) error {
 				return fmt.Errorf("the walletgate on %s stopped", t.fixed)
 			}
 			if !t.waiting {
-				fmt.Fprintln(t.out, "Waiting for previews…")
 				t.waiting = true
+				if t.prompt != nil {
+					t.prompt() // for the q; a key typed before no longer counts
+				}
+				fmt.Fprintln(t.out, "Waiting for previews… (q and Enter quits)")
 			}
 			select {
 			case l, ok := <-lines:
 				if !ok || l == "q" {
 					return nil
+				}
+				if t.prompt != nil {
+					t.prompt() // a prompt takes one line: open the next for the q
 				}
 			case <-time.After(pollEvery):
 			}
@@ -271,8 +306,9 @@ func (t *terminal) run(lines <-chan string) error {
 // fresh discards every line typed before now: typed-ahead keys (a second
 // "a" meant for the preview before) must never decide the preview on screen.
 func (t *terminal) fresh(lines <-chan string) {
-	if t.tty != nil {
-		flushTypeahead(t.tty)
+	if t.prompt != nil {
+		t.prompt()
+		return
 	}
 	for {
 		select {
@@ -291,10 +327,12 @@ func (t *terminal) ask(it pendingItem, lines <-chan string) (bool, error) {
 	id := it.view.ID
 	for {
 		t.fresh(lines)
-		fmt.Fprintf(t.out, "Approve preview %s? [a]pprove / [r]eject / [s]kip / [q]uit: ", id)
+		t.ask1(fmt.Sprintf("Approve preview %s? [a]pprove / [r]eject / [s]kip / [q]uit, then Enter:", id))
 		l, ok, gone := t.answer(it, lines)
 		if gone != "" {
-			fmt.Fprintf(t.out, "\nPreview %s is %s now (decided on the page or in another terminal, or it expired); moving on.\n\n", id, gone)
+			fmt.Fprintln(t.out)
+			t.say(fmt.Sprintf("Preview %s is %s now (decided on the page or in another terminal, or it expired); moving on.", id, gone), "  ")
+			fmt.Fprintln(t.out)
 			return false, nil
 		}
 		if !ok {
@@ -311,31 +349,91 @@ func (t *terminal) ask(it pendingItem, lines <-chan string) (bool, error) {
 			if a.Expires != nil {
 				until = " until " + a.Expires.UTC().Format("15:04:05") + " UTC"
 			}
-			fmt.Fprintf(t.out, "\n%s Give the assistant this one-time code:\n\n    %s\n\nIt confirms preview %s only, once%s. Nothing has been signed yet.\n",
-				t.paint("1;32", "APPROVED."), t.paint("1;7", " "+a.Code+" "), id, until)
-			// Keep the code on screen until the person has it.
-			t.fresh(lines)
-			fmt.Fprint(t.out, "Press Enter when you have given the code to the assistant. ")
-			if _, ok := <-lines; !ok {
-				fmt.Fprintln(t.out)
-				return true, nil
-			}
-			fmt.Fprintln(t.out)
-			return false, nil
+			fmt.Fprintf(t.out, "\n%s Give the assistant this one-time code:\n\n    %s\n\n", t.paint("1;32", "APPROVED."), t.paint("1;7", " "+a.Code+" "))
+			t.say(fmt.Sprintf("It confirms preview %s only, once%s. Nothing has been signed yet.", id, until), "")
+			return t.awaitUse(it, lines)
 		case "r", "reject":
 			if a, err := t.decide(it, "reject"); err != nil || !a.OK {
 				return false, err
 			}
-			fmt.Fprintf(t.out, "%s Preview %s will never be signed.\n\n", t.paint("1;31", "REJECTED."), id)
+			t.say(t.paint("1;31", "REJECTED.")+" Preview "+id+" will never be signed.", "  ")
+			fmt.Fprintln(t.out)
 			return false, nil
 		case "s", "skip":
 			t.skipped[it.client.Path+"/"+id] = true
-			fmt.Fprintf(t.out, "Skipped %s (it stays pending until it expires; the web page can still decide it).\n\n", id)
+			t.say("Skipped "+id+" (it stays pending until it expires; the web page can still decide it).", "  ")
+			fmt.Fprintln(t.out)
 			return false, nil
 		case "q", "quit":
 			return true, nil
 		default:
 			fmt.Fprintln(t.out, "Type a, r, s or q, then Enter.")
+		}
+	}
+}
+
+// awaitUse keeps an approval's code on screen until the assistant uses it,
+// then shows how the write ended; Enter goes on without waiting (the outcome
+// is shown when it comes), w withdraws the approval.
+func (t *terminal) awaitUse(it pendingItem, lines <-chan string) (bool, error) {
+	id, key := it.view.ID, it.client.Path+"/"+it.view.ID
+	t.watched[key] = true
+	t.fresh(lines)
+	t.say("Waiting for the assistant to use the code. Enter goes on to other previews without waiting; w and Enter withdraws the approval.", "")
+	tick := time.NewTicker(pollEvery)
+	defer tick.Stop()
+	told := false
+	for {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				fmt.Fprintln(t.out)
+				return true, nil
+			}
+			switch strings.ToLower(l) {
+			case "":
+				fmt.Fprintln(t.out)
+				return false, nil
+			case "w", "withdraw":
+				a, err := t.decide(it, "reject")
+				if err != nil || !a.OK {
+					t.fresh(lines)
+					continue
+				}
+				delete(t.watched, key)
+				t.say(t.paint("1;31", "WITHDRAWN.")+" The code of preview "+id+" is worthless now; nothing will be signed for it.", "")
+				fmt.Fprintln(t.out)
+				return false, nil
+			default:
+				t.fresh(lines)
+				fmt.Fprintln(t.out, "Type w and Enter to withdraw, or Enter to go on.")
+			}
+		case <-tick.C:
+			a, err := it.client.Do("list", "")
+			if err != nil {
+				delete(t.watched, key)
+				fmt.Fprintln(t.out)
+				t.say(fmt.Sprintf("That walletgate (pid %d) stopped answering; preview %s is gone with it.", it.server.PID, id), "  ")
+				fmt.Fprintln(t.out)
+				return false, nil
+			}
+			for _, v := range a.Approvals {
+				if v.ID != id {
+					continue
+				}
+				switch {
+				case v.State == approval.Used && v.Outcome == nil:
+					if !told {
+						fmt.Fprintln(t.out, "\nThe assistant used the code; waiting for the outcome…")
+						told = true
+					}
+				case v.State != approval.Approved:
+					delete(t.watched, key)
+					fmt.Fprintln(t.out)
+					t.ended(v)
+					return false, nil
+				}
+			}
 		}
 	}
 }
@@ -370,74 +468,12 @@ func (t *terminal) decide(it pendingItem, op string) (approval.Answer, error) {
 	if err != nil {
 		// That walletgate stopped: its previews are gone, the others stay.
 		t.drop(it.client.Path)
-		fmt.Fprintf(t.out, "That walletgate (pid %d) stopped answering; preview %s is gone with it. Nothing was decided.\n\n", it.server.PID, it.view.ID)
+		t.say(fmt.Sprintf("That walletgate (pid %d) stopped answering; preview %s is gone with it. Nothing was decided.", it.server.PID, it.view.ID), "  ")
+		fmt.Fprintln(t.out)
 		return approval.Answer{}, nil
 	}
 	if !a.OK {
-		fmt.Fprintf(t.out, "%s Nothing was decided: %s\n", t.paint("1;31", sanitize(a.ErrorCode)+":"), sanitize(a.Error))
+		t.say(t.paint("1;31", sanitize(a.ErrorCode)+":")+" Nothing was decided: "+sanitize(a.Error), "  ")
 	}
 	return a, nil
-}
-
-// show prints a preview: the network marker and the amounts first and
-// loudest, then everything the text preview says.
-func (t *terminal) show(it pendingItem) {
-	v, d := it.view, it.view.Display
-	rule := strings.Repeat("=", 72)
-	fmt.Fprintln(t.out, rule)
-	marker := strings.ToUpper(sanitize(d.Marker))
-	style := "1;7"
-	if d.Mainnet {
-		style = "1;41;97"
-	}
-	// The whole text first; the facts that decide it last, right above the
-	// prompt, so that they are on screen however short the terminal.
-	fmt.Fprintln(t.out, "----- the full preview -----")
-	fmt.Fprintln(t.out, sanitize(d.Text))
-	fmt.Fprintln(t.out, "----- in short -----")
-	fmt.Fprintf(t.out, "%s  %s\n", t.paint(style, " "+marker+" "), sanitize(d.Network))
-	fmt.Fprintf(t.out, "Preview %s · %s · wallet %s (pid %d) · expires %s (in %s)\n", v.ID, sanitize(v.Tool), it.server.Wallet, it.server.PID,
-		v.Expires.UTC().Format("15:04:05")+" UTC", time.Until(v.Expires).Round(time.Second))
-	fmt.Fprintln(t.out, t.paint("1", sanitize(d.Title)))
-	for _, a := range d.Amounts {
-		fmt.Fprintf(t.out, "  %s %s\n", t.paint("1", ">>"), t.paint("1", sanitize(a)))
-	}
-	for _, u := range d.Unverified {
-		fmt.Fprintf(t.out, "  %s %s: not in walletgate's known-token table; its name and symbol are whatever the contract says.\n", t.paint("1;33", "UNVERIFIED TOKEN:"), sanitize(u))
-	}
-	for _, w := range d.Warnings {
-		fmt.Fprintf(t.out, "  %s %s\n", t.paint("1;33", "WARNING:"), sanitize(w))
-	}
-	fmt.Fprintln(t.out, rule)
-}
-
-func (t *terminal) paint(style, s string) string {
-	if !t.color {
-		return s
-	}
-	return "\x1b[" + style + "m" + s + "\x1b[0m"
-}
-
-// sanitize keeps text inert on a terminal: every control or format
-// character but a newline (escape sequences, bidi overrides) becomes U+FFFD.
-func sanitize(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r == '\n' {
-			return r
-		}
-		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
-			return unicode.ReplacementChar
-		}
-		return r
-	}, s)
-}
-
-// isTerminal reports whether w is a character device (a terminal).
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }

@@ -186,9 +186,15 @@ type terminalSession struct {
 
 func startTerminal(t *testing.T, state string) *terminalSession {
 	t.Helper()
+	return startTerminalSized(t, state, 120, 40)
+}
+
+// startTerminalSized is startTerminal in a terminal cols wide and rows high.
+func startTerminalSized(t *testing.T, state string, cols, rows uint16) *terminalSession {
+	t.Helper()
 	cmd := exec.Command(binary, "approvals")
 	cmd.Env = cleanEnv("WALLETGATE_STATE_DIR=" + state)
-	f, err := pty.Start(cmd)
+	f, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: cols, Rows: rows})
 	require.NoError(t, err)
 	s := &terminalSession{t: t, pty: f, cmd: cmd, fed: make(chan struct{}, 1)}
 	go func() {
@@ -289,27 +295,42 @@ func TestTerminalApprovalsApproveAndReject(t *testing.T) {
 	before := view.usdtOf(to)
 	id := previewID(t, c, args)
 
-	// The terminal shows the preview: marker and amounts first, then the
-	// whole text, and asks.
+	// The terminal shows every fact the model was shown, then the decisive
+	// ones in the page's order right above the prompt, and asks.
+	start := pos
 	_, pos = term.expect(pos, regexp.MustCompile(`Approve preview `+id+`\?`))
-	shown := ansi.ReplaceAllString(term.screen(), "")
-	require.Contains(t, shown, "LOCAL DEV CHAIN")
-	require.Contains(t, shown, ">> 7.25 USDT to "+to.Hex())
+	shown := ansi.ReplaceAllString(term.screen()[start:pos], "")
 	require.Contains(t, shown, "Action:    send 7.25 USDT (7250000 base units, 6 decimals)")
-	require.Contains(t, shown, "APPROVAL BY THE PERSON REQUIRED (preview "+id+")")
+	decisive := shown[strings.Index(shown, "LOCAL DEV CHAIN"):]
+	facts := []string{"LOCAL DEV CHAIN", "walletgate dev chain, chain id 1337", "Send 7.25 USDT", "Recipient:",
+		"    " + strings.Join(groupsOf(to.Hex()), " "), "an account without code", "Send: 7.25 USDT", "Network fee: at most ",
+		"Caps left after this:", "USDT per transaction: 92.75 of 100 left", "Simulation: Succeeds against block", "From this wallet: " + info.DevAccount}
+	at := 0
+	for _, f := range facts {
+		i := strings.Index(decisive[at:], f)
+		require.GreaterOrEqual(t, i, 0, "the summary above the prompt shows %q after the facts before it:\n%s", f, decisive)
+		at += i
+	}
+	require.NotContains(t, shown, "APPROVAL BY THE PERSON REQUIRED", "what is addressed to the model is not shown to the person")
+	require.NotContains(t, shown, "(in 5m0s)", "no frozen time left")
 	require.Equal(t, before, view.usdtOf(to), "nothing moves before the person decides")
 
 	term.typeLine("a")
 	m, pos := term.expect(pos, regexp.MustCompile(`APPROVED\.(?:\x1b\[0m)? Give the assistant this one-time code:\s+(?:\x1b\[[0-9;]*m)? ?(\d{3}-\d{3})`))
 	code := m[1]
-	_, pos = term.expect(pos, regexp.MustCompile(`Press Enter when you have given the code`))
-	term.typeLine("")
+	_, pos = term.expect(pos, regexp.MustCompile(`Waiting for the assistant to use the code`))
 
 	res := c.callTool("wallet_send", withConfirm(args, code))
 	require.NotEqual(t, true, res["isError"], text(res))
 	require.Equal(t, "confirmed", res["structuredContent"].(map[string]any)["status"], text(res))
 	require.Equal(t, new(big.Int).Add(before, big.NewInt(7_250_000)), view.usdtOf(to), "the approved amount arrived on chain")
 	refusedWith(t, c.callTool("wallet_send", withConfirm(args, code)), "CODE_USED")
+
+	// The terminal tells the person how it ended: the transaction, its
+	// block and what was verified on chain.
+	hash := res["structuredContent"].(map[string]any)["tx_hash"].(string)
+	_, pos = term.expect(pos, regexp.MustCompile(`SENT AND VERIFIED:(?:\x1b\[0m)? preview `+id))
+	_, pos = term.expect(pos, regexp.MustCompile(`Transaction: `+hash+`\s+Included in block \d+\.\s+Verified on chain: 7\.25 USDT`))
 
 	// Reject: the preview is dead, whatever code the model offers.
 	nonce := view.nonce()
@@ -334,12 +355,14 @@ func TestTerminalApprovalsApproveAndReject(t *testing.T) {
 	first := previewID(t, c, args)
 	second := previewID(t, c, map[string]any{"to": to.Hex(), "amount": "0.5", "asset": "USDT"})
 	_, pos = term.expect(pos, regexp.MustCompile(`Approve preview `+first+`\?`))
-	_, err = io.WriteString(term.pty, "a\ra\ra\r") // one for the Enter prompt, one for the next preview
+	from := pos
+	_, err = io.WriteString(term.pty, "a\ra\ra\r") // one for the code's prompt, one for the next preview
 	require.NoError(t, err)
-	_, pos = term.expect(pos, regexp.MustCompile(`Press Enter when you have given the code`))
-	time.Sleep(300 * time.Millisecond) // let the second "a" arrive, if it were to count
+	_, pos = term.expect(pos, regexp.MustCompile(`Waiting for the assistant to use the code`))
+	time.Sleep(300 * time.Millisecond) // let the other "a"s arrive, if they were to count
 	term.typeLine("")
 	_, pos = term.expect(pos, regexp.MustCompile(`Approve preview `+second+`\?`))
+	require.NotRegexp(t, `(?m)^a(\r|=|$)`, ansi.ReplaceAllString(term.screen()[from:pos], ""), "keys typed ahead are dropped unseen, not echoed")
 	refusedWith(t, c.callTool("wallet_send", withConfirm(map[string]any{"to": to.Hex(), "amount": "0.5", "asset": "USDT"}, "123-456")), "APPROVAL_PENDING")
 	term.typeLine("r")
 	_, pos = term.expect(pos, regexp.MustCompile(`REJECTED\.(?:\x1b\[0m)? Preview `+second))
@@ -359,6 +382,51 @@ func TestTerminalApprovalsApproveAndReject(t *testing.T) {
 
 func TestTerminalApprovalsWaitsForAServer(t *testing.T) {
 	term := startTerminal(t, t.TempDir())
-	_, _ = term.expect(0, regexp.MustCompile(`No walletgate with WALLETGATE_CONFIRM=human is running on .* yet; waiting for one`))
+	_, pos := term.expect(0, regexp.MustCompile(`No walletgate with WALLETGATE_CONFIRM=human is running on\s+\S+ yet; waiting for one`))
+	_, _ = term.expect(pos, regexp.MustCompile(`Waiting for previews`)) // keys count once it asks
+	term.quit()
+}
+
+// groupsOf is an address in groups of four, as the page and the terminal
+// show it.
+func groupsOf(a string) []string {
+	out := []string{a[:6]}
+	for i := 6; i < len(a); i += 4 {
+		out = append(out, a[i:i+4])
+	}
+	return out
+}
+
+// A narrow terminal wraps at word boundaries: nothing wider than the window,
+// the network's chain id and the recipient's groups whole, and the approval
+// can be withdrawn from the terminal, after which the code confirms nothing.
+func TestTerminalApprovalsNarrowAndWithdraw(t *testing.T) {
+	info := startDevnet(t)
+	view := newChainView(t, info)
+	c, state, _ := humanModeServer(t, info)
+	term := startTerminalSized(t, state, 52, 40)
+	_, pos := term.expect(0, regexp.MustCompile(`Waiting for previews`))
+	to := common.HexToAddress("0x252F548BFEA5C0A7b9E1d56F4E2a3e0b7c1d9A43")
+	args := map[string]any{"to": to.Hex(), "amount": "1.5", "asset": "USDT"}
+	nonce := view.nonce()
+	id := previewID(t, c, args)
+	_, pos = term.expect(pos, regexp.MustCompile(`Approve preview `+id+`\?`))
+	screen := ansi.ReplaceAllString(term.screen(), "")
+	for _, line := range strings.Split(strings.ReplaceAll(screen, "\r\n", "\n"), "\n") {
+		require.LessOrEqual(t, len([]rune(line)), 52, "a line wider than the terminal: %q", line)
+	}
+	require.Contains(t, screen, "chain id 1337", "never broken inside")
+	for _, g := range groupsOf(to.Hex()) {
+		require.Contains(t, screen, g)
+	}
+
+	term.typeLine("a")
+	m, pos := term.expect(pos, regexp.MustCompile(`one-time code:\s+(?:\x1b\[[0-9;]*m)? ?(\d{3}-\d{3})`))
+	_, pos = term.expect(pos, regexp.MustCompile(`Waiting for the assistant to use the code`))
+	term.typeLine("w")
+	_, pos = term.expect(pos, regexp.MustCompile(`WITHDRAWN\.(?:\x1b\[0m)? The code of preview `+id+` is worthless`))
+	refusedWith(t, c.callTool("wallet_send", withConfirm(args, m[1])), "APPROVAL_WITHDRAWN")
+	require.Equal(t, nonce, view.nonce(), "a withdrawn approval sends nothing")
+	_, _ = term.expect(pos, regexp.MustCompile(`Waiting for previews`))
 	term.quit()
 }

@@ -85,7 +85,9 @@ test('human mode: only the code the person is shown confirms, once', { timeout: 
     const detail = await request(`${page}p/${id}`);
     assert.equal(detail.status, 200);
     assert.equal(detail.headers['x-frame-options'], 'DENY');
-    assert.match(detail.body, /2\.5 USDT to 0x00000000000000000000000000000000000e2E0f/i);
+    assert.match(detail.body, /<h1 id="title">Send 2\.5 USDT<\/h1>/);
+    const recipient = detail.body.match(/id="recipient">(.*?)<\/div>/)[1].replace(/<[^>]+>/g, '');
+    assert.equal(recipient.toLowerCase(), '0x00000000000000000000000000000000000e2e0f', 'the recipient in full, above the buttons');
     const csrf = detail.body.match(/name="csrf" value="([0-9a-f]{64})"/)[1];
     const form = { 'Content-Type': 'application/x-www-form-urlencoded' };
     const foreign = await request(`${page}p/${id}/approve`, { method: 'POST', headers: { ...form, Origin: 'http://evil.example' }, body: `csrf=${csrf}` });

@@ -1,0 +1,77 @@
+package tools
+
+import (
+	"context"
+	"math/big"
+	"strings"
+	"testing"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/stretchr/testify/require"
+	"github.com/walletgate/walletgate/engine"
+)
+
+func TestReadableAmount(t *testing.T) {
+	wei := func(s string) *big.Int { v, _ := new(big.Int).SetString(s, 10); return v }
+	for _, tc := range []struct {
+		name     string
+		v        *big.Int
+		decimals uint8
+		mode     rounding
+		want     string
+		exact    bool
+	}{
+		{"a fee rounds up, five significant digits", wei("2742153708000"), 18, roundUp, "0.0000027422", false},
+		{"a minimum rounds down", wei("3314986244474991"), 18, roundDown, "0.0033149", false},
+		{"a plain amount to the nearest", big.NewInt(25_123_456), 6, nearest, "25.123", false},
+		{"upward past a nine", big.NewInt(25_999_999), 6, roundUp, "26", false},
+		{"short amounts stay exact", big.NewInt(3_500_000), 6, nearest, "3.5", true},
+		{"every integer digit kept, grouped", wei("1234567890000000000000000"), 18, nearest, "1,234,568", false},
+		{"thousands with a fraction", big.NewInt(3_001_234_567), 6, nearest, "3,001.2", false},
+		{"zero", big.NewInt(0), 18, roundUp, "0", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, exact := readableAmount(tc.v, tc.decimals, tc.mode)
+			require.Equal(t, tc.want, got)
+			require.Equal(t, tc.exact, exact)
+		})
+	}
+	a := shownAmount("Send", big.NewInt(25_123_456), 6, "USDT", nearest)
+	require.Equal(t, "≈ 25.123 USDT", a.Rounded)
+	require.Equal(t, "25.123456 USDT (25123456 base units)", a.Exact)
+	require.Equal(t, "at most 0.0000027422 ETH", feeAmount(wei("2742153708000")).Rounded)
+	require.Equal(t, "74.876", readableLeft("74.876544"))
+}
+
+func TestPersonTextLeavesOutWhatIsForTheModel(t *testing.T) {
+	text := "PREVIEW — nothing has been signed or sent.\nNetwork:   dev, chain id 1337 — Local dev chain\nAction:    send 1 USDT\nTo:        0xabc\nExpires:   2026-12-01T07:00:00Z (in 5m0s)\nAPPROVAL BY THE PERSON REQUIRED (preview ABCD): … call wallet_send again …"
+	require.Equal(t, "Action:    send 1 USDT\nTo:        0xabc", personText(text))
+}
+
+func TestHashesInPutsTheFinalLast(t *testing.T) {
+	a, b := "0x"+strings.Repeat("a", 64), "0x"+strings.Repeat("b", 64)
+	require.Equal(t, []string{a, b}, hashesIn("approve "+a+" succeeded in block 3.", b))
+	require.Equal(t, []string{a, b}, hashesIn("final "+b+" after approve "+a, b))
+	require.Equal(t, []string{b}, hashesIn("sent "+b, b))
+	require.Empty(t, hashesIn("nothing", ""))
+}
+
+func TestTokenMayConfirmOnlyATokenTierPlan(t *testing.T) {
+	s := &Server{}
+	s.cfg.Confirm = "human"
+	s.caps.HumanAbove = map[common.Address]*big.Int{}
+	token := "wgc_" + strings.Repeat("a", 32)
+	ask := func(confirm string, p *engine.Plan) *Refusal {
+		h := &humanMode{s: s}
+		if _, ref := h.Redeem(confirm, "wallet_send", nil); ref != nil {
+			return ref
+		}
+		return h.Ask(context.Background(), p)
+	}
+	ref := ask(token, &engine.Plan{})
+	require.NotNil(t, ref, "a plan that needed a person is never confirmed by a token")
+	require.Contains(t, ref.Message, "a token cannot confirm it. Nothing was signed or sent.")
+	require.Nil(t, ask(token, &engine.Plan{ByToken: true}))
+	h := &humanMode{s: s}
+	require.Nil(t, h.Ask(context.Background(), &engine.Plan{}), "the person's code went through the broker")
+}
