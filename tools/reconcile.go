@@ -20,7 +20,7 @@ import (
 
 // KindDropped marks a journaled transaction that never executed: its nonce
 // was used by another transaction.
-const KindDropped = "dropped"
+const KindDropped = journal.KindDropped
 
 // pendingTx is a journaled signed transaction with no receipt yet.
 type pendingTx struct {
@@ -31,45 +31,29 @@ type pendingTx struct {
 	tool  string
 }
 
-// pendingFrom lists signed transactions without a receipt or a drop record.
-func pendingFrom(records []journal.Record) ([]pendingTx, error) {
-	done := map[string]bool{}
-	for _, r := range records {
-		if r.Kind == KindReceipt || r.Kind == KindDropped {
-			var d struct {
-				Tx string `json:"tx"`
-			}
-			if err := unmarshalData(r, &d); err != nil {
-				return nil, err
-			}
-			done[d.Tx] = true
-		}
-	}
+// pendingFrom lists signed transactions without a receipt or a drop record,
+// as the journal's live state keeps them.
+func pendingFrom(live *journal.Live) ([]pendingTx, error) {
 	var out []pendingTx
-	for _, r := range records {
-		if r.Kind != KindSigned {
-			continue
-		}
-		var d struct {
-			Tx    string `json:"tx"`
-			Raw   string `json:"raw"`
-			Nonce uint64 `json:"nonce"`
-			From  string `json:"from"`
-			Tool  string `json:"tool"`
-		}
-		if err := unmarshalData(r, &d); err != nil {
-			return nil, err
-		}
-		if done[d.Tx] {
-			continue
-		}
+	for _, p := range live.Pending {
+		d := p.Signed
 		raw, err := hexutil.Decode(d.Raw)
 		if err != nil {
-			return nil, fmt.Errorf("journal record %d: raw transaction: %w", r.Seq, err)
+			return nil, fmt.Errorf("journal record %d: raw transaction: %w", p.Seq, err)
 		}
 		out = append(out, pendingTx{hash: common.HexToHash(d.Tx), raw: raw, nonce: d.Nonce, from: common.HexToAddress(d.From), tool: d.Tool})
 	}
 	return out, nil
+}
+
+// pending reads the open transactions from the journal's live state.
+func (s *Server) pending() ([]pendingTx, error) {
+	var out []pendingTx
+	err := s.journal.View(func(live *journal.Live) (err error) {
+		out, err = pendingFrom(live)
+		return err
+	})
+	return out, err
 }
 
 // PendingTransactions lists the journaled transactions whose outcome is not
@@ -78,11 +62,7 @@ func (s *Server) PendingTransactions() []string {
 	if s.journal == nil {
 		return nil
 	}
-	records, err := s.journal.Records()
-	if err != nil {
-		return nil
-	}
-	pending, err := pendingFrom(records)
+	pending, err := s.pending()
 	if err != nil {
 		return nil
 	}
@@ -102,11 +82,7 @@ func (s *Server) Reconcile(ctx context.Context) ([]string, error) {
 	if s.journal == nil {
 		return nil, nil
 	}
-	records, err := s.journal.Records()
-	if err != nil {
-		return nil, err
-	}
-	pending, err := pendingFrom(records)
+	pending, err := s.pending()
 	if err != nil {
 		return nil, err
 	}
@@ -138,7 +114,7 @@ func (s *Server) reconcileOne(ctx context.Context, p pendingTx) (string, error) 
 		return "", err
 	}
 	if acct.Nonce > p.nonce {
-		_ = s.record(KindDropped, map[string]any{"tx": p.hash.Hex(), "nonce": p.nonce, "reason": "its nonce was used by another transaction"})
+		_ = s.record(KindDropped, journal.Dropped{V: journal.Version, Tx: p.hash.Hex(), Nonce: p.nonce, Reason: "its nonce was used by another transaction"})
 		return fmt.Sprintf("%s never executed: nonce %d was used by another transaction; marked dropped (its reservation stays counted)", p.hash.Hex(), p.nonce), nil
 	}
 	if err := s.resend(ctx, p.hash, p.raw); err != nil {

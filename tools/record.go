@@ -20,28 +20,24 @@ import (
 	"github.com/walletgate/walletgate/journal"
 )
 
-// Journal record kinds.
+// Journal record kinds; their types are in package journal.
 const (
-	KindSessionStart = "session_start"
-	KindSessionEnd   = "session_end"
-	KindToolStart    = "tool_start"
-	KindToolEnd      = "tool_end"
-	KindPreview      = "preview"
-	KindCapReserve   = "cap_reserve"
-	KindCapCorrect   = "cap_correct"
-	KindSigned       = "signed"
-	KindBroadcast    = "broadcast"
-	KindReceipt      = "receipt"
-	KindApproval     = "approval" // the person approved or rejected a preview (human mode)
+	KindSessionStart = journal.KindSessionStart
+	KindSessionEnd   = journal.KindSessionEnd
+	KindToolStart    = journal.KindToolStart
+	KindToolEnd      = journal.KindToolEnd
+	KindPreview      = journal.KindPreview
+	KindCapReserve   = journal.KindCapReserve
+	KindCapCorrect   = journal.KindCapCorrect
+	KindSigned       = journal.KindSigned
+	KindBroadcast    = journal.KindBroadcast
+	KindReceipt      = journal.KindReceipt
+	KindApproval     = journal.KindApproval // the person approved or rejected a preview (human mode)
 )
 
 // capRecord is a cap reservation or a correction of one: signed base-unit
 // changes per asset ("ETH" or the token address), dated like the reservation.
-type capRecord struct {
-	ID     string            `json:"id"`
-	At     time.Time         `json:"at"`
-	Change map[string]string `json:"change"`
-}
+type capRecord = journal.CapChange
 
 func encodeSpend(s caps.Spend) map[string]string {
 	out := make(map[string]string, len(s))
@@ -78,22 +74,16 @@ func decodeSpend(m map[string]string) (caps.Spend, error) {
 // state directory sees every reservation.
 type journalDays struct{ j *journal.Journal }
 
-func daySum(records []journal.Record, since time.Time) (caps.Spend, error) {
+// daySum sums the journal's live cap changes dated at or after since.
+func daySum(live *journal.Live, since time.Time) (caps.Spend, error) {
 	total := make(caps.Spend)
-	for _, r := range records {
-		if r.Kind != KindCapReserve && r.Kind != KindCapCorrect {
-			continue
-		}
-		var c capRecord
-		if err := unmarshalData(r, &c); err != nil {
-			return nil, err
-		}
+	for _, c := range live.Caps {
 		if c.At.Before(since) {
 			continue
 		}
 		s, err := decodeSpend(c.Change)
 		if err != nil {
-			return nil, fmt.Errorf("journal record %d: %w", r.Seq, err)
+			return nil, fmt.Errorf("journal record %d: %w", c.Seq, err)
 		}
 		for a, v := range s {
 			if cur, ok := total[a]; ok {
@@ -107,30 +97,31 @@ func daySum(records []journal.Record, since time.Time) (caps.Spend, error) {
 }
 
 func (d journalDays) Reserve(id string, at, since time.Time, change caps.Spend, check func(caps.Spend) error) error {
-	return d.j.Update(func(records []journal.Record, appendRecord func(string, any) (journal.Record, error)) error {
-		day, err := daySum(records, since)
+	return d.j.Update(func(live *journal.Live, appendRecord journal.AppendFunc) error {
+		day, err := daySum(live, since)
 		if err != nil {
 			return err
 		}
 		if err := check(day); err != nil {
 			return err
 		}
-		_, err = appendRecord(KindCapReserve, capRecord{ID: id, At: at.UTC(), Change: encodeSpend(change)})
+		_, err = appendRecord(KindCapReserve, capRecord{V: journal.Version, ID: id, At: at.UTC(), Change: encodeSpend(change)})
 		return err
 	})
 }
 
 func (d journalDays) Correct(id string, at time.Time, change caps.Spend) error {
-	_, err := d.j.Append(KindCapCorrect, capRecord{ID: id, At: at.UTC(), Change: encodeSpend(change)})
+	_, err := d.j.Append(KindCapCorrect, capRecord{V: journal.Version, ID: id, At: at.UTC(), Change: encodeSpend(change)})
 	return err
 }
 
 func (d journalDays) Sum(since time.Time) (caps.Spend, error) {
-	records, err := d.j.Records()
-	if err != nil {
-		return nil, err
-	}
-	return daySum(records, since)
+	var sum caps.Spend
+	err := d.j.View(func(live *journal.Live) (err error) {
+		sum, err = daySum(live, since)
+		return err
+	})
+	return sum, err
 }
 
 // record appends to the journal when there is one; without one it does
@@ -140,6 +131,17 @@ func (s *Server) record(kind string, data any) error {
 		return nil
 	}
 	_, err := s.journal.Append(kind, data)
+	return err
+}
+
+// recordUnsynced is record for what nothing waits on (a call's start and
+// end): appended without an fsync of its own, made durable by the next
+// record.
+func (s *Server) recordUnsynced(kind string, data any) error {
+	if s.journal == nil {
+		return nil
+	}
+	_, err := s.journal.AppendUnsynced(kind, data)
 	return err
 }
 

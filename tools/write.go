@@ -31,6 +31,7 @@ import (
 	"github.com/walletgate/walletgate/caps"
 	"github.com/walletgate/walletgate/chain"
 	"github.com/walletgate/walletgate/gate"
+	"github.com/walletgate/walletgate/journal"
 	"github.com/walletgate/walletgate/policy"
 )
 
@@ -304,8 +305,8 @@ type confirmResult struct {
 // that cannot be journaled is refused.
 func (s *Server) issue(tool string, canonical []byte, p *plan) (string, time.Time, *Refusal) {
 	fp := gate.Fingerprint(tool, canonical)
-	if err := s.record(KindPreview, map[string]any{"tool": tool, "fingerprint": hex.EncodeToString(fp[:]),
-		"legs": len(p.legs), "spend": encodeSpend(p.spend)}); err != nil {
+	if err := s.record(KindPreview, journal.Preview{V: journal.Version, Tool: tool, Fingerprint: hex.EncodeToString(fp[:]),
+		Legs: len(p.legs), Spend: encodeSpend(p.spend)}); err != nil {
 		return "", time.Time{}, s.ledgerUnavailable(err)
 	}
 	token, expires, err := s.gate.Issue(tool, canonical, p)
@@ -421,14 +422,14 @@ func (s *Server) execute(ctx context.Context, p *plan) (*mcp.CallToolResult, *Re
 
 // broadcastRecord says how a broadcast went: accepted, refused by the node,
 // or unknown (a transport failure: the node may have it).
-func broadcastRecord(hash common.Hash, err error) map[string]any {
-	rec := map[string]any{"tx": hash.Hex(), "outcome": "accepted"}
+func broadcastRecord(hash common.Hash, err error) journal.Broadcast {
+	rec := journal.Broadcast{V: journal.Version, Tx: hash.Hex(), Outcome: journal.BroadcastAccepted}
 	if err != nil {
 		var ce *chain.Error
 		if errors.As(err, &ce) && !ce.Transport() {
-			rec["outcome"], rec["error"] = "refused", inert(ce.Message, 200)
+			rec.Outcome, rec.Error = journal.BroadcastRefused, inert(ce.Message, 200)
 		} else {
-			rec["outcome"], rec["error"] = "unknown", inert(err.Error(), 200)
+			rec.Outcome, rec.Error = journal.BroadcastUnknown, inert(err.Error(), 200)
 		}
 	}
 	return rec
@@ -436,8 +437,8 @@ func broadcastRecord(hash common.Hash, err error) map[string]any {
 
 // recordReceipt journals a mined transaction's outcome.
 func (s *Server) recordReceipt(info *chain.TxInfo) {
-	_ = s.record(KindReceipt, map[string]any{"tx": info.Hash.Hex(), "status": info.Status, "block": info.Block,
-		"gas_used": info.GasUsed, "fee": info.Fee().String()})
+	_ = s.record(KindReceipt, journal.Receipt{V: journal.Version, Tx: info.Hash.Hex(), Status: info.Status, Block: info.Block,
+		GasUsed: info.GasUsed, Fee: info.Fee().String()})
 }
 
 // pendingResult reports a transaction whose inclusion was not seen in time.
@@ -527,8 +528,8 @@ func (s *Server) sendLegs(ctx context.Context, p *plan) (sentLegs, *Refusal) {
 			return out, refuse(CodeSendFailed, "leg %q could not be signed (%s) after earlier legs were sent:%s", l.label, err, out.note)
 		}
 		raw, _ := tx.MarshalBinary()
-		if err := s.record(KindSigned, map[string]any{"tool": p.tool, "leg": l.label, "reservation": reservation.ID(),
-			"tx": tx.Hash().Hex(), "nonce": nonce, "from": l.call.From.Hex(), "raw": hexutil.Encode(raw)}); err != nil {
+		if err := s.record(KindSigned, journal.Signed{V: journal.Version, Tool: p.tool, Leg: l.label, Reservation: reservation.ID(),
+			Tx: tx.Hash().Hex(), Nonce: nonce, From: l.call.From.Hex(), Raw: hexutil.Encode(raw)}); err != nil {
 			// Not journaled, so not sent: nothing must leave unrecorded.
 			if i == 0 {
 				return fail(s.ledgerUnavailable(err))
