@@ -204,9 +204,19 @@ func completeLines(f *os.File, size int64) io.Reader {
 	return io.NewSectionReader(f, 0, end)
 }
 
-// foldInto applies r to l; an error names the line.
+// foldInto applies r to l; a checkpoint replaces l with its state (the
+// same as l, when l was folded from the history before it). An error names
+// the line.
 func foldInto(l *Live, r Record, path string, line int) error {
 	if r.Kind == KindCheckpoint {
+		var cp Checkpoint
+		err := DecodeInto(r, &cp)
+		if err == nil {
+			err = l.restore(cp.State)
+		}
+		if err != nil {
+			return &BrokenError{Path: path, Line: line, Seq: r.Seq, Reason: err.Error()}
+		}
 		return nil
 	}
 	if err := l.Apply(r); err != nil {
@@ -284,7 +294,7 @@ func (j *Journal) loadLocked(hashes map[uint64]string) error {
 			return err
 		}
 	}
-	if j.chain.size > j.segSize/4 {
+	if j.chain.tail() > j.segSize/4 {
 		// A long tail: seal it now, so that the next start reads little.
 		return j.rotateLocked()
 	}
@@ -476,9 +486,10 @@ func (j *Journal) appendLocked(kind string, data any, sync bool) (Record, error)
 	if err := foldInto(&j.live, written, j.path, j.chain.lines); err != nil {
 		return Record{}, j.breakLocked(j.unavailable(err, err.Error()))
 	}
+	reached("append: line written")
 	if !sync {
 		j.unsynced++
-		if j.chain.size >= j.segSize {
+		if j.chain.tail() >= j.segSize {
 			sync = true
 		} else {
 			return written, nil
@@ -487,11 +498,14 @@ func (j *Journal) appendLocked(kind string, data any, sync bool) (Record, error)
 	if err := j.syncLocked(written.Seq); err != nil {
 		return Record{}, err
 	}
+	reached("append: synced")
 	if err := j.writeHeadLocked(); err != nil {
 		return written, fmt.Errorf("journal: record %d is written, but the head is not: %w", written.Seq, err)
 	}
-	if j.chain.size >= j.segSize {
-		if err := j.rotateLocked(); err != nil {
+	if j.chain.tail() >= j.segSize {
+		// A sealing that fails leaves the segment open and the record
+		// durable; only one that broke j is the caller's concern.
+		if err := j.rotateLocked(); err != nil && j.broken != nil {
 			return written, fmt.Errorf("journal: record %d is written, but sealing the segment failed: %w", written.Seq, err)
 		}
 	}

@@ -21,9 +21,10 @@ import (
 )
 
 const (
-	helperMode = "JOURNAL_TEST_HELPER" // what the helper process does
-	helperDir  = "JOURNAL_TEST_DIR"
-	helperN    = "JOURNAL_TEST_N"
+	helperMode  = "JOURNAL_TEST_HELPER" // what the helper process does
+	helperDir   = "JOURNAL_TEST_DIR"
+	helperN     = "JOURNAL_TEST_N"
+	helperPoint = "JOURNAL_TEST_POINT" // where the crash helper kills itself
 )
 
 // TestHelperProcess is the second process; it does nothing in a normal run.
@@ -33,6 +34,10 @@ func TestHelperProcess(t *testing.T) {
 		t.Skip("the other process of the multi-process tests")
 	}
 	n, _ := strconv.Atoi(os.Getenv(helperN))
+	if mode == "crash" {
+		crashHelper(t, os.Getenv(helperDir), os.Getenv(helperPoint), n)
+		os.Exit(3) // not reached: the point kills the process first
+	}
 	if err := helper(mode, os.Getenv(helperDir), n); err != nil {
 		fmt.Fprintln(os.Stderr, "helper:", err)
 		os.Exit(1)

@@ -31,6 +31,16 @@ import (
 	"syscall"
 )
 
+// crashPoint, when set (by tests only), is called at each point of an
+// append and a sealing where a crash leaves a different state on disk.
+var crashPoint func(point string)
+
+func reached(point string) {
+	if crashPoint != nil {
+		crashPoint(point)
+	}
+}
+
 // nextName is the new active segment while it is being sealed into place.
 const nextName = "journal.next"
 
@@ -128,6 +138,7 @@ func (j *Journal) rotateLocked() error {
 		f.Close()
 		return fmt.Errorf("journal: %w", err)
 	}
+	reached("seal: new segment written")
 	sealedPath := filepath.Join(j.dir, sealed)
 	if _, err := os.Lstat(sealedPath); err == nil {
 		f.Close()
@@ -137,10 +148,12 @@ func (j *Journal) rotateLocked() error {
 		f.Close()
 		return fmt.Errorf("journal: seal: %w", err)
 	}
+	reached("seal: old segment renamed")
 	if err := os.Rename(j.nextPath, j.path); err != nil {
 		f.Close()
 		return j.breakLocked(j.unavailable(err, fmt.Sprintf("sealing %s as %s: the new segment could not be put in place (%v)", j.path, sealed, err)))
 	}
+	reached("seal: new segment in place")
 	if err := syncFile(j.dirFile); err != nil {
 		f.Close()
 		return j.breakLocked(j.unavailable(err, fmt.Sprintf("fsync of %s failed while sealing a segment (%v)", j.dir, err)))
@@ -148,7 +161,8 @@ func (j *Journal) rotateLocked() error {
 	j.file.Close()
 	j.file, j.fileInfo = f, fi
 	j.chain = chain{path: j.path, lines: 1, seq: rec.Seq, hash: hashLine(line), size: int64(len(line)) + 1,
-		first: rec.Seq, firstPrev: rec.Prev, loose: true}
+		first: rec.Seq, firstPrev: rec.Prev, cpSize: int64(len(line)) + 1, loose: true}
+	reached("seal: before the head")
 	return j.writeHeadLocked()
 }
 

@@ -239,6 +239,7 @@ type chain struct {
 	size      int64  // bytes of this segment read, newlines included
 	first     uint64 // seq of this segment's first record; 0 before it is read
 	firstPrev string // that record's prev
+	cpSize    int64  // the length of its first line if that is a checkpoint
 	// loose lets the segment begin with a checkpoint that continues a chain
 	// not read here (opening reads the active segment only); the head, or
 	// audit verify, checks where it joins.
@@ -258,7 +259,7 @@ func strictChain(path string) chain {
 // follow the last one read.
 func (c *chain) nextFile(path string) {
 	c.prevPath, c.path = c.path, path
-	c.lines, c.size, c.first, c.firstPrev, c.loose = 0, 0, 0, "", false
+	c.lines, c.size, c.first, c.firstPrev, c.cpSize, c.loose = 0, 0, 0, "", 0, false
 }
 
 // broken reports a problem at line of the segment being read (line 0: not
@@ -335,6 +336,9 @@ func (c *chain) read(r io.Reader, each func(r Record, hash string)) error {
 		hash := hashLine(line)
 		if n == 1 {
 			c.first, c.firstPrev = rec.Seq, rec.Prev
+			if rec.Kind == KindCheckpoint {
+				c.cpSize = int64(len(line)) + 1
+			}
 		}
 		each(rec, hash)
 		c.lines, c.seq, c.hash = n, rec.Seq, hash
@@ -348,6 +352,10 @@ func (c *chain) read(r io.Reader, each func(r Record, hash string)) error {
 	}
 	return nil
 }
+
+// tail is how many bytes of records follow the segment's checkpoint: what
+// the size to seal at counts (a checkpoint may be longer than a segment).
+func (c *chain) tail() int64 { return c.size - c.cpSize }
 
 // checkHead compares a completely read chain with its head h, where
 // headHash is the hash of the line with seq h.Seq (genesisHash for 0). A
