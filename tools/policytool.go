@@ -2,10 +2,13 @@ package tools
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/walletgate/walletgate/journal"
 )
 
 // policyResult is wallet_policy's structured result.
@@ -27,6 +30,7 @@ type policyResult struct {
 	WritesOffReason     string     `json:"writes_disabled_reason,omitempty"`
 	DayWindowNote       string     `json:"per_day_note"`
 	PendingTxs          []string   `json:"pending_transactions"`
+	WritesRefused       string     `json:"writes_refused,omitempty"`
 }
 
 func (s *Server) policyTool() Tool {
@@ -55,6 +59,7 @@ func (s *Server) policyTool() Tool {
 		"writes_disabled_reason": str("why no write tool is offered, when none is"),
 		"per_day_note":           str("how the per-day window is kept"),
 		"pending_transactions":   array("journaled transactions whose outcome is not known yet (check them with wallet_verify_tx)", map[string]any{"type": "string"}),
+		"writes_refused":         str("set when every write is refused although write tools are offered (the journal cannot be used): why, and what the operator must do"),
 	}, "pending_transactions", "caps", "pending_confirmations", "per_day_note", "network", "chain_id", "network_kind", "is_mainnet", "signer", "writes_enabled", "write_tools", "allow_mainnet",
 		"allow_uncapped_tokens", "allow_to", "confirm_mode", "confirm_ttl")
 	return s.readTool("wallet_policy", "Policy and limits",
@@ -90,6 +95,7 @@ func (s *Server) policyResult() policyResult {
 		WritesOffReason:     s.writesDisabledReason(),
 		DayWindowNote:       s.dayWindowNote(),
 		PendingTxs:          s.PendingTransactions(),
+		WritesRefused:       s.writesRefused(),
 	}
 	if r.PendingTxs == nil {
 		r.PendingTxs = []string{}
@@ -103,6 +109,20 @@ func (s *Server) policyResult() policyResult {
 		r.AllowTo = append(r.AllowTo, a.Hex())
 	}
 	return r
+}
+
+// writesRefused says why every write is refused when the journal cannot be
+// used: a model reading the policy must not see write tools and no caps and
+// conclude that writes work.
+func (s *Server) writesRefused() string {
+	if s.journalErr == nil {
+		return ""
+	}
+	var ue *journal.UnavailableError
+	if errors.As(s.journalErr, &ue) {
+		return fmt.Sprintf("the spend journal cannot be used: %s. What the operator must do: %s", ue.Reason, ue.Fix)
+	}
+	return fmt.Sprintf("the spend journal cannot be used (%s). The operator should check WALLETGATE_STATE_DIR and run walletgate audit verify", s.journalErr)
 }
 
 // dayWindowNote says how the per-day window is kept.
@@ -126,7 +146,9 @@ func policyText(r policyResult) string {
 	} else {
 		fmt.Fprintf(&b, "Write tools: none offered (%s); only reads are possible.\n", r.WritesOffReason)
 	}
-	if len(r.Caps) == 0 {
+	if r.WritesRefused != "" {
+		fmt.Fprintf(&b, "WRITES ARE REFUSED: %s. Every write is refused until then; reads keep working.\n", strings.TrimSuffix(r.WritesRefused, "."))
+	} else if len(r.Caps) == 0 {
 		b.WriteString("Caps: none configured; every spend is refused.\n")
 	} else {
 		b.WriteString("Caps (used / limit, remaining):\n")
