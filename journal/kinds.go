@@ -12,8 +12,10 @@ package journal
 //   - Amounts are decimal strings of base units, never JSON numbers.
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"time"
 )
 
@@ -173,6 +175,9 @@ type Repair struct {
 	Content string `json:"content"` // the cut bytes, quoted, at most 200 of them
 }
 
+// currentPrefix begins the data of every record this code writes.
+var currentPrefix = []byte(`{"v":` + strconv.Itoa(Version) + `,`)
+
 // Decode returns r's data as its kind's type (a value, such as Signed), or
 // nil for a kind this package does not define. A version above Version, or
 // data that does not fit the type, is an error naming the record.
@@ -251,6 +256,11 @@ func DecodeInto(r Record, v any) error {
 	}
 	if err := json.Unmarshal(data, v); err != nil {
 		return fmt.Errorf("journal record %d (%s): %w", r.Seq, r.Kind, err)
+	}
+	// The version: absent (0) in old records, first in new ones; parsing
+	// the data a second time only when it is neither.
+	if bytes.HasPrefix(data, currentPrefix) || !bytes.Contains(data, []byte(`"v":`)) {
+		return nil
 	}
 	var ver struct {
 		V int `json:"v"`
