@@ -125,22 +125,23 @@ func readFile(path string, each func(Record) error) error {
 	}
 	headHash := genesisHash
 	var live Live
+	// Segments are parsed (JSON and hashes) ahead, up to two at once, while
+	// this goroutine checks the chain and folds in order.
+	done := make(chan struct{})
+	defer close(done)
+	const lookahead = 2
+	aheads := make([]*ahead, len(files))
 	for i, file := range files {
+		for k := i; k < min(len(files), i+lookahead); k++ {
+			if aheads[k] == nil {
+				aheads[k] = parseAhead(files[k], sibling, done)
+			}
+		}
 		if i > 0 {
 			c.nextFile(file)
 		}
-		f, err := os.OpenFile(file, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
-		if err != nil {
-			return fmt.Errorf("verify journal: %w", err)
-		}
-		if sibling {
-			if err := checkPrivate(f, file, false); err != nil {
-				f.Close()
-				return err
-			}
-		}
 		var ferr error
-		err = c.read(f, func(r Record, hash string) {
+		cb := func(r Record, hash string) {
 			if ferr != nil {
 				return
 			}
@@ -155,14 +156,25 @@ func readFile(path string, each func(Record) error) error {
 				return
 			}
 			ferr = each(r)
-		})
-		f.Close()
-		if err == nil {
-			err = ferr
 		}
-		if err != nil {
-			return err
+		a := aheads[i]
+		for batch := range a.batches {
+			for _, p := range batch {
+				if err := c.link(p, cb); err != nil {
+					return err
+				}
+				if ferr != nil {
+					return ferr
+				}
+			}
 		}
+		if a.tooLong {
+			return c.tooLong()
+		}
+		if a.err != nil {
+			return a.err
+		}
+		aheads[i] = nil
 	}
 	if !hasHead {
 		if sibling && c.seq > 0 {
@@ -174,6 +186,67 @@ func readFile(path string, each func(Record) error) error {
 		return b
 	}
 	return nil
+}
+
+// ahead is a segment being parsed ahead of the chain check. err and
+// tooLong are set before batches is closed.
+type ahead struct {
+	batches chan []parsed
+	err     error
+	tooLong bool
+}
+
+var errTooLong = errors.New("line too long")
+
+// parseAhead opens file (checking its permissions when private) and
+// parses its lines into batches, until done is closed.
+func parseAhead(file string, private bool, done <-chan struct{}) *ahead {
+	a := &ahead{batches: make(chan []parsed, 8)}
+	go func() {
+		defer close(a.batches)
+		f, err := os.OpenFile(file, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+		if err != nil {
+			a.err = fmt.Errorf("verify journal: %w", err)
+			return
+		}
+		defer f.Close()
+		if private {
+			if err := checkPrivate(f, file, false); err != nil {
+				a.err = err
+				return
+			}
+		}
+		errStop := errors.New("stopped")
+		batch := make([]parsed, 0, 512)
+		send := func() error {
+			select {
+			case a.batches <- batch:
+				batch = make([]parsed, 0, 512)
+				return nil
+			case <-done:
+				return errStop
+			}
+		}
+		err = scanLines(f, func(p parsed) error {
+			batch = append(batch, p)
+			if len(batch) == cap(batch) {
+				return send()
+			}
+			return nil
+		}, func() error { return errTooLong })
+		if errors.Is(err, errStop) {
+			return
+		}
+		if len(batch) > 0 && send() != nil {
+			return
+		}
+		if errors.Is(err, errTooLong) {
+			a.tooLong = true
+		} else if err != nil {
+			a.err = fmt.Errorf("verify journal: %s: %w", file, err)
+		}
+	}()
+	return a
 }
 
 // checkSegmentStart checks a checkpoint against the live state folded from
@@ -277,6 +350,32 @@ func (c *chain) broken(line int, format string, args ...any) *BrokenError {
 // lines that verify, so on a *BrokenError c still describes the sound prefix.
 // Any other error is from reading r.
 func (c *chain) read(r io.Reader, each func(r Record, hash string)) error {
+	err := scanLines(r, func(p parsed) error { return c.link(p, each) }, c.tooLong)
+	var b *BrokenError
+	if err != nil && !errors.As(err, &b) {
+		return fmt.Errorf("%s: %w", c.path, err)
+	}
+	return err
+}
+
+func (c *chain) tooLong() error {
+	return c.broken(c.lines+1, "longer than %d bytes", maxCheckpointLine)
+}
+
+// parsed is one line decoded and hashed, not yet checked against the chain:
+// parsing needs nothing of the lines before, so it may run ahead (Verify
+// parses the next segment while it checks this one).
+type parsed struct {
+	rec  Record
+	hash string
+	size int64  // the line's length with its newline
+	bad  string // why the line is not a record; "" when it is one
+}
+
+// scanLines splits r into lines of at most maxCheckpointLine bytes and
+// calls each with every one parsed; a last line without a newline is passed
+// as bad. A line too long to scan calls tooLong.
+func scanLines(r io.Reader, each func(parsed) error, tooLong func() error) error {
 	torn := false
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), maxCheckpointLine+1) // +1: the newline
@@ -291,65 +390,84 @@ func (c *chain) read(r io.Reader, each func(r Record, hash string)) error {
 		return 0, nil, nil
 	})
 	for sc.Scan() {
-		line := sc.Bytes()
-		n := c.lines + 1
-		if torn {
-			return c.broken(n, "incomplete last line (no newline at the end): a write was cut short")
+		if err := each(parseLine(sc.Bytes(), torn)); err != nil {
+			return err
 		}
-		if len(line) > maxLine && !bytes.Contains(line[:512], []byte(`"kind":"checkpoint"`)) {
-			return c.broken(n, "longer than %d bytes", maxLine)
-		}
-		var rec Record
-		if err := json.Unmarshal(line, &rec); err != nil {
-			return c.broken(n, "not a JSON record: %v", err)
-		}
-		if len(line) > maxLine && rec.Kind != KindCheckpoint {
-			return c.broken(n, "longer than %d bytes", maxLine)
-		}
-		if n == 1 && c.loose && c.seq == 0 && rec.Kind == KindCheckpoint && rec.Seq > 1 {
-			// A segment that continues sealed history: take its word for
-			// where it joins (checked against the head by Open).
-			c.seq, c.hash = rec.Seq-1, rec.Prev
-		}
-		if rec.Seq != c.seq+1 {
-			if n == 1 && c.prevPath != "" {
-				return c.broken(n, "seq is %d, expected %d after the last record of %s: a segment is missing, or lines were deleted, inserted or moved", rec.Seq, c.seq+1, c.prevPath)
-			}
-			return c.broken(n, "seq is %d, expected %d: a line was deleted, inserted or moved here", rec.Seq, c.seq+1)
-		}
-		if rec.Prev != c.hash {
-			if n == 1 && c.prevPath != "" {
-				return &BrokenError{Path: c.prevPath, Seq: c.seq, Reason: fmt.Sprintf("its last line does not match the hash line 1 of %s records for it: that line was edited (or line 1's prev was)", c.path)}
-			}
-			if n == 1 {
-				return c.broken(n, "prev is not the hash that starts a journal: the line was edited")
-			}
-			// Line n is sound as far as its seq shows; what no longer matches
-			// is line n-1's bytes. Had line n's prev been edited instead,
-			// line n+1 would be reported next, but the common case is an
-			// edit of the earlier line.
-			return c.broken(n-1, "does not match the hash line %d records for it: line %d was edited (or line %d's prev was)", n, n-1, n)
-		}
-		if rec.Kind == "" {
-			return c.broken(n, "no kind")
-		}
-		hash := hashLine(line)
-		if n == 1 {
-			c.first, c.firstPrev = rec.Seq, rec.Prev
-			if rec.Kind == KindCheckpoint {
-				c.cpSize = int64(len(line)) + 1
-			}
-		}
-		each(rec, hash)
-		c.lines, c.seq, c.hash = n, rec.Seq, hash
-		c.size += int64(len(line)) + 1
 	}
 	if err := sc.Err(); err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {
-			return c.broken(c.lines+1, "longer than %d bytes", maxCheckpointLine)
+			return tooLong()
 		}
-		return fmt.Errorf("read %s: %w", c.path, err)
+		return fmt.Errorf("read: %w", err)
 	}
+	return nil
+}
+
+func parseLine(line []byte, torn bool) parsed {
+	p := parsed{size: int64(len(line)) + 1}
+	if torn {
+		p.bad = "incomplete last line (no newline at the end): a write was cut short"
+		return p
+	}
+	if len(line) > maxLine && !bytes.Contains(line[:512], []byte(`"kind":"checkpoint"`)) {
+		p.bad = fmt.Sprintf("longer than %d bytes", maxLine)
+		return p
+	}
+	if err := json.Unmarshal(line, &p.rec); err != nil {
+		p.bad = fmt.Sprintf("not a JSON record: %v", err)
+		return p
+	}
+	if len(line) > maxLine && p.rec.Kind != KindCheckpoint {
+		p.bad = fmt.Sprintf("longer than %d bytes", maxLine)
+		return p
+	}
+	p.hash = hashLine(line)
+	return p
+}
+
+// link checks that p continues the chain, advances c past it and calls each.
+func (c *chain) link(p parsed, each func(r Record, hash string)) error {
+	n := c.lines + 1
+	if p.bad != "" {
+		return c.broken(n, "%s", p.bad)
+	}
+	rec := p.rec
+	if n == 1 && c.loose && c.seq == 0 && rec.Kind == KindCheckpoint && rec.Seq > 1 {
+		// A segment that continues sealed history: take its word for
+		// where it joins (checked against the head by Open).
+		c.seq, c.hash = rec.Seq-1, rec.Prev
+	}
+	if rec.Seq != c.seq+1 {
+		if n == 1 && c.prevPath != "" {
+			return c.broken(n, "seq is %d, expected %d after the last record of %s: a segment is missing, or lines were deleted, inserted or moved", rec.Seq, c.seq+1, c.prevPath)
+		}
+		return c.broken(n, "seq is %d, expected %d: a line was deleted, inserted or moved here", rec.Seq, c.seq+1)
+	}
+	if rec.Prev != c.hash {
+		if n == 1 && c.prevPath != "" {
+			return &BrokenError{Path: c.prevPath, Seq: c.seq, Reason: fmt.Sprintf("its last line does not match the hash line 1 of %s records for it: that line was edited (or line 1's prev was)", c.path)}
+		}
+		if n == 1 {
+			return c.broken(n, "prev is not the hash that starts a journal: the line was edited")
+		}
+		// Line n is sound as far as its seq shows; what no longer matches
+		// is line n-1's bytes. Had line n's prev been edited instead,
+		// line n+1 would be reported next, but the common case is an
+		// edit of the earlier line.
+		return c.broken(n-1, "does not match the hash line %d records for it: line %d was edited (or line %d's prev was)", n, n-1, n)
+	}
+	if rec.Kind == "" {
+		return c.broken(n, "no kind")
+	}
+	if n == 1 {
+		c.first, c.firstPrev = rec.Seq, rec.Prev
+		if rec.Kind == KindCheckpoint {
+			c.cpSize = p.size
+		}
+	}
+	each(rec, p.hash)
+	c.lines, c.seq, c.hash = n, rec.Seq, p.hash
+	c.size += p.size
 	return nil
 }
 
