@@ -197,39 +197,6 @@ func TestVerifyFindsAnEditInASealedSegment(t *testing.T) {
 	require.Equal(t, 1, b.Line)
 }
 
-func TestVerifyFindsAForgedCheckpoint(t *testing.T) {
-	noSync(t)
-	dir := stateDir(t)
-	j := smallSegments(t, dir, "s", 4<<10)
-	history(t, j, 0, 60)
-	require.NoError(t, j.Close())
-	segs := sealed(t, dir)
-	require.NotEmpty(t, segs)
-	// Rewrite the chain from the second segment on with a checkpoint that
-	// forgets the day window: the hashes are consistent, the state is not.
-	target := segs[1]
-	lines := readLines(t, target)
-	var cp Record
-	require.NoError(t, json.Unmarshal(lines[0], &cp))
-	var c Checkpoint
-	require.NoError(t, DecodeInto(cp, &c))
-	var st Live
-	require.NoError(t, json.Unmarshal(c.State, &st))
-	st.Caps = nil
-	c.State, _ = json.Marshal(st)
-	cp.Data, _ = json.Marshal(c)
-	lines[0], _ = json.Marshal(cp)
-	lines[0] = append(lines[0], '\n')
-	writeLines(t, target, lines)
-
-	_, err := Verify(journalPath(dir))
-	var b *BrokenError
-	require.ErrorAs(t, err, &b)
-	// The edit is caught by the chain first (line 2's prev); either way the
-	// file is named.
-	require.Equal(t, target, b.Path)
-}
-
 func TestOldJournalStaysReadable(t *testing.T) {
 	// testdata/v0 was written by walletgate before typed records,
 	// checkpoints and segments (commit a0df267): map-shaped data, no "v".
@@ -262,4 +229,100 @@ func TestOldJournalStaysReadable(t *testing.T) {
 		return err
 	}))
 	require.Equal(t, n, typed, "every record of the old format decodes to its type")
+}
+
+// rechain rewrites every line from file on (in chain order) with the prev
+// its predecessor now hashes to, and the head: what someone who can write
+// the state directory could do to hide an edit from the hash chain.
+func rechain(t testing.TB, dir, from string) {
+	t.Helper()
+	segs, err := Segments(dir)
+	require.NoError(t, err)
+	prev, started := genesisHash, false
+	var last Record
+	for _, seg := range segs {
+		lines := readLines(t, seg)
+		if seg == from {
+			started = true
+		}
+		for i, line := range lines {
+			if started {
+				var r Record
+				require.NoError(t, json.Unmarshal(line[:len(line)-1], &r))
+				r.Prev = prev
+				b, err := json.Marshal(r)
+				require.NoError(t, err)
+				lines[i] = append(b, '\n')
+			}
+			prev = hashLine(lines[i][:len(lines[i])-1])
+			require.NoError(t, json.Unmarshal(lines[i][:len(lines[i])-1], &last))
+		}
+		if started {
+			writeLines(t, seg, lines)
+		}
+	}
+	b, _ := json.Marshal(head{Seq: last.Seq, Hash: prev})
+	require.NoError(t, os.WriteFile(filepath.Join(dir, HeadName), append(b, '\n'), 0o600))
+}
+
+func TestVerifyFindsACheckpointThatForgetsSpend(t *testing.T) {
+	noSync(t)
+	dir := stateDir(t)
+	j := smallSegments(t, dir, "s", 4<<10)
+	history(t, j, 0, 60)
+	require.NoError(t, j.Close())
+	segs := sealed(t, dir)
+	require.GreaterOrEqual(t, len(segs), 2)
+	target := segs[1] // begins with a checkpoint
+	lines := readLines(t, target)
+	var cp Record
+	require.NoError(t, json.Unmarshal(lines[0], &cp))
+	var c Checkpoint
+	require.NoError(t, DecodeInto(cp, &c))
+	var st Live
+	require.NoError(t, json.Unmarshal(c.State, &st))
+	require.NotEmpty(t, st.Caps)
+	st.Caps = nil // the day window forgotten: spend freed
+	c.State, _ = json.Marshal(st)
+	cp.Data, _ = json.Marshal(c)
+	lines[0], _ = json.Marshal(cp)
+	lines[0] = append(lines[0], '\n')
+	writeLines(t, target, lines)
+	rechain(t, dir, target)
+
+	_, err := Verify(journalPath(dir))
+	var b *BrokenError
+	require.ErrorAs(t, err, &b)
+	require.Equal(t, target, b.Path)
+	require.Equal(t, 1, b.Line)
+	require.Contains(t, b.Reason, "does not match the history before it")
+}
+
+func TestUnsyncedRecordsAreMadeDurableByTheNext(t *testing.T) {
+	dir := stateDir(t)
+	j := openT(t, dir, "s")
+	var syncs int
+	real := syncFile
+	t.Cleanup(func() { syncFile = real })
+	syncFile = func(f *os.File) error { syncs++; return real(f) }
+	headSeq := func() uint64 {
+		h, _, err := readHead(filepath.Join(dir, HeadName), true)
+		require.NoError(t, err)
+		return h.Seq
+	}
+	for range 3 {
+		_, err := j.AppendUnsynced(KindToolStart, ToolStart{V: Version, Call: "c", Tool: "wallet_balance"})
+		require.NoError(t, err)
+	}
+	require.Zero(t, syncs, "a read's records wait for the next one that matters")
+	require.EqualValues(t, 0, headSeq())
+	_, err := j.Append(KindPreview, Preview{V: Version, Tool: "wallet_send"})
+	require.NoError(t, err)
+	require.NotZero(t, syncs)
+	require.EqualValues(t, 4, headSeq(), "the fsync'd record covers the ones before it")
+	_, err = j.AppendUnsynced(KindToolEnd, ToolEnd{V: Version, Call: "c", Tool: "wallet_balance", Outcome: "ok"})
+	require.NoError(t, err)
+	require.EqualValues(t, 4, headSeq())
+	require.NoError(t, j.Close())
+	require.EqualValues(t, 5, headSeq(), "Close makes the rest durable")
 }
