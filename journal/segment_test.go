@@ -326,3 +326,86 @@ func TestUnsyncedRecordsAreMadeDurableByTheNext(t *testing.T) {
 	require.NoError(t, j.Close())
 	require.EqualValues(t, 5, headSeq(), "Close makes the rest durable")
 }
+
+// TestDayWindowAndOpenTransactionsMatchFullHistory checks the live state
+// of a journal opened from its checkpoints against an oracle that reads all
+// history record by record, as walletgate did before checkpoints: the cap
+// changes of the last 24 h summed, and the signed transactions without a
+// receipt or a drop. The history spans four days on a clock that moves ten
+// minutes a record, so that the day window cuts through sealed segments.
+func TestDayWindowAndOpenTransactionsMatchFullHistory(t *testing.T) {
+	noSync(t)
+	dir := stateDir(t)
+	clock := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
+	now := func() time.Time { clock = clock.Add(10 * time.Minute); return clock }
+	j, err := OpenOptions(dir, "s", now, Options{SegmentSize: 3 << 10})
+	require.NoError(t, err)
+	for i := 0; clock.Before(time.Date(2026, 6, 5, 0, 0, 0, 0, time.UTC)); i++ {
+		id, tx := fmt.Sprintf("r%d", i), fmt.Sprintf("0x%x", i)
+		_, err := j.Append(KindCapReserve, CapChange{V: Version, ID: id, At: clock, Change: map[string]string{"ETH": fmt.Sprint(100 + i)}})
+		require.NoError(t, err)
+		if i%7 == 0 {
+			continue
+		}
+		_, err = j.Append(KindSigned, Signed{V: Version, Reservation: id, Tx: tx, Raw: "0x01"})
+		require.NoError(t, err)
+		switch i % 5 {
+		case 0:
+			_, err = j.Append(KindDropped, Dropped{V: Version, Tx: tx})
+		case 1:
+			// pending
+		default:
+			_, err = j.Append(KindReceipt, Receipt{V: Version, Tx: tx, Status: 1, Fee: "1"})
+		}
+		require.NoError(t, err)
+		_, err = j.Append(KindCapCorrect, CapChange{V: Version, ID: id, At: clock, Change: map[string]string{"ETH": "-3"}})
+		require.NoError(t, err)
+	}
+	require.NoError(t, j.Close())
+	require.Greater(t, len(sealed(t, dir)), 5)
+
+	since := clock.Add(-24 * time.Hour)
+	wantDay, wantPending := 0, map[string]bool{}
+	require.NoError(t, Walk(journalPath(dir), func(r Record) error {
+		switch r.Kind {
+		case KindCapReserve, KindCapCorrect:
+			var c CapChange
+			require.NoError(t, DecodeInto(r, &c))
+			if !c.At.Before(since) {
+				var n int
+				_, _ = fmt.Sscan(c.Change["ETH"], &n)
+				wantDay += n
+			}
+		case KindSigned:
+			var s Signed
+			require.NoError(t, DecodeInto(r, &s))
+			wantPending[s.Tx] = true
+		case KindReceipt, KindDropped:
+			var d Dropped
+			require.NoError(t, DecodeInto(r, &d))
+			delete(wantPending, d.Tx)
+		}
+		return nil
+	}))
+	require.NotEmpty(t, wantPending)
+
+	j2, err := OpenOptions(dir, "t", now, Options{SegmentSize: 3 << 10})
+	require.NoError(t, err)
+	defer j2.Close()
+	gotDay, gotPending := 0, map[string]bool{}
+	require.NoError(t, j2.View(func(l *Live) error {
+		for _, c := range l.Caps {
+			if !c.At.Before(since) {
+				var n int
+				_, _ = fmt.Sscan(c.Change["ETH"], &n)
+				gotDay += n
+			}
+		}
+		for _, p := range l.Pending {
+			gotPending[p.Signed.Tx] = true
+		}
+		return nil
+	}))
+	require.Equal(t, wantDay, gotDay, "the day window")
+	require.Equal(t, wantPending, gotPending, "the open transactions")
+}
