@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"testing"
 	"time"
 
@@ -131,4 +132,12 @@ func TestReleasePhantoms(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, again, "released once")
 
+}
+
+func TestProcessAlive(t *testing.T) {
+	require.True(t, ProcessAlive(os.Getpid()))
+	cmd := exec.Command("true")
+	require.NoError(t, cmd.Run())
+	require.False(t, ProcessAlive(cmd.Process.Pid), "a process that exited and was waited for")
+	require.True(t, ProcessAlive(0), "unsure means alive: the reservation stays counted")
 }
