@@ -658,8 +658,10 @@ func (j *Journal) Close() error {
 	defer j.mu.Unlock()
 	if j.file != nil && j.broken == nil && j.unsynced > 0 {
 		// Make the unsynced records durable, and the head current.
+		// Catch up first: a head written from a stale chain would move
+		// backwards past what other processes appended.
 		if unlock, err := j.lock(syscall.LOCK_EX); err == nil {
-			if j.syncLocked(j.chain.seq) == nil {
+			if j.catchUpLocked(nil) == nil && j.syncLocked(j.chain.seq) == nil {
 				_ = j.writeHeadLocked()
 			}
 			unlock()

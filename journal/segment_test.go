@@ -409,3 +409,15 @@ func TestDayWindowAndOpenTransactionsMatchFullHistory(t *testing.T) {
 	require.Equal(t, wantDay, gotDay, "the day window")
 	require.Equal(t, wantPending, gotPending, "the open transactions")
 }
+
+func TestCloseNeverMovesTheHeadBack(t *testing.T) {
+	dir := stateDir(t)
+	a, b := openT(t, dir, "a"), openT(t, dir, "b")
+	_, err := a.AppendUnsynced(KindToolStart, ToolStart{V: Version, Call: "c", Tool: "wallet_balance"})
+	require.NoError(t, err)
+	fill(t, b, 3) // durable, and after a's record
+	require.NoError(t, a.Close())
+	h, _, err := readHead(filepath.Join(dir, HeadName), true)
+	require.NoError(t, err)
+	require.EqualValues(t, 4, h.Seq, "a's Close wrote the head of the journal, not of what a had seen")
+}
