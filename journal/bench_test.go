@@ -37,3 +37,19 @@ func BenchmarkVerifyGenerated(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkOpenGenerated opens and closes a journal written by
+// walletgate-bench journal-gen (JOURNAL_BENCH_DIR): what a start-up pays.
+func BenchmarkOpenGenerated(b *testing.B) {
+	dir := os.Getenv("JOURNAL_BENCH_DIR")
+	if dir == "" {
+		b.Skip("set JOURNAL_BENCH_DIR to a generated journal's directory")
+	}
+	for b.Loop() {
+		j, err := Open(dir, "bench", nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		j.Close()
+	}
+}
