@@ -126,7 +126,7 @@ type journalRow struct {
 	Segments     int     `json:"segments"`
 	GenerateS    float64 `json:"generate_s"`
 	ToolsListMS  stats   `json:"tools_list_ms"`
-	Load         float64 `json:"load_average_1m"`
+	Load         float64 `json:"load_average_1m"` // the median over the spawn rounds
 	RSSKiB       int64   `json:"rss_kib"`
 	PreviewMS    stats   `json:"preview_ms"`
 	JournalOpsUS stats   `json:"preview_journal_work_us"`
@@ -184,27 +184,36 @@ func (b *bench) journalRun(ctx context.Context, binFlag string, counts []int) ([
 		return nil, err
 	}
 	b.onCleanup(func() { dp.stop(os.Interrupt, nil, 10*time.Second) })
-	var rows []journalRow
-	for _, count := range counts {
+
+	// Every journal first; then each figure is sampled round-robin over the
+	// sizes, so that a busy moment of a shared machine falls on all alike.
+	rows := make([]journalRow, len(counts))
+	dirs := make([]string, len(counts))
+	envs := make([][]string, len(counts))
+	for k, count := range counts {
 		root, err := os.MkdirTemp("", "walletgate-bench-journal-")
 		if err != nil {
 			return nil, err
 		}
 		b.onCleanup(func() { os.RemoveAll(root) })
-		dir := filepath.Join(root, fmt.Sprintf("%d-%s", info.ChainID, info.DevAccount))
+		dirs[k] = filepath.Join(root, fmt.Sprintf("%d-%s", info.ChainID, info.DevAccount))
 		logf("generating a journal of %d records", count)
 		t0 := time.Now()
-		if err := generate(dir, count, 0); err != nil {
+		if err := generate(dirs[k], count, 0); err != nil {
 			return nil, err
 		}
-		row := journalRow{Records: count, GenerateS: round3(time.Since(t0).Seconds()), Load: loadAverage()}
-		segs, _ := journal.Segments(dir)
-		row.Segments = len(segs)
-		env := cleanEnv(append([]string{"WALLETGATE_RPC=" + info.RPC, "WALLETGATE_CHAIN_ID=1337", "WALLETGATE_KEY_FILE=" + info.KeyFile, "WALLETGATE_STATE_DIR=" + root}, benchEnvCaps...)...)
-
-		var list, preview []float64
-		for i := 0; i < b.n; i++ {
-			c, t0, err := spawnWalletgate(bin, env)
+		rows[k] = journalRow{Records: count, GenerateS: round3(time.Since(t0).Seconds())}
+		segs, _ := journal.Segments(dirs[k])
+		rows[k].Segments = len(segs)
+		envs[k] = cleanEnv(append([]string{"WALLETGATE_RPC=" + info.RPC, "WALLETGATE_CHAIN_ID=1337", "WALLETGATE_KEY_FILE=" + info.KeyFile, "WALLETGATE_STATE_DIR=" + root}, benchEnvCaps...)...)
+	}
+	load := []float64{}
+	list := make([][]float64, len(counts))
+	preview := make([][]float64, len(counts))
+	for i := 0; i < b.n; i++ {
+		load = append(load, loadAverage())
+		for k := range counts {
+			c, t0, err := spawnWalletgate(bin, envs[k])
 			if err != nil {
 				return nil, err
 			}
@@ -217,10 +226,10 @@ func (b *bench) journalRun(ctx context.Context, binFlag string, counts []int) ([
 				c.close()
 				return nil, err
 			}
-			list = append(list, ms(tList.Sub(t0)))
-			if i == 0 {
+			list[k] = append(list[k], ms(tList.Sub(t0)))
+			if i == b.n-1 {
 				if m, err := readMem(c.p.pid()); err == nil {
-					row.RSSKiB = m.VmRSSKiB
+					rows[k].RSSKiB = m.VmRSSKiB
 				}
 			}
 			_, s, e, err := c.callTool(ctx, "wallet_send", map[string]any{"to": recipient, "amount": "0.0001", "asset": "ETH"}, 60*time.Second)
@@ -228,13 +237,18 @@ func (b *bench) journalRun(ctx context.Context, binFlag string, counts []int) ([
 			if err != nil {
 				return nil, err
 			}
-			preview = append(preview, ms(e.Sub(s)))
+			preview[k] = append(preview[k], ms(e.Sub(s)))
 		}
-		row.ToolsListMS, row.PreviewMS = summary(list), summary(preview)
+	}
+	for k := range counts {
+		rows[k].ToolsListMS, rows[k].PreviewMS = summary(list[k]), summary(preview[k])
+		rows[k].Load = round3(summary(load).Median)
+	}
 
+	for k := range counts {
 		// A preview's journal work, in process: the day window read under
-		// the lock, and the preview record appended.
-		j, err := journal.Open(dir, "bench", nil)
+		// the lock, the call's start, and the preview record appended.
+		j, err := journal.Open(dirs[k], "bench", nil)
 		if err != nil {
 			return nil, err
 		}
@@ -254,30 +268,33 @@ func (b *bench) journalRun(ctx context.Context, binFlag string, counts []int) ([
 			}
 			work = append(work, float64(time.Since(t0).Microseconds()))
 		}
-		row.JournalOpsUS = summary(work)
-		row.BaselineMS, row.BlockedMS, err = secondOpen(j, dir)
+		rows[k].JournalOpsUS = summary(work)
+		rows[k].BaselineMS, rows[k].BlockedMS, err = secondOpen(j, dirs[k])
 		j.Close()
 		if err != nil {
 			return nil, err
 		}
+	}
 
-		// audit verify, three times: the fastest, and its CPU time, which a
-		// busy machine inflates less than the wall time.
-		for k := 0; k < 3; k++ {
-			t0 = time.Now()
-			cmd := exec.CommandContext(ctx, bin, "audit", "verify", filepath.Join(dir, journal.FileName))
-			cmd.Env = env
+	// audit verify, three rounds: the fastest, and its CPU time, which a
+	// busy machine inflates less than the wall time.
+	for round := 0; round < 3; round++ {
+		for k := range counts {
+			t0 := time.Now()
+			cmd := exec.CommandContext(ctx, bin, "audit", "verify", filepath.Join(dirs[k], journal.FileName))
+			cmd.Env = envs[k]
 			if out, err := cmd.CombinedOutput(); err != nil {
 				return nil, fmt.Errorf("audit verify: %v: %s", err, out)
 			}
 			wall := round3(time.Since(t0).Seconds())
-			if k == 0 || wall < row.VerifyS {
-				row.VerifyS = wall
-				row.VerifyCPUS = round3((cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds())
+			if round == 0 || wall < rows[k].VerifyS {
+				rows[k].VerifyS = wall
+				rows[k].VerifyCPUS = round3((cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds())
 			}
 		}
-		logf("%d records: %+v", count, row)
-		rows = append(rows, row)
+	}
+	for _, r := range rows {
+		logf("%d records: %+v", r.Records, r)
 	}
 	return rows, nil
 }
