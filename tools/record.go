@@ -9,7 +9,6 @@ package tools
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"math/big"
 	"time"
@@ -149,11 +148,4 @@ func (s *Server) recordUnsynced(kind string, data any) error {
 func digest(b []byte) string {
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
-}
-
-func unmarshalData(r journal.Record, v any) error {
-	if err := json.Unmarshal(r.Data, v); err != nil {
-		return fmt.Errorf("journal record %d (%s): %w", r.Seq, r.Kind, err)
-	}
-	return nil
 }
