@@ -15,6 +15,7 @@ import (
 
 	"github.com/walletgate/walletgate/caps"
 	"github.com/walletgate/walletgate/chain"
+	"github.com/walletgate/walletgate/journal"
 )
 
 // broadcastResult is what a broadcast showed: OutcomeAccepted,
@@ -33,17 +34,17 @@ func (e *Engine) broadcast(ctx context.Context, tx *types.Transaction, from comm
 	err := e.chain.SendRaw(ctx, tx)
 	for attempt := 0; ; attempt++ {
 		if err == nil {
-			_ = e.Record(KindBroadcast, BroadcastRecord{Tx: hash.Hex(), Outcome: OutcomeAccepted})
+			_ = e.Record(KindBroadcast, BroadcastRecord{V: journal.Version, Tx: hash.Hex(), Outcome: OutcomeAccepted})
 			return broadcastResult{outcome: OutcomeAccepted}
 		}
 		var ce *chain.Error
 		if errors.As(err, &ce) && !ce.Transport() {
 			msg := Inert(ce.Message, 200)
-			_ = e.Record(KindBroadcast, BroadcastRecord{Tx: hash.Hex(), Outcome: OutcomeRefused, Error: msg})
+			_ = e.Record(KindBroadcast, BroadcastRecord{V: journal.Version, Tx: hash.Hex(), Outcome: OutcomeRefused, Error: msg})
 			return e.showRefused(ctx, hash, from, nonce, msg)
 		}
 		detail := Inert(err.Error(), 200)
-		_ = e.Record(KindBroadcast, BroadcastRecord{Tx: hash.Hex(), Outcome: OutcomeUnknown, Error: detail})
+		_ = e.Record(KindBroadcast, BroadcastRecord{V: journal.Version, Tx: hash.Hex(), Outcome: OutcomeUnknown, Error: detail})
 		if attempt == 2 {
 			return broadcastResult{outcome: OutcomeUnknown, detail: detail}
 		}
@@ -53,7 +54,7 @@ func (e *Engine) broadcast(ctx context.Context, tx *types.Transaction, from comm
 		case <-time.After(time.Duration(50*(attempt+1)) * time.Millisecond):
 		}
 		if info, lerr := e.chain.OwnTransaction(ctx, hash, from); lerr == nil && info.Found && info.TxHash == hash {
-			_ = e.Record(KindBroadcast, BroadcastRecord{Tx: hash.Hex(), Outcome: OutcomeAccepted})
+			_ = e.Record(KindBroadcast, BroadcastRecord{V: journal.Version, Tx: hash.Hex(), Outcome: OutcomeAccepted})
 			return broadcastResult{outcome: OutcomeAccepted}
 		}
 		err = e.chain.SendRaw(ctx, tx)
@@ -67,12 +68,12 @@ func (e *Engine) showRefused(ctx context.Context, hash common.Hash, from common.
 	case err != nil:
 		return broadcastResult{outcome: OutcomeUnknown, detail: "the node refused it (" + msg + ") and could not be asked whether it has it"}
 	case info.Found && info.TxHash == hash:
-		_ = e.Record(KindBroadcast, BroadcastRecord{Tx: hash.Hex(), Outcome: OutcomeAccepted})
+		_ = e.Record(KindBroadcast, BroadcastRecord{V: journal.Version, Tx: hash.Hex(), Outcome: OutcomeAccepted})
 		return broadcastResult{outcome: OutcomeAccepted}
 	case info.SenderNonce == nil || *info.SenderNonce > nonce:
 		return broadcastResult{outcome: OutcomeUnknown, detail: fmt.Sprintf("the node refused it (%s) and does not know it, but the wallet's nonce has passed %d", msg, nonce)}
 	}
-	_ = e.Record(KindRefusedFinal, EndRecord{Tx: hash.Hex(), Nonce: nonce, Reason: msg})
+	_ = e.Record(KindRefusedFinal, EndRecord{V: journal.Version, Tx: hash.Hex(), Nonce: nonce, Reason: msg})
 	return broadcastResult{outcome: KindRefusedFinal, detail: msg}
 }
 
@@ -80,11 +81,7 @@ func (e *Engine) showRefused(ctx context.Context, hash common.Hash, from common.
 // known before a new one is signed. One that stays unknown refuses the new
 // write: its nonce would queue behind it, unseen.
 func (e *Engine) followUp(ctx context.Context) *Refusal {
-	records, err := e.rec.Records()
-	if err != nil {
-		return e.LedgerUnavailable(err)
-	}
-	w, err := readState(records)
+	w, err := e.state()
 	if err != nil {
 		return e.LedgerUnavailable(err)
 	}
@@ -100,16 +97,6 @@ func (e *Engine) followUp(ctx context.Context) *Refusal {
 	return nil
 }
 
-// accepted reports whether the node ever accepted it.
-func (t *txState) accepted() bool {
-	for _, o := range t.broadcasts {
-		if o == OutcomeAccepted {
-			return true
-		}
-	}
-	return false
-}
-
 // resolve finds out what became of an open transaction and journals it: its
 // receipt, acceptance, or a proven end (dropped, refused-final, abandoned);
 // when the journal shows a broadcast whose outcome is unknown, the identical
@@ -122,24 +109,24 @@ func (e *Engine) resolve(ctx context.Context, w *walletState, t *txState) (line 
 	}
 	switch {
 	case info.Mined && notOurs(info, e, t.Nonce) == "":
-		_ = e.Record(KindReceipt, ReceiptRecord{Tx: t.Tx, Status: info.Status, Block: info.Block, GasUsed: info.GasUsed, Fee: info.Fee().String()})
+		_ = e.Record(KindReceipt, ReceiptRecord{V: journal.Version, Tx: t.Tx, Status: info.Status, Block: info.Block, GasUsed: info.GasUsed, Fee: info.Fee().String()})
 		return fmt.Sprintf("%s was included in block %d (status %d); its receipt is now journaled", t.Tx, info.Block, info.Status), true
 	case info.Found && info.TxHash == t.hash:
-		_ = e.Record(KindBroadcast, BroadcastRecord{Tx: t.Tx, Outcome: OutcomeAccepted})
+		_ = e.Record(KindBroadcast, BroadcastRecord{V: journal.Version, Tx: t.Tx, Outcome: OutcomeAccepted})
 		return t.Tx + " is waiting in the node's pool", true
 	case info.SenderNonce != nil && *info.SenderNonce > t.Nonce:
-		_ = e.Record(KindDropped, EndRecord{Tx: t.Tx, Nonce: t.Nonce, Reason: "its nonce was used by another transaction"})
+		_ = e.Record(KindDropped, EndRecord{V: journal.Version, Tx: t.Tx, Nonce: t.Nonce, Reason: "its nonce was used by another transaction"})
 		t.end = KindDropped
 		e.releaseIfEnded(w, t.Reservation)
 		return fmt.Sprintf("%s never executed: nonce %d was used by another transaction; marked dropped", t.Tx, t.Nonce), true
 	case !t.broadcast() && t.end == KindAbandoned:
 		return fmt.Sprintf("%s was never broadcast and is not sent; it stays counted until nonce %d is used by another transaction", t.Tx, t.Nonce), true
 	case !t.broadcast():
-		_ = e.Record(KindAbandoned, EndRecord{Tx: t.Tx, Nonce: t.Nonce, Reason: "signed, but no broadcast was ever journaled: its bytes are never sent"})
+		_ = e.Record(KindAbandoned, EndRecord{V: journal.Version, Tx: t.Tx, Nonce: t.Nonce, Reason: "signed, but no broadcast was ever journaled: its bytes are never sent"})
 		t.end = KindAbandoned
 		return fmt.Sprintf("%s was signed but its broadcast was never journaled: it is not sent, and stays counted until nonce %d is used by another transaction", t.Tx, t.Nonce), true
 	case t.onlyRefused():
-		_ = e.Record(KindRefusedFinal, EndRecord{Tx: t.Tx, Nonce: t.Nonce, Reason: "refused by the node, unknown to it, nonce not passed"})
+		_ = e.Record(KindRefusedFinal, EndRecord{V: journal.Version, Tx: t.Tx, Nonce: t.Nonce, Reason: "refused by the node, unknown to it, nonce not passed"})
 		t.end = KindRefusedFinal
 		e.releaseIfEnded(w, t.Reservation)
 		return fmt.Sprintf("%s was refused by the node and it does not have it: marked refused-final, never sent again", t.Tx), true
@@ -161,17 +148,26 @@ func (e *Engine) resolve(ctx context.Context, w *walletState, t *txState) (line 
 	return "the node does not know it and re-sending its identical signed bytes failed (" + b.detail + ")", false
 }
 
-// releaseIfEnded releases reservation id's recorded net change once every
-// transaction signed under it is shown never to be included.
+// state reads the wallet's state from the live state, under the shared lock.
+func (e *Engine) state() (w *walletState, err error) {
+	err = e.rec.View(func(live *journal.Live) error {
+		w, err = readState(live)
+		return err
+	})
+	return w, err
+}
+
+// releaseIfEnded counts one more transaction of reservation id shown never
+// to be included, and releases the reservation's recorded net change once
+// every transaction signed under it is.
 func (e *Engine) releaseIfEnded(w *walletState, id string) {
-	net, ok := w.reserves[id]
-	if !ok || id == "" {
+	if id == "" {
 		return
 	}
-	for _, t := range w.txs {
-		if t.Reservation == id && t.end != KindDropped && t.end != KindRefusedFinal {
-			return
-		}
+	w.endedPer[id]++
+	net, ok := w.reserves[id]
+	if !ok || w.endedPer[id] < w.signedPer[id] {
+		return
 	}
 	change := caps.Spend{}
 	for a, v := range net {
@@ -189,11 +185,7 @@ func (e *Engine) releaseIfEnded(w *walletState, id string) {
 // PendingTransactions lists the signed transactions whose outcome is not
 // final yet.
 func (e *Engine) PendingTransactions() []string {
-	records, err := e.rec.Records()
-	if err != nil {
-		return nil
-	}
-	w, err := readState(records)
+	w, err := e.state()
 	if err != nil {
 		return nil
 	}
@@ -212,19 +204,12 @@ func (e *Engine) Reconcile(ctx context.Context) ([]string, error) {
 	if e.recErr != nil {
 		return nil, nil
 	}
-	records, err := e.rec.Records()
-	if err != nil {
-		return nil, err
-	}
-	w, err := readState(records)
+	w, err := e.state()
 	if err != nil {
 		return nil, err
 	}
 	var lines []string
 	for _, t := range w.txs {
-		if t.end != "" && t.end != KindAbandoned {
-			continue
-		}
 		if !t.broadcast() && t.end == "" && t.inFlight(e.now(), e.bounds.Confirm) {
 			continue // another process is broadcasting it right now
 		}
@@ -233,7 +218,7 @@ func (e *Engine) Reconcile(ctx context.Context) ([]string, error) {
 			nonce := t.Nonce
 			info := e.chain.WaitOwn(ctx, t.hash, t.from, e.receiptTimeout, func(i *chain.TxInfo) bool { return i.Mined && notOurs(i, e, nonce) == "" })
 			if info.Mined && notOurs(info, e, t.Nonce) == "" {
-				_ = e.Record(KindReceipt, ReceiptRecord{Tx: t.Tx, Status: info.Status, Block: info.Block, GasUsed: info.GasUsed, Fee: info.Fee().String()})
+				_ = e.Record(KindReceipt, ReceiptRecord{V: journal.Version, Tx: t.Tx, Status: info.Status, Block: info.Block, GasUsed: info.GasUsed, Fee: info.Fee().String()})
 				line += fmt.Sprintf("; included in block %d", info.Block)
 			}
 		}

@@ -24,6 +24,7 @@ import (
 
 	"github.com/walletgate/walletgate/caps"
 	"github.com/walletgate/walletgate/chain"
+	"github.com/walletgate/walletgate/journal"
 	"github.com/walletgate/walletgate/policy"
 )
 
@@ -170,7 +171,7 @@ func (r *run) decide(ctx context.Context, i int, sent *sentTx, info *chain.TxInf
 		}
 		return out
 	}
-	_ = e.Record(KindReceipt, ReceiptRecord{Tx: info.Hash.Hex(), Status: info.Status, Block: info.Block, GasUsed: info.GasUsed, Fee: info.Fee().String()})
+	_ = e.Record(KindReceipt, ReceiptRecord{V: journal.Version, Tx: info.Hash.Hex(), Status: info.Status, Block: info.Block, GasUsed: info.GasUsed, Fee: info.Fee().String()})
 	r.fees.Add(r.fees, info.Fee())
 	r.infos = append(r.infos, info)
 	block := info.Block

@@ -142,28 +142,60 @@ func TestNextNonce(t *testing.T) {
 		return &txState{SignedRecord: SignedRecord{Reservation: res, Nonce: nonce}, end: end}
 	}
 	for _, tc := range []struct {
-		name   string
-		txs    []*txState
-		allocs []*allocation
-		chain  uint64
-		want   uint64
+		name      string
+		txs       []*txState
+		allocs    []journal.Alloc
+		nextMined uint64
+		chain     uint64
+		want      uint64
 	}{
-		{"nothing held", nil, nil, 5, 5},
-		{"a pending transaction holds its nonce", []*txState{tx("a", 5, "")}, nil, 5, 6},
-		{"a mined one too, while the node's count lags", []*txState{tx("a", 5, KindReceipt)}, nil, 5, 6},
-		{"refused-final frees it", []*txState{tx("a", 5, KindRefusedFinal)}, nil, 5, 5},
-		{"abandoned frees it", []*txState{tx("a", 5, KindAbandoned)}, nil, 5, 5},
-		{"a fresh allocation holds it", nil, []*allocation{{reservation: "b", nonce: 5, at: now.Add(-time.Second)}}, 5, 6},
-		{"a stale one does not", nil, []*allocation{{reservation: "b", nonce: 5, at: now.Add(-time.Hour)}}, 5, 5},
-		{"a given-back one does not", nil, []*allocation{{reservation: "b", nonce: 5, at: now, freed: true}}, 5, 5},
-		{"a gap is filled", []*txState{tx("a", 5, KindRefusedFinal), tx("c", 6, "")}, nil, 5, 5},
-		{"below the chain's nonce counts nothing", []*txState{tx("a", 3, "")}, nil, 5, 5},
+		{"nothing held", nil, nil, 0, 5, 5},
+		{"a pending transaction holds its nonce", []*txState{tx("a", 5, "")}, nil, 0, 5, 6},
+		{"a mined one too, while the node's count lags", nil, nil, 6, 5, 6},
+		{"abandoned frees it", []*txState{tx("a", 5, KindAbandoned)}, nil, 0, 5, 5},
+		{"a fresh allocation holds it", nil, []journal.Alloc{{Reservation: "b", Nonce: 5, At: now.Add(-time.Second)}}, 0, 5, 6},
+		{"a stale one does not", nil, []journal.Alloc{{Reservation: "b", Nonce: 5, At: now.Add(-time.Hour)}}, 0, 5, 5},
+		{"a gap is filled", []*txState{tx("c", 6, "")}, nil, 0, 5, 5},
+		{"below the chain's nonce counts nothing", []*txState{tx("a", 3, "")}, nil, 0, 5, 5},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			w := &walletState{txs: tc.txs, allocs: tc.allocs}
+			w := &walletState{txs: tc.txs, allocs: tc.allocs, nextMined: tc.nextMined}
 			require.Equal(t, tc.want, w.nextNonce(tc.chain, now, time.Minute))
 		})
 	}
+}
+
+// The live state the journal folds gives the engine what it needs: a
+// refused-final transaction frees its nonce, a receipt moves the mined
+// floor, a signed record frees its allocation.
+func TestLiveStateFeedsTheNonceRule(t *testing.T) {
+	m := &memRecorder{now: time.Now}
+	n5 := uint64(5)
+	_, err := m.Append(KindCapReserve, CapRecord{ID: "r1", At: time.Now(), Change: map[string]string{"ETH": "1"}, Nonce: &n5})
+	require.NoError(t, err)
+	w, err := readStateOf(m)
+	require.NoError(t, err)
+	require.Equal(t, uint64(6), w.nextNonce(5, time.Now(), time.Minute), "the allocation holds 5")
+	_, _ = m.Append(KindSigned, SignedRecord{Reservation: "r1", Tx: "0x" + strings.Repeat("1", 64), Nonce: 5, From: signer.DevAddress.Hex()})
+	_, _ = m.Append(KindRefusedFinal, EndRecord{Tx: "0x" + strings.Repeat("1", 64), Nonce: 5})
+	w, err = readStateOf(m)
+	require.NoError(t, err)
+	require.Equal(t, uint64(5), w.nextNonce(5, time.Now(), time.Minute), "refused-final gives 5 back")
+	_, _ = m.Append(KindSigned, SignedRecord{Reservation: "r2", Tx: "0x" + strings.Repeat("2", 64), Nonce: 5, From: signer.DevAddress.Hex()})
+	_, _ = m.Append(KindReceipt, ReceiptRecord{Tx: "0x" + strings.Repeat("2", 64), Status: 1})
+	w, err = readStateOf(m)
+	require.NoError(t, err)
+	require.Equal(t, uint64(6), w.nextNonce(4, time.Now(), time.Minute), "a mined nonce is used for good, whatever a lagging node says")
+	require.Equal(t, 1, w.signedPer["r1"])
+	require.Equal(t, 1, w.endedPer["r1"])
+}
+
+func readStateOf(r Recorder) (w *walletState, err error) {
+	err = r.View(func(live *journal.Live) error {
+		w, err = readState(live)
+		return err
+	})
+	return w, err
 }
 
 func TestWithoutNothingSent(t *testing.T) {

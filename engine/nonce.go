@@ -28,13 +28,13 @@ func (e *Engine) reserve(spend caps.Spend, chainNonce uint64) (*caps.Reservation
 // reservation id, recorded before anything is signed with it.
 func (e *Engine) allocate(id string, floor uint64) (uint64, error) {
 	var n uint64
-	err := e.rec.Update(func(records []journal.Record, appendRecord func(string, any) (journal.Record, error)) error {
-		w, err := readState(records)
+	err := e.rec.Update(func(live *journal.Live, appendRecord journal.AppendFunc) error {
+		w, err := readState(live)
 		if err != nil {
 			return err
 		}
 		n = w.nextNonce(floor, e.now(), e.bounds.Confirm)
-		_, err = appendRecord(KindNonce, NonceRecord{Reservation: id, Nonce: n, At: e.now().UTC()})
+		_, err = appendRecord(KindNonce, NonceRecord{V: journal.Version, Reservation: id, Nonce: n, At: e.now().UTC()})
 		return err
 	})
 	return n, err

@@ -20,109 +20,63 @@ import (
 	"github.com/walletgate/walletgate/journal"
 )
 
-// Journal record kinds.
+// Journal record kinds (package journal defines every record type).
 const (
-	KindSessionStart = "session_start"
-	KindSessionEnd   = "session_end"
-	KindToolStart    = "tool_start"
-	KindToolEnd      = "tool_end"
-	KindPreview      = "preview"
-	KindCapReserve   = "cap_reserve" // a reservation, with the first transaction's nonce
-	KindCapCorrect   = "cap_correct" // a settlement or release of one
-	KindNonce        = "nonce"       // a nonce taken for a later leg of a reservation
-	KindNonceFree    = "nonce_free"  // a nonce given back before anything was signed with it
-	KindSigned       = "signed"      // signed bytes, before their first broadcast
-	KindBroadcast    = "broadcast"   // a broadcast attempt and what the node said
-	KindReceipt      = "receipt"     // the transaction's own receipt
-	KindRefusedFinal = "refused_final"
-	KindAbandoned    = "abandoned" // signed, never broadcast: never will be
-	KindDropped      = "dropped"   // its nonce was used by another transaction
-	KindApproval     = "approval"  // the person approved or rejected a preview (human mode)
+	KindSessionStart = journal.KindSessionStart
+	KindSessionEnd   = journal.KindSessionEnd
+	KindToolStart    = journal.KindToolStart
+	KindToolEnd      = journal.KindToolEnd
+	KindPreview      = journal.KindPreview
+	KindCapReserve   = journal.KindCapReserve   // a reservation, with the first transaction's nonce
+	KindCapCorrect   = journal.KindCapCorrect   // a settlement or release of one
+	KindNonce        = journal.KindNonce        // a nonce taken for a later leg of a reservation
+	KindNonceFree    = journal.KindNonceFree    // a nonce given back before anything was signed with it
+	KindSigned       = journal.KindSigned       // signed bytes, before their first broadcast
+	KindBroadcast    = journal.KindBroadcast    // a broadcast attempt and what the node said
+	KindReceipt      = journal.KindReceipt      // the transaction's own receipt
+	KindRefusedFinal = journal.KindRefusedFinal // shown not to have reached the node
+	KindAbandoned    = journal.KindAbandoned    // signed, never broadcast: never will be
+	KindDropped      = journal.KindDropped      // its nonce was used by another transaction
+	KindApproval     = journal.KindApproval     // the person approved or rejected a preview (human mode)
 )
 
 // Broadcast outcomes, as journaled.
 const (
-	OutcomeAccepted = "accepted" // the node returned the hash, or knows it
-	OutcomeRefused  = "refused"  // the node answered an error; whether it has the transaction is not yet shown
-	OutcomeUnknown  = "unknown"  // no answer: the node may have it
+	OutcomeAccepted = journal.BroadcastAccepted // the node returned the hash, or knows it
+	OutcomeRefused  = journal.BroadcastRefused  // the node answered an error; whether it has the transaction is not yet shown
+	OutcomeUnknown  = journal.BroadcastUnknown  // no answer: the node may have it
 )
 
-// CapRecord is a cap reservation or a correction of one: signed base-unit
-// changes per asset ("ETH" or the token address), dated like the reservation.
-type CapRecord struct {
-	ID     string            `json:"id"`
-	At     time.Time         `json:"at"`
-	Change map[string]string `json:"change"`
-	// Nonce is the nonce the reservation's first transaction takes; nil on
-	// corrections and in journals older than nonce allocation.
-	Nonce *uint64 `json:"nonce,omitempty"`
-}
+// The records the engine writes, as package journal types them.
+type (
+	CapRecord       = journal.CapChange
+	NonceRecord     = journal.Nonce
+	SignedRecord    = journal.Signed
+	BroadcastRecord = journal.Broadcast
+	ReceiptRecord   = journal.Receipt
+	EndRecord       = journal.Dropped // refused-final, abandoned and dropped
+	PreviewRecord   = journal.Preview
+)
 
-// NonceRecord is a nonce taken for, or given back by, reservation ID.
-type NonceRecord struct {
-	Reservation string    `json:"reservation"`
-	Nonce       uint64    `json:"nonce"`
-	At          time.Time `json:"at"`
-}
-
-// SignedRecord is a signed transaction, journaled before it is broadcast.
-type SignedRecord struct {
-	Tool        string `json:"tool"`
-	Leg         string `json:"leg"`
-	Reservation string `json:"reservation"`
-	Tx          string `json:"tx"`
-	Nonce       uint64 `json:"nonce"`
-	From        string `json:"from"`
-	Raw         string `json:"raw"`
-}
-
-// BroadcastRecord is one broadcast attempt of a signed transaction.
-type BroadcastRecord struct {
-	Tx      string `json:"tx"`
-	Outcome string `json:"outcome"`
-	Error   string `json:"error,omitempty"`
-}
-
-// ReceiptRecord is a transaction's verified receipt.
-type ReceiptRecord struct {
-	Tx      string `json:"tx"`
-	Status  uint64 `json:"status"`
-	Block   uint64 `json:"block"`
-	GasUsed uint64 `json:"gas_used"`
-	Fee     string `json:"fee"`
-}
-
-// EndRecord ends a transaction that was not included: refused-final,
-// abandoned or dropped.
-type EndRecord struct {
-	Tx     string `json:"tx"`
-	Nonce  uint64 `json:"nonce"`
-	Reason string `json:"reason"`
-}
-
-// PreviewRecord is an issued preview.
-type PreviewRecord struct {
-	Tool        string            `json:"tool"`
-	Fingerprint string            `json:"fingerprint"`
-	Legs        int               `json:"legs"`
-	Spend       map[string]string `json:"spend"`
-	ConfirmBy   string            `json:"confirm_by,omitempty"` // human mode: token or person
-}
-
-// Recorder is where the engine keeps its records: the journal, or memory
-// when walletgate runs without a state directory. *journal.Journal is one.
+// Recorder is where the engine keeps its records and the live state folded
+// from them: the journal, or memory when walletgate runs without a state
+// directory. *journal.Journal is one.
 type Recorder interface {
 	Append(kind string, data any) (journal.Record, error)
-	Update(fn func(records []journal.Record, appendRecord func(kind string, data any) (journal.Record, error)) error) error
-	Records() ([]journal.Record, error)
+	// Update runs fn under the exclusive lock with the live state, and lets
+	// it append atomically with what it read.
+	Update(fn func(live *journal.Live, appendRecord journal.AppendFunc) error) error
+	// View runs fn with the live state under the shared lock.
+	View(fn func(live *journal.Live) error) error
 }
 
-// memRecorder keeps records in memory, for one process. It is safe for
-// concurrent use.
+// memRecorder keeps records' live state in memory, for one process. It is
+// safe for concurrent use.
 type memRecorder struct {
-	mu      sync.Mutex
-	now     func() time.Time
-	records []journal.Record
+	mu   sync.Mutex
+	now  func() time.Time
+	seq  uint64
+	live journal.Live
 }
 
 func (m *memRecorder) appendLocked(kind string, data any) (journal.Record, error) {
@@ -130,8 +84,11 @@ func (m *memRecorder) appendLocked(kind string, data any) (journal.Record, error
 	if err != nil {
 		return journal.Record{}, err
 	}
-	r := journal.Record{Seq: uint64(len(m.records) + 1), Time: m.now().UTC(), Kind: kind, Data: raw}
-	m.records = append(m.records, r)
+	m.seq++
+	r := journal.Record{Seq: m.seq, Time: m.now().UTC(), Kind: kind, Data: raw}
+	if err := m.live.Apply(r); err != nil {
+		return journal.Record{}, err
+	}
 	return r, nil
 }
 
@@ -141,17 +98,16 @@ func (m *memRecorder) Append(kind string, data any) (journal.Record, error) {
 	return m.appendLocked(kind, data)
 }
 
-func (m *memRecorder) Update(fn func([]journal.Record, func(string, any) (journal.Record, error)) error) error {
+func (m *memRecorder) Update(fn func(*journal.Live, journal.AppendFunc) error) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	n := len(m.records)
-	return fn(m.records[:n:n], m.appendLocked)
+	return fn(&m.live, m.appendLocked)
 }
 
-func (m *memRecorder) Records() ([]journal.Record, error) {
+func (m *memRecorder) View(fn func(*journal.Live) error) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return append([]journal.Record(nil), m.records...), nil
+	return fn(&m.live)
 }
 
 // EncodeSpend renders a spend for the journal: "ETH" or the token address

@@ -11,6 +11,7 @@ import (
 
 	"github.com/walletgate/walletgate/caps"
 	"github.com/walletgate/walletgate/chain"
+	"github.com/walletgate/walletgate/journal"
 	"github.com/walletgate/walletgate/policy"
 )
 
@@ -35,7 +36,7 @@ func (r *run) send(ctx context.Context, i int, nonce uint64) (*sentTx, *Refusal)
 		return nil, r.stop(i, int64(nonce), Refuse(CodeSendFailed, "the transaction could not be signed (%s). Nothing was sent.", err))
 	}
 	raw, _ := tx.MarshalBinary()
-	if err := e.Record(KindSigned, SignedRecord{Tool: r.p.Tool, Leg: leg.Label, Reservation: r.res.ID(), Tx: tx.Hash().Hex(),
+	if err := e.Record(KindSigned, SignedRecord{V: journal.Version, Tool: r.p.Tool, Leg: leg.Label, Reservation: r.res.ID(), Tx: tx.Hash().Hex(),
 		Nonce: nonce, From: leg.Call.From.Hex(), Raw: hexutil.Encode(raw)}); err != nil {
 		// Not journaled, so not broadcast — now or ever: the only copy of
 		// the signed bytes is dropped here, and recovery never sends a
@@ -123,7 +124,7 @@ func (r *run) prepareLeg(ctx context.Context, i int) (uint64, *Refusal) {
 func (r *run) stop(i int, nonce int64, why *Refusal) *Refusal {
 	e := r.e
 	if nonce >= 0 {
-		_ = e.Record(KindNonceFree, NonceRecord{Reservation: r.res.ID(), Nonce: uint64(nonce), At: e.now().UTC()})
+		_ = e.Record(KindNonceFree, NonceRecord{V: journal.Version, Reservation: r.res.ID(), Nonce: uint64(nonce), At: e.now().UTC()})
 	}
 	if len(r.earlier) == 0 {
 		r.release()
@@ -175,7 +176,7 @@ func (r *run) undo(i int) string {
 		if !e.included(info, sent) {
 			return fmt.Sprintf("Taking it back (%s) was sent as %s but not seen included yet (check it with wallet_verify_tx).", l.Label, sent.tx.Hash().Hex())
 		}
-		_ = e.Record(KindReceipt, ReceiptRecord{Tx: info.Hash.Hex(), Status: info.Status, Block: info.Block, GasUsed: info.GasUsed, Fee: info.Fee().String()})
+		_ = e.Record(KindReceipt, ReceiptRecord{V: journal.Version, Tx: info.Hash.Hex(), Status: info.Status, Block: info.Block, GasUsed: info.GasUsed, Fee: info.Fee().String()})
 		r.fees.Add(r.fees, info.Fee())
 		budget.Sub(budget, info.Fee())
 		if info.Status != 1 {
@@ -196,7 +197,7 @@ func (r *run) sendUndo(ctx context.Context, i int, nonce uint64) (*sentTx, *Refu
 		return nil, Refuse(CodeSendFailed, "it could not be signed (%s).", err)
 	}
 	raw, _ := tx.MarshalBinary()
-	if err := e.Record(KindSigned, SignedRecord{Tool: r.p.Tool, Leg: leg.Label, Reservation: r.res.ID(), Tx: tx.Hash().Hex(),
+	if err := e.Record(KindSigned, SignedRecord{V: journal.Version, Tool: r.p.Tool, Leg: leg.Label, Reservation: r.res.ID(), Tx: tx.Hash().Hex(),
 		Nonce: nonce, From: leg.Call.From.Hex(), Raw: hexutil.Encode(raw)}); err != nil {
 		return nil, Refuse(CodeNotSent, "it was signed but could not be journaled (%s), so it was not broadcast.", err)
 	}

@@ -33,18 +33,18 @@ type store struct {
 }
 
 func (d *store) Reserve(id string, at, since time.Time, change caps.Spend, check func(caps.Spend) error) error {
-	return d.rec.Update(func(records []journal.Record, appendRecord func(string, any) (journal.Record, error)) error {
-		day, err := daySum(records, since)
+	return d.rec.Update(func(live *journal.Live, appendRecord journal.AppendFunc) error {
+		day, err := daySum(live, since)
 		if err != nil {
 			return err
 		}
 		if err := check(day); err != nil {
 			return err
 		}
-		rec := CapRecord{ID: id, At: at.UTC(), Change: EncodeSpend(change)}
+		rec := CapRecord{V: journal.Version, ID: id, At: at.UTC(), Change: EncodeSpend(change)}
 		req := d.alloc
 		if req != nil {
-			w, err := readState(records)
+			w, err := readState(live)
 			if err != nil {
 				return err
 			}
@@ -62,16 +62,16 @@ func (d *store) Reserve(id string, at, since time.Time, change caps.Spend, check
 }
 
 func (d *store) Correct(id string, at time.Time, change caps.Spend) error {
-	_, err := d.rec.Append(KindCapCorrect, CapRecord{ID: id, At: at.UTC(), Change: EncodeSpend(change)})
+	_, err := d.rec.Append(KindCapCorrect, CapRecord{V: journal.Version, ID: id, At: at.UTC(), Change: EncodeSpend(change)})
 	return err
 }
 
-func (d *store) Sum(since time.Time) (caps.Spend, error) {
-	records, err := d.rec.Records()
-	if err != nil {
-		return nil, err
-	}
-	return daySum(records, since)
+func (d *store) Sum(since time.Time) (sum caps.Spend, err error) {
+	err = d.rec.View(func(live *journal.Live) error {
+		sum, err = daySum(live, since)
+		return err
+	})
+	return sum, err
 }
 
 // errNoAllocation is a reservation that came back without its nonce: the

@@ -111,3 +111,14 @@ func stateDir(t testing.TB) string {
 	require.NoError(t, os.Mkdir(dir, 0o700))
 	return dir
 }
+
+// increment appends one more cap reservation, numbered, unless live holds
+// limit of them already: a counter that Update keeps atomic.
+func increment(live *Live, appendRecord AppendFunc, limit int, errFull error) error {
+	count := len(live.Caps)
+	if count >= limit {
+		return errFull
+	}
+	_, err := appendRecord(KindCapReserve, CapChange{ID: strconv.Itoa(count + 1), At: time.Now(), Change: map[string]string{"ETH": "1"}})
+	return err
+}

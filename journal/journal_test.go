@@ -180,18 +180,8 @@ func TestUpdateAtomicAcrossJournals(t *testing.T) {
 		for range goroutines {
 			wg.Go(func() {
 				for {
-					err := j.Update(func(records []Record, appendRecord func(string, any) (Record, error)) error {
-						count := 0
-						for _, r := range records {
-							if r.Kind == "inc" {
-								count++
-							}
-						}
-						if count >= limit {
-							return errFull
-						}
-						_, err := appendRecord("inc", count+1)
-						return err
+					err := j.Update(func(live *Live, appendRecord AppendFunc) error {
+						return increment(live, appendRecord, limit, errFull)
 					})
 					if errors.Is(err, errFull) {
 						return
@@ -209,7 +199,9 @@ func TestUpdateAtomicAcrossJournals(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, got, limit)
 	for i, r := range got {
-		require.Equal(t, fmt.Sprint(i+1), string(r.Data), "each increment saw every earlier one")
+		var c CapChange
+		require.NoError(t, DecodeInto(r, &c))
+		require.Equal(t, fmt.Sprint(i+1), c.ID, "each increment saw every earlier one")
 	}
 }
 
@@ -217,16 +209,18 @@ func TestUpdate(t *testing.T) {
 	j := openT(t, stateDir(t), "s")
 	fill(t, j, 2)
 	errStop := errors.New("stop")
-	var leaked func(string, any) (Record, error)
-	err := j.Update(func(records []Record, appendRecord func(string, any) (Record, error)) error {
-		require.Len(t, records, 2)
+	var leaked AppendFunc
+	err := j.Update(func(live *Live, appendRecord AppendFunc) error {
+		require.Empty(t, live.Caps)
 		r, err := appendRecord("a", nil)
 		require.NoError(t, err)
 		require.EqualValues(t, 3, r.Seq)
 		r, err = appendRecord("b", nil)
 		require.NoError(t, err)
 		require.EqualValues(t, 4, r.Seq)
-		require.Len(t, records, 2, "records is what fn read")
+		_, err = appendRecord(KindCapReserve, CapChange{ID: "r", At: time.Now(), Change: map[string]string{"ETH": "1"}})
+		require.NoError(t, err)
+		require.Len(t, live.Caps, 1, "live folds what fn appends")
 		leaked = appendRecord
 		return errStop
 	})
@@ -235,7 +229,7 @@ func TestUpdate(t *testing.T) {
 	require.ErrorContains(t, err, "after Update returned")
 	got, err := j.Records()
 	require.NoError(t, err)
-	require.Len(t, got, 4, "what fn appended stays, though fn failed")
+	require.Len(t, got, 5, "what fn appended stays, though fn failed")
 }
 
 // TestFsync watches the real fsyncs: per append, the journal after its line
@@ -332,7 +326,7 @@ func TestChangedWhileOpen(t *testing.T) {
 			requireUnavailable(t, err, tt.want)
 			_, err = j.Records()
 			requireUnavailable(t, err, tt.want)
-			err = j.Update(func([]Record, func(string, any) (Record, error)) error { return nil })
+			err = j.Update(func(*Live, AppendFunc) error { return nil })
 			requireUnavailable(t, err, tt.want)
 		})
 	}

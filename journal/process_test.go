@@ -21,9 +21,10 @@ import (
 )
 
 const (
-	helperMode = "JOURNAL_TEST_HELPER" // what the helper process does
-	helperDir  = "JOURNAL_TEST_DIR"
-	helperN    = "JOURNAL_TEST_N"
+	helperMode  = "JOURNAL_TEST_HELPER" // what the helper process does
+	helperDir   = "JOURNAL_TEST_DIR"
+	helperN     = "JOURNAL_TEST_N"
+	helperPoint = "JOURNAL_TEST_POINT" // where the crash helper kills itself
 )
 
 // TestHelperProcess is the second process; it does nothing in a normal run.
@@ -33,6 +34,10 @@ func TestHelperProcess(t *testing.T) {
 		t.Skip("the other process of the multi-process tests")
 	}
 	n, _ := strconv.Atoi(os.Getenv(helperN))
+	if mode == "crash" {
+		crashHelper(t, os.Getenv(helperDir), os.Getenv(helperPoint), n)
+		os.Exit(3) // not reached: the point kills the process first
+	}
 	if err := helper(mode, os.Getenv(helperDir), n); err != nil {
 		fmt.Fprintln(os.Stderr, "helper:", err)
 		os.Exit(1)
@@ -105,18 +110,13 @@ func countKind(records []Record, kind string) int {
 
 var errFull = errors.New("full")
 
-// countTo appends "inc" records until there are limit of them, each after
+// countTo appends cap reservations until there are limit of them, each after
 // checking the count under the lock, and returns how many it appended.
 func countTo(j *Journal, limit int) (int, error) {
 	mine := 0
 	for {
-		err := j.Update(func(records []Record, appendRecord func(string, any) (Record, error)) error {
-			count := countKind(records, "inc")
-			if count >= limit {
-				return errFull
-			}
-			_, err := appendRecord("inc", count+1)
-			return err
+		err := j.Update(func(live *Live, appendRecord AppendFunc) error {
+			return increment(live, appendRecord, limit, errFull)
 		})
 		if errors.Is(err, errFull) {
 			return mine, nil
@@ -220,14 +220,16 @@ func TestTwoProcessesUpdateCounter(t *testing.T) {
 
 	records, err := j.Records()
 	require.NoError(t, err)
-	require.Equal(t, limit, countKind(records, "inc"))
+	require.Equal(t, limit, countKind(records, KindCapReserve))
 	require.Equal(t, limit, mine+theirs)
 	t.Logf("parent %d, child %d", mine, theirs)
 	n := 0
 	for _, r := range records {
-		if r.Kind == "inc" {
+		if r.Kind == KindCapReserve {
 			n++
-			require.Equal(t, strconv.Itoa(n), string(r.Data), "each increment saw every earlier one")
+			var c CapChange
+			require.NoError(t, DecodeInto(r, &c))
+			require.Equal(t, strconv.Itoa(n), c.ID, "each increment saw every earlier one")
 		}
 	}
 }

@@ -17,6 +17,10 @@ const (
 // maxLine is the longest line, without its newline, that is written or read.
 const maxLine = 1 << 20
 
+// maxCheckpointLine is the longest checkpoint line: the live state of a busy
+// wallet's last two days may be larger than an ordinary record.
+const maxCheckpointLine = 16 << 20
+
 // genesis is hashed in place of a previous line by the first record.
 const genesis = "walletgate journal v1"
 

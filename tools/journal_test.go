@@ -167,5 +167,14 @@ func TestBrokenJournalBlocksWritesAndKeepsReads(t *testing.T) {
 	require.Equal(t, before, e.state())
 	var bal balanceOut
 	e.ok("wallet_balance", `{}`, &bal)
+
+	// wallet_policy says so where the model looks, instead of "no caps".
+	var pol struct {
+		WritesRefused string `json:"writes_refused"`
+	}
+	polText := e.ok("wallet_policy", `{}`, &pol)
+	require.Contains(t, pol.WritesRefused, ue.Reason)
+	require.Contains(t, polText, "WRITES ARE REFUSED: the spend journal cannot be used")
+	require.NotContains(t, polText, "none configured")
 	_ = common.Address{}
 }

@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -9,6 +10,7 @@ import (
 
 	"github.com/walletgate/walletgate/caps"
 	"github.com/walletgate/walletgate/policy"
+	"github.com/walletgate/walletgate/journal"
 )
 
 // policyResult is wallet_policy's structured result.
@@ -31,6 +33,7 @@ type policyResult struct {
 	WritesOffReason     string     `json:"writes_disabled_reason,omitempty" jsonschema:"why no write tool is offered, when none is"`
 	DayWindowNote       string     `json:"per_day_note" jsonschema:"how the per-day window is kept"`
 	PendingTxs          []string   `json:"pending_transactions" jsonschema:"journaled transactions whose outcome is not known yet (check them with wallet_verify_tx)"`
+	WritesRefused       string     `json:"writes_refused,omitempty" jsonschema:"set when every write is refused although write tools are offered (the journal cannot be used): why, and what the operator must do"`
 	// HumanAbove: in human mode with WALLETGATE_HUMAN_ABOVE, the most a
 	// write may spend per asset and still confirm with a token.
 	HumanAbove []humanAboveJSON `json:"human_above,omitempty" jsonschema:"human mode with WALLETGATE_HUMAN_ABOVE: a write spending at most these (ETH counting value plus max fees), and no other asset, confirms with a token; anything else needs the person"`
@@ -78,6 +81,7 @@ func (s *Server) policyResult() policyResult {
 		WritesOffReason:     s.writesDisabledReason(),
 		DayWindowNote:       s.dayWindowNote(),
 		PendingTxs:          s.PendingTransactions(),
+		WritesRefused:       s.writesRefused(),
 	}
 	if r.PendingTxs == nil {
 		r.PendingTxs = []string{}
@@ -104,6 +108,20 @@ func (s *Server) policyResult() policyResult {
 	return r
 }
 
+// writesRefused says why every write is refused when the journal cannot be
+// used: a model reading the policy must not see write tools and no caps and
+// conclude that writes work.
+func (s *Server) writesRefused() string {
+	if s.journalErr == nil {
+		return ""
+	}
+	var ue *journal.UnavailableError
+	if errors.As(s.journalErr, &ue) {
+		return fmt.Sprintf("the spend journal cannot be used: %s. What the operator must do: %s", ue.Reason, ue.Fix)
+	}
+	return fmt.Sprintf("the spend journal cannot be used (%s). The operator should check WALLETGATE_STATE_DIR and run walletgate audit verify", s.journalErr)
+}
+
 // dayWindowNote says how the per-day window is kept.
 func (s *Server) dayWindowNote() string {
 	switch {
@@ -125,7 +143,9 @@ func policyText(r policyResult) string {
 	} else {
 		fmt.Fprintf(&b, "Write tools: none offered (%s); only reads are possible.\n", r.WritesOffReason)
 	}
-	if len(r.Caps) == 0 {
+	if r.WritesRefused != "" {
+		fmt.Fprintf(&b, "WRITES ARE REFUSED: %s. Every write is refused until then; reads keep working.\n", strings.TrimSuffix(r.WritesRefused, "."))
+	} else if len(r.Caps) == 0 {
 		b.WriteString("Caps: none configured; every spend is refused.\n")
 	} else {
 		b.WriteString("Caps (used / limit, remaining):\n")

@@ -41,3 +41,14 @@ func digest(b []byte) string {
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
 }
+
+// recordUnsynced appends a record that precedes nothing at stake (a read's
+// start and end) without an fsync of its own; the next record that matters
+// makes it durable.
+func (s *Server) recordUnsynced(kind string, data any) error {
+	if s.journal == nil {
+		return nil
+	}
+	_, err := s.journal.AppendUnsynced(kind, data)
+	return err
+}

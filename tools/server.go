@@ -145,7 +145,7 @@ func New(d Deps) *Server {
 	if s.approvals != nil {
 		s.approvals.SetRevoke(func(token string) { s.gate.Revoke(token) })
 		s.approvals.OnDecision(func(d approval.Decision) {
-			_ = s.record(KindApproval, map[string]any{"approval": d.ID, "tool": d.Tool, "fingerprint": hex.EncodeToString(d.Fingerprint[:]), "decision": string(d.State)})
+			_ = s.record(KindApproval, journal.Approval{V: journal.Version, Approval: d.ID, Tool: d.Tool, Fingerprint: hex.EncodeToString(d.Fingerprint[:]), Decision: string(d.State)})
 		})
 	}
 	if s.session == "" {
@@ -292,7 +292,7 @@ func (s *Server) handler(name string, spec argSpec, h func(ctx context.Context, 
 		raw, err := rawArguments(req)
 		call := fmt.Sprintf("%s-%d", s.session, s.calls.Add(1))
 		// A call that never gets an answer still leaves its start behind.
-		_ = s.record(KindToolStart, map[string]any{"call": call, "tool": name, "args_sha256": digest(raw)})
+		_ = s.recordUnsynced(KindToolStart, journal.ToolStart{V: journal.Version, Call: call, Tool: name, ArgsSHA256: digest(raw)})
 		var res *mcp.CallToolResult
 		var ref *Refusal
 		if err != nil {
@@ -322,7 +322,7 @@ func (s *Server) handler(name string, spec argSpec, h func(ctx context.Context, 
 			}
 		}
 		s.log.Info("tool call", "tool", name, "outcome", outcome, "ms", time.Since(start).Milliseconds())
-		_ = s.record(KindToolEnd, map[string]any{"call": call, "tool": name, "outcome": outcome, "ms": time.Since(start).Milliseconds()})
+		_ = s.recordUnsynced(KindToolEnd, journal.ToolEnd{V: journal.Version, Call: call, Tool: name, Outcome: outcome, MS: time.Since(start).Milliseconds()})
 		return res, nil
 	}
 }

@@ -4,6 +4,8 @@
 // transaction's broadcast to walletgate reporting it, and memory.
 //
 //	go run ./cmd/walletgate-bench [-n 10] [-bin PATH] [-json FILE]
+//	go run ./cmd/walletgate-bench journal [-sizes 0,100000,1000000] [-n 5] [-bin PATH]
+//	go run ./cmd/walletgate-bench journal-gen DIR N
 //
 // It builds walletgate (unless -bin is given), starts `walletgate devnet` on
 // 127.0.0.1, puts an RPC-counting proxy on 127.0.0.1 in front of it, and
@@ -44,6 +46,16 @@ func main() {
 }
 
 func run() int {
+	if len(os.Args) > 1 {
+		switch os.Args[1] {
+		case "journal":
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return cmdJournalBench(ctx, os.Args[2:])
+		case "journal-gen":
+			return cmdJournalGen(os.Args[2:])
+		}
+	}
 	n := flag.Int("n", 10, "samples per figure: fresh spawns for cold start, calls per tool")
 	bin := flag.String("bin", "", "walletgate binary to measure (default: build ./cmd/walletgate into a temporary directory)")
 	jsonOut := flag.String("json", "", "also write the results as JSON to this file")

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,30 +10,57 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/walletgate/walletgate/journal"
 	"github.com/walletgate/walletgate/policy"
 	"github.com/walletgate/walletgate/tools"
 )
 
-// cmdAudit is `walletgate audit verify [FILE]` and `walletgate audit show [FILE]`.
+// cmdAudit is `walletgate audit verify|show|repair`.
 func cmdAudit(argv []string, stdout, stderr io.Writer) error {
-	if len(argv) == 0 || (argv[0] != "verify" && argv[0] != "show") || len(argv) > 2 {
-		return usagef("usage: walletgate audit verify [FILE] | walletgate audit show [FILE] (default: every journal under WALLETGATE_STATE_DIR)")
+	const use = "usage: walletgate audit verify [FILE] | walletgate audit show [--json] [--base-units] [FILE] | walletgate audit repair [FILE] (default: every journal under WALLETGATE_STATE_DIR)"
+	if len(argv) == 0 {
+		return usagef(use)
 	}
-	files, err := journalFiles(argv[1:])
+	cmd, rest := argv[0], argv[1:]
+	var opts showOptions
+	var args []string
+	for _, a := range rest {
+		switch {
+		case cmd == "show" && a == "--json":
+			opts.json = true
+		case cmd == "show" && a == "--base-units":
+			opts.baseUnits = true
+		case strings.HasPrefix(a, "-"):
+			return usagef("unknown flag %q; %s", a, use)
+		default:
+			args = append(args, a)
+		}
+	}
+	if len(args) > 1 || (cmd != "verify" && cmd != "show" && cmd != "repair") {
+		return usagef(use)
+	}
+	files, err := journalFiles(args)
 	if err != nil {
 		return err
 	}
-	if argv[0] == "verify" {
+	switch cmd {
+	case "verify":
 		return auditVerify(files, stdout)
+	case "repair":
+		return auditRepair(files, stdout)
 	}
-	return auditShow(files, stdout)
+	return auditShow(files, opts, stdout)
 }
 
-// journalFiles is the file named, or every journal under the state root.
+// journalFiles is the file named (a journal.jsonl, or a state directory of
+// one wallet), or every journal under the state root.
 func journalFiles(args []string) ([]string, error) {
 	if len(args) == 1 {
+		if fi, err := os.Stat(args[0]); err == nil && fi.IsDir() {
+			return []string{filepath.Join(args[0], journal.FileName)}, nil
+		}
 		return []string{args[0]}, nil
 	}
 	cfg, err := policy.Load(os.Environ())
@@ -45,7 +71,19 @@ func journalFiles(args []string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	files, _ := filepath.Glob(filepath.Join(root, "*", journal.FileName))
+	// A journal whose active file is missing is still listed by its head:
+	// that is a journal the server refuses.
+	seen := map[string]bool{}
+	for _, pattern := range []string{journal.FileName, journal.HeadName} {
+		found, _ := filepath.Glob(filepath.Join(root, "*", pattern))
+		for _, f := range found {
+			seen[filepath.Join(filepath.Dir(f), journal.FileName)] = true
+		}
+	}
+	files := make([]string, 0, len(seen))
+	for f := range seen {
+		files = append(files, f)
+	}
 	sort.Strings(files)
 	if len(files) == 0 {
 		return nil, fmt.Errorf("no journal under %s (set WALLETGATE_STATE_DIR, or name a file)", root)
@@ -53,6 +91,8 @@ func journalFiles(args []string) ([]string, error) {
 	return files, nil
 }
 
+// auditVerify proves each journal's whole history, across its sealed
+// segments, and fails whenever the server would refuse writes with it.
 func auditVerify(files []string, stdout io.Writer) error {
 	broken := 0
 	for _, f := range files {
@@ -60,9 +100,16 @@ func auditVerify(files []string, stdout io.Writer) error {
 		if err != nil {
 			broken++
 			fmt.Fprintf(stdout, "BROKEN %s: %v\n", f, err)
+			fmt.Fprintf(stdout, "       walletgate refuses writes with this journal. %s\n", verifyHint(f, err))
 			continue
 		}
-		fmt.Fprintf(stdout, "ok     %s: %d records, hash chain intact\n", f, n)
+		segs := 1
+		if filepath.Base(f) == journal.FileName {
+			if all, err := journal.Segments(filepath.Dir(f)); err == nil {
+				segs = len(all)
+			}
+		}
+		fmt.Fprintf(stdout, "ok     %s: %d records in %d segment(s), hash chain intact, checkpoints match the history\n", f, n, segs)
 	}
 	if broken > 0 {
 		return fmt.Errorf("%d of %d journals are broken: restore them from a backup, or move the state directory aside to start anew (which resets the per-day caps)", broken, len(files))
@@ -70,82 +117,37 @@ func auditVerify(files []string, stdout io.Writer) error {
 	return nil
 }
 
-// auditShow prints a journal's history as a person wants to read it.
-func auditShow(files []string, stdout io.Writer) error {
+// verifyHint says what to do about a broken journal.
+func verifyHint(f string, err error) string {
+	var ue *journal.UnavailableError
+	if errors.As(err, &ue) {
+		return "What to do: " + ue.Fix
+	}
+	if strings.Contains(err.Error(), "incomplete last line") {
+		return fmt.Sprintf("The last write was cut short: `walletgate audit repair %s` cuts that incomplete line (and only that), keeping the day window.", f)
+	}
+	return "Restore the named file from a backup; or move the state directory aside to start anew (which resets the per-day caps)."
+}
+
+// auditRepair cuts an incomplete final line off each journal that has one.
+func auditRepair(files []string, stdout io.Writer) error {
+	failed := 0
 	for _, f := range files {
-		// Read-only, and up to a broken line if there is one.
-		records, err := journal.ReadFile(f)
-		fmt.Fprintf(stdout, "== %s (%d records)\n", f, len(records))
-		for _, r := range records {
-			if line := describe(r); line != "" {
-				fmt.Fprintf(stdout, "%s  %s\n", r.Time.UTC().Format("2006-01-02 15:04:05"), line)
-			}
+		rep, err := journal.RepairTornLine(filepath.Dir(f), "audit-repair", time.Now)
+		switch {
+		case errors.Is(err, journal.ErrNothingToRepair):
+			fmt.Fprintf(stdout, "ok       %s: the last line is complete; nothing to repair\n", f)
+		case err != nil:
+			failed++
+			fmt.Fprintf(stdout, "REFUSED  %s: %v\n", f, err)
+		default:
+			fmt.Fprintf(stdout, "REPAIRED %s: cut the incomplete line %d (%d bytes: %s); the repair is journaled, everything else is as it was\n", f, rep.Line, rep.Bytes, rep.Content)
 		}
-		if err != nil {
-			fmt.Fprintf(stdout, "BROKEN after the records above: %v\n", err)
-		}
+	}
+	if failed > 0 {
+		return fmt.Errorf("%d of %d journals could not be repaired: audit repair only cuts an incomplete final line; run `walletgate audit verify` to see what else is wrong", failed, len(files))
 	}
 	return nil
-}
-
-// describe renders one record for people; tool_start records are folded into
-// their end (a start with no end is a call that never got an answer).
-func describe(r journal.Record) string {
-	var d map[string]any
-	_ = json.Unmarshal(r.Data, &d)
-	str := func(k string) string { v, _ := d[k].(string); return v }
-	switch r.Kind {
-	case tools.KindSessionStart:
-		return fmt.Sprintf("session %s started: wallet %s on chain %v, signer %s, walletgate %s", r.Session, str("wallet"), d["chain_id"], str("signer"), str("version"))
-	case tools.KindSessionEnd:
-		return fmt.Sprintf("session %s ended", r.Session)
-	case tools.KindToolEnd:
-		outcome := str("outcome")
-		if outcome == "ok" {
-			return fmt.Sprintf("%s answered (%vms)", str("tool"), d["ms"])
-		}
-		return fmt.Sprintf("%s REFUSED: %s", str("tool"), outcome)
-	case tools.KindPreview:
-		return fmt.Sprintf("%s previewed: %v transaction(s), spend %s", str("tool"), d["legs"], spendText(d["spend"]))
-	case tools.KindCapReserve:
-		return fmt.Sprintf("caps reserved: %s", spendText(d["change"]))
-	case tools.KindCapCorrect:
-		return fmt.Sprintf("caps settled: change %s", spendText(d["change"]))
-	case tools.KindSigned:
-		return fmt.Sprintf("SIGNED %s (%s leg %s), nonce %v", str("tx"), str("tool"), str("leg"), d["nonce"])
-	case tools.KindBroadcast:
-		if e := str("error"); e != "" {
-			return fmt.Sprintf("broadcast %s: %s (%s)", str("tx"), str("outcome"), e)
-		}
-		return fmt.Sprintf("broadcast %s: %s", str("tx"), str("outcome"))
-	case tools.KindReceipt:
-		status := "INCLUDED, succeeded"
-		if fmt.Sprint(d["status"]) != "1" {
-			status = "INCLUDED, REVERTED"
-		}
-		return fmt.Sprintf("%s %s in block %v, fee %s wei", str("tx"), status, d["block"], str("fee"))
-	case tools.KindApproval:
-		if str("decision") == "withdrawn" {
-			return fmt.Sprintf("the person WITHDREW the approval of preview %s (%s)", str("approval"), str("tool"))
-		}
-		return fmt.Sprintf("the person %s preview %s (%s)", strings.ToUpper(str("decision")), str("approval"), str("tool"))
-	case tools.KindToolStart:
-		return ""
-	}
-	return r.Kind
-}
-
-func spendText(v any) string {
-	m, _ := v.(map[string]any)
-	var parts []string
-	for k, a := range m {
-		parts = append(parts, fmt.Sprintf("%v base units of %s", a, k))
-	}
-	sort.Strings(parts)
-	if len(parts) == 0 {
-		return "nothing"
-	}
-	return strings.Join(parts, ", ")
 }
 
 // cmdPolicy explains in plain text what an assistant connected with the
@@ -168,12 +170,6 @@ func cmdPolicy(argv []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(stdout, text)
-	if deps.JournalErr != nil {
-		var ue *journal.UnavailableError
-		if errors.As(deps.JournalErr, &ue) {
-			fmt.Fprintf(stdout, "\nWRITES ARE BLOCKED: the journal cannot be used: %s. What to do: %s\n", ue.Reason, ue.Fix)
-		}
-	}
+	fmt.Fprintln(stdout, text) // it says so when writes are refused for an unusable journal
 	return nil
 }

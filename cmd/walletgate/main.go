@@ -110,10 +110,17 @@ Usage:
                              its URL, dev account, token addresses and dev key file as JSON
   walletgate policy [--dev]  explain what an assistant connected with this environment may do now
   walletgate audit verify [FILE]
-                             check the journal's hash chain (default: every journal in the
-                             state directory); names the first broken line, exits non-zero
-  walletgate audit show [FILE]
-                             what was previewed, confirmed, refused, signed, sent and included
+                             prove the journal's whole history, sealed segments included
+                             (default: every journal in the state directory); names the
+                             first broken file and line; exits non-zero whenever walletgate
+                             would refuse writes with it
+  walletgate audit show [--json] [--base-units] [FILE]
+                             what was previewed, confirmed, refused, signed, sent, included,
+                             dropped and released, in the asset's units; calls never answered
+                             and sessions without an end
+  walletgate audit repair [FILE]
+                             cut an incomplete final line (a write cut short) and journal
+                             the repair; never a complete line; the day window is kept
   walletgate approvals [--socket PATH]
                              approve or reject, in this terminal, the previews of every
                              walletgate running with WALLETGATE_CONFIRM=human on the same

@@ -18,6 +18,7 @@ import (
 
 	"github.com/walletgate/walletgate/chain"
 	"github.com/walletgate/walletgate/chain/devnet"
+	"github.com/walletgate/walletgate/journal"
 	"github.com/walletgate/walletgate/policy"
 	"github.com/walletgate/walletgate/signer"
 	"github.com/walletgate/walletgate/tools"
@@ -166,10 +167,19 @@ func wire(ctx context.Context, cfg policy.Config, dev bool, logger *slog.Logger)
 		chainID := deps.Chain.ChainID().Uint64()
 		deps.Journal, deps.JournalErr = openJournal(root, chainID, deps.Address, deps.Session, logger)
 		if j := deps.Journal; j != nil {
-			_, _ = j.Append(tools.KindSessionStart, map[string]any{"version": versionString(), "pid": os.Getpid(),
-				"chain_id": chainID, "wallet": deps.Address.Hex(), "signer": deps.Signer.Kind()})
+			_, _ = j.Append(tools.KindSessionStart, journal.SessionStart{V: journal.Version, Version: versionString(), PID: os.Getpid(),
+				ChainID: chainID, Wallet: deps.Address.Hex(), Signer: deps.Signer.Kind()})
+			// A reservation whose process died before it signed sent nothing:
+			// give it back, on the record.
+			released, err := j.ReleasePhantoms(journal.ProcessAlive)
+			for _, o := range released {
+				logger.Warn("released a phantom cap reservation: its process died after reserving and before signing, so nothing was sent", "reservation", o.ID, "pid", o.PID, "change", o.Change)
+			}
+			if err != nil {
+				logger.Error("releasing phantom cap reservations failed; they stay counted", "err", err)
+			}
 			undo = append(undo, func() {
-				_, _ = j.Append(tools.KindSessionEnd, map[string]any{"pid": os.Getpid()})
+				_, _ = j.Append(tools.KindSessionEnd, journal.SessionEnd{V: journal.Version, PID: os.Getpid()})
 				j.Close()
 			})
 		}

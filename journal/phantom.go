@@ -1,0 +1,61 @@
+package journal
+
+// Phantom reservations: a cap reservation with no signed transaction after
+// it, left by a process that died between reserving and signing (or whose
+// signed record could not be written). A transaction is journaled as signed,
+// and fsync'd, before it is broadcast, so nothing was sent for such a
+// reservation: releasing it is safe once its process is gone — and only then,
+// since a live process may be about to sign.
+
+import (
+	"errors"
+	"math/big"
+	"syscall"
+)
+
+// ProcessAlive reports whether a process with id pid exists on this host.
+// Unsure answers are "alive": a reservation then stays counted.
+func ProcessAlive(pid int) bool {
+	if pid <= 0 {
+		return true
+	}
+	err := syscall.Kill(pid, 0)
+	return !errors.Is(err, syscall.ESRCH)
+}
+
+// ReleasePhantoms releases, under the exclusive lock, every open reservation
+// whose process is gone: alive(pid) is false, or pid is this process's own
+// but the session another (a restart that reused the pid, as in a container
+// where walletgate is pid 1). Each release is a cap_correct record, dated like
+// the reservation, negating it, with Reason ReasonPhantom. It returns the
+// reservations released; on an error, those released before it.
+func (j *Journal) ReleasePhantoms(alive func(pid int) bool) ([]OpenReservation, error) {
+	var released []OpenReservation
+	err := j.Update(func(live *Live, appendRecord AppendFunc) error {
+		var gone []OpenReservation
+		for _, o := range live.Reservations {
+			if o.Session == j.session {
+				continue
+			}
+			if o.PID == j.pid || !alive(o.PID) {
+				gone = append(gone, o)
+			}
+		}
+		for _, o := range gone {
+			neg := make(map[string]string, len(o.Change))
+			for asset, v := range o.Change {
+				n, ok := new(big.Int).SetString(v, 10)
+				if !ok {
+					return errors.New("journal: reservation " + o.ID + ": bad amount " + v)
+				}
+				neg[asset] = n.Neg(n).String()
+			}
+			if _, err := appendRecord(KindCapCorrect, CapChange{V: Version, ID: o.ID, At: o.At, Change: neg, Reason: ReasonPhantom}); err != nil {
+				return err
+			}
+			released = append(released, o)
+		}
+		return nil
+	})
+	return released, err
+}
