@@ -45,6 +45,7 @@ const (
 	EnvLog                 = "WALLETGATE_LOG"
 	EnvReceiptTimeout      = "WALLETGATE_RECEIPT_TIMEOUT"
 	EnvConfirmations       = "WALLETGATE_CONFIRMATIONS"
+	EnvDevArtifacts        = "WALLETGATE_DEV_ARTIFACTS"
 )
 
 // Variable documents one environment variable for --help and the README.
@@ -77,6 +78,7 @@ var Variables = []Variable{
 	{EnvLog, "stderr log level: debug, info, warn or error", "info"},
 	{EnvReceiptTimeout, "how long to wait for a sent transaction's receipt, a Go duration between 1s and 30m", "60s"},
 	{EnvConfirmations, "blocks a transaction must have (including its own) to count as included, 1 to 64", "1"},
+	{EnvDevArtifacts, "the dev chain only: a node_modules directory holding the Uniswap npm artifacts (walletgate-devnet install-artifacts fills the default)", "testdata/node_modules upward from the working directory or the binary, then the user's data directory"},
 }
 
 // Bounds and defaults of the typed variables.
@@ -122,6 +124,7 @@ type Config struct {
 	Confirm        string        // "token", "human" or "elicit"
 	ConfirmTTL     time.Duration // MinConfirmTTL..MaxConfirmTTL
 	StateDir       string        // "": the caller's default
+	DevArtifacts   string        // Uniswap artifacts for the dev chain; "": searched for
 	LogLevel       slog.Level
 	ReceiptTimeout time.Duration // MinReceiptTimeout..MaxReceiptTimeout
 	Confirmations  uint64        // 1..MaxConfirmations
@@ -289,7 +292,7 @@ func (c *Config) set(name, value string) *ConfigError {
 			return configError(name, value, "a decimal chain id greater than 0, like 1 for Ethereum mainnet or 11155111 for Sepolia")
 		}
 		c.ChainID = id
-	case EnvKeystore, EnvPasswordFile, EnvKeyFile, EnvStateDir:
+	case EnvKeystore, EnvPasswordFile, EnvKeyFile, EnvStateDir, EnvDevArtifacts:
 		if err := checkPath(name, value); err != nil {
 			return err
 		}
@@ -302,6 +305,8 @@ func (c *Config) set(name, value string) *ConfigError {
 			c.KeyFile = value
 		case EnvStateDir:
 			c.StateDir = value
+		case EnvDevArtifacts:
+			c.DevArtifacts = value
 		}
 	case EnvAddress:
 		a, err := ParseAddress(value)
