@@ -13,7 +13,6 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -86,7 +85,7 @@ func Open(dir, session string, now func() time.Time) (*Journal, error) {
 // the exclusive lock.
 func (j *Journal) open() error {
 	var err error
-	j.lockFile, err = os.OpenFile(j.lockPath, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
+	j.lockFile, err = openNoFollow(j.lockPath, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return fmt.Errorf("journal: open lock: %w", err)
 	}
@@ -99,7 +98,7 @@ func (j *Journal) open() error {
 	if j.dirFile, err = os.Open(j.dir); err != nil {
 		return fmt.Errorf("journal: %w", err)
 	}
-	unlock, err := j.lock(syscall.LOCK_EX)
+	unlock, err := j.lock(lockEx)
 	if err != nil {
 		return err
 	}
@@ -117,7 +116,7 @@ func (j *Journal) loadLocked() error {
 	if err != nil {
 		return err
 	}
-	f, err := os.OpenFile(j.path, os.O_RDWR|os.O_APPEND|syscall.O_NOFOLLOW, 0)
+	f, err := openNoFollow(j.path, os.O_RDWR|os.O_APPEND, 0)
 	if errors.Is(err, os.ErrNotExist) {
 		if hasHead {
 			return j.unavailable(nil, fmt.Sprintf("%s is missing, but %s says it had %d records", j.path, j.headPath, h.Seq))
@@ -167,7 +166,7 @@ func (j *Journal) loadLocked() error {
 
 // createLocked creates an empty journal, then its head.
 func (j *Journal) createLocked() error {
-	f, err := os.OpenFile(j.path, os.O_RDWR|os.O_APPEND|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
+	f, err := openNoFollow(j.path, os.O_RDWR|os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return fmt.Errorf("journal: create: %w", err)
 	}
@@ -204,7 +203,7 @@ func (j *Journal) lock(how int) (unlock func(), err error) {
 	if err := flock(j.lockFile, how); err != nil {
 		return nil, fmt.Errorf("journal: lock %s: %w", j.lockPath, err)
 	}
-	unlock = func() { _ = flock(j.lockFile, syscall.LOCK_UN) }
+	unlock = func() { _ = flock(j.lockFile, lockUn) }
 	fi, err := os.Stat(j.lockPath)
 	if err != nil || !os.SameFile(fi, j.lockInfo) {
 		unlock()
@@ -294,7 +293,7 @@ func (j *Journal) refreshLocked() error {
 // leaves the journal's state on disk unknown, so the Journal refuses every
 // later call with an *UnavailableError.
 func (j *Journal) Append(kind string, data any) (Record, error) {
-	end, err := j.begin(syscall.LOCK_EX)
+	end, err := j.begin(lockEx)
 	if err != nil {
 		return Record{}, err
 	}
@@ -376,7 +375,7 @@ func (j *Journal) appendLocked(kind string, data any) (Record, error) {
 // holds. Records appended before fn returns an error stay: a journal is never
 // rewritten.
 func (j *Journal) Update(fn func(records []Record, appendRecord func(kind string, data any) (Record, error)) error) error {
-	end, err := j.begin(syscall.LOCK_EX)
+	end, err := j.begin(lockEx)
 	if err != nil {
 		return err
 	}
@@ -405,7 +404,7 @@ func (j *Journal) Update(fn func(records []Record, appendRecord func(kind string
 // Records returns every record so far, from all processes, refreshed and
 // verified under the shared lock. The slice is the caller's.
 func (j *Journal) Records() ([]Record, error) {
-	end, err := j.begin(syscall.LOCK_SH)
+	end, err := j.begin(lockSh)
 	if err != nil {
 		return nil, err
 	}

@@ -13,7 +13,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"syscall"
 )
 
 // BrokenError reports the first problem in a journal's chain. Line is
@@ -117,14 +116,14 @@ func readFile(path string, each func(Record)) error {
 // lockIfPresent takes a shared flock on path if that file exists, and
 // returns the function that releases it.
 func lockIfPresent(path string) (unlock func(), err error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	f, err := openNoFollow(path, os.O_RDONLY, 0)
 	if errors.Is(err, os.ErrNotExist) {
 		return func() {}, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("verify journal: %w", err)
 	}
-	if err := flock(f, syscall.LOCK_SH); err != nil {
+	if err := flock(f, lockSh); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("verify journal: lock %s: %w", path, err)
 	}
