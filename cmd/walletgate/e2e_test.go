@@ -24,8 +24,15 @@ import (
 	"github.com/walletgate/walletgate/policy"
 )
 
-// binary is the walletgate binary built once for these tests.
-var binary string
+// binary is the walletgate binary built once for these tests, with
+// walletgate-devnet beside it (as an install puts them); devnetBinary is
+// that one.
+var binary, devnetBin string
+
+// dataHome is an empty XDG_DATA_HOME for every server: the Uniswap artifacts
+// a developer installed under their own data directory must not change what
+// a test sees.
+var dataHome string
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "walletgate-e2e-")
@@ -33,11 +40,15 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	binary = filepath.Join(dir, "walletgate")
-	build := exec.Command("go", "build", "-o", binary, ".")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build walletgate:", err)
-		os.Exit(1)
+	devnetBin = filepath.Join(dir, "walletgate-devnet")
+	dataHome = filepath.Join(dir, "data")
+	for _, b := range [][2]string{{binary, "."}, {devnetBin, "../walletgate-devnet"}} {
+		build := exec.Command("go", "build", "-o", b[0], b[1])
+		build.Stdout, build.Stderr = os.Stderr, os.Stderr
+		if err := build.Run(); err != nil {
+			fmt.Fprintln(os.Stderr, "build", b[1]+":", err)
+			os.Exit(1)
+		}
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
@@ -49,11 +60,11 @@ func TestMain(m *testing.M) {
 func cleanEnv(extra ...string) []string {
 	var env []string
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(strings.ToUpper(kv), "WALLETGATE_") {
+		if !strings.HasPrefix(strings.ToUpper(kv), "WALLETGATE_") && !strings.HasPrefix(kv, "XDG_DATA_HOME=") {
 			env = append(env, kv)
 		}
 	}
-	return append(env, extra...)
+	return append(append(env, "XDG_DATA_HOME="+dataHome), extra...)
 }
 
 // withStateDir gives a server a state directory of its own unless the test
@@ -105,7 +116,13 @@ func startServer(t *testing.T, env []string, args ...string) *stdioClient {
 // startServerIn starts walletgate in working directory dir ("" = this one).
 func startServerIn(t *testing.T, dir string, env []string, args ...string) *stdioClient {
 	t.Helper()
-	cmd := exec.Command(binary, args...)
+	return startBinaryIn(t, binary, dir, env, args...)
+}
+
+// startBinaryIn starts the walletgate binary bin in working directory dir.
+func startBinaryIn(t *testing.T, bin, dir string, env []string, args ...string) *stdioClient {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
 	cmd.Dir = dir
 	cmd.Env = withStateDir(t, env)
 	stdin, err := cmd.StdinPipe()
@@ -441,16 +458,25 @@ func TestStdioTwoStepSendOnDevnet(t *testing.T) {
 }
 
 // Without the Uniswap npm artifacts (run outside the source tree), --dev
-// starts with sends only and says in one line how to enable swaps.
-func TestDevWithoutArtifactsOffersSendsOnly(t *testing.T) {
+// starts all the same, says in one line how to enable swaps, and the swap
+// tools answer that step as a refusal (a code, not a protocol error).
+func TestDevWithoutArtifactsRefusesSwapsWithTheStep(t *testing.T) {
 	// Nothing to find upward from a temporary directory, nor beside the binary.
 	c := startServerIn(t, t.TempDir(), cleanEnv(), "--dev")
 	c.initialize()
+	require.ElementsMatch(t, []string{"wallet_address", "wallet_balance", "wallet_verify_tx", "wallet_policy", "wallet_swap_quote", "wallet_send", "wallet_swap"}, toolNames(c))
+	require.Contains(t, c.stderr.String(), "swaps are off: the dev chain found no Uniswap artifacts")
+	res := c.callTool("wallet_swap_quote", map[string]any{"token_in": "USDT", "token_out": "WETH", "amount_in": "1"})
+	require.Equal(t, true, res["isError"])
+	require.True(t, strings.HasPrefix(text(res), "SWAPS_UNAVAILABLE: "), text(res))
+	require.Contains(t, text(res), "walletgate-devnet install-artifacts")
+}
+
+func toolNames(c *stdioClient) []string {
 	list := c.request("tools/list", map[string]any{})["result"].(map[string]any)["tools"].([]any)
 	var names []string
 	for _, tl := range list {
 		names = append(names, tl.(map[string]any)["name"].(string))
 	}
-	require.ElementsMatch(t, []string{"wallet_address", "wallet_balance", "wallet_verify_tx", "wallet_policy", "wallet_send"}, names)
-	require.Contains(t, c.stderr.String(), "swaps are off: run 'cd testdata && npm ci'")
+	return names
 }

@@ -17,7 +17,6 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/walletgate/walletgate/chain"
-	"github.com/walletgate/walletgate/chain/devnet"
 	"github.com/walletgate/walletgate/policy"
 	"github.com/walletgate/walletgate/signer"
 	"github.com/walletgate/walletgate/tools"
@@ -38,6 +37,11 @@ func cmdServe(argv []string, stderr io.Writer) error {
 		return err
 	}
 	logger := newLogger(stderr, cfg.LogLevel)
+	if cfg.Confirm == policy.ConfirmHuman {
+		if err := humanModeUnavailable(); err != nil {
+			return err
+		}
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -106,10 +110,10 @@ func wire(ctx context.Context, cfg policy.Config, dev bool, logger *slog.Logger)
 		if err != nil {
 			return deps, root, cleanup, err
 		}
-		undo = append(undo, func() { d.Close() }, c.Close)
-		deps = tools.Deps{Chain: c, Signer: signer.Dev(), Address: signer.DevAddress, SwapsOff: devSwapsOff(d)}
-		logger.Info("embedded dev chain started", "chain_id", devnet.ChainID, "dev_account", signer.DevAddress.Hex(),
-			"USDT", d.Contracts.USDT.Hex(), "DAI", d.Contracts.DAI.Hex())
+		undo = append(undo, d.Close, c.Close)
+		deps = tools.Deps{Chain: c, Signer: signer.Dev(), Address: signer.DevAddress, SwapsOff: d.SwapsOff()}
+		logger.Info("embedded dev chain started", "chain_id", devChainID, "rpc", d.Info.RPC, "devnet_pid", d.cmd.Process.Pid, "dev_account", signer.DevAddress.Hex(),
+			"USDT", d.Info.Contracts["USDT"], "DAI", d.Info.Contracts["DAI"])
 		if deps.SwapsOff != "" {
 			logger.Warn(deps.SwapsOff)
 		}
@@ -185,35 +189,35 @@ func newLogger(w io.Writer, level slog.Level) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
 }
 
-// startDev starts the embedded dev chain and connects to it in-process.
-func startDev(ctx context.Context, cfg policy.Config) (*devnet.Devnet, *chain.Client, error) {
+// startDev starts the dev chain (walletgate-devnet, as a child process) and
+// connects to it over loopback JSON-RPC like to any node.
+func startDev(ctx context.Context, cfg policy.Config) (*devChild, *chain.Client, error) {
 	if len(cfg.RPC) > 0 {
 		return nil, nil, usagef("--dev runs its own chain: unset WALLETGATE_RPC, or drop --dev to use that node")
 	}
-	if cfg.ChainID != 0 && cfg.ChainID != devnet.ChainID {
-		return nil, nil, usagef("--dev runs chain id %d but WALLETGATE_CHAIN_ID is %d: unset it or set it to %d", devnet.ChainID, cfg.ChainID, devnet.ChainID)
+	if cfg.ChainID != 0 && cfg.ChainID != devChainID {
+		return nil, nil, usagef("--dev runs chain id %d but WALLETGATE_CHAIN_ID is %d: unset it or set it to %d", devChainID, cfg.ChainID, devChainID)
 	}
 	if cfg.Keystore != "" || cfg.KeyFile != "" || cfg.Address != nil {
 		return nil, nil, usagef("--dev signs with the public dev key: unset WALLETGATE_KEYSTORE, WALLETGATE_KEY_FILE and WALLETGATE_ADDRESS, or drop --dev")
 	}
-	d, err := devnet.Start(ctx, devnet.Options{})
+	d, err := startDevChild(ctx, cfg.DevArtifacts, os.Stderr)
 	if err != nil {
 		return nil, nil, err
 	}
-	c, err := chain.NewFromRPC(ctx, d.RPC(), "embedded dev chain")
+	dctx, cancel := context.WithTimeout(ctx, dialTimeout)
+	defer cancel()
+	c, err := chain.Dial(dctx, []string{d.Info.RPC})
 	if err != nil {
 		d.Close()
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("dev chain: %w", err)
+	}
+	if got := c.ChainID(); !got.IsUint64() || got.Uint64() != devChainID {
+		c.Close()
+		d.Close()
+		return nil, nil, fmt.Errorf("dev chain: the node at %s reports chain id %s, not %d", c.Host(), got, devChainID)
 	}
 	return d, c, nil
-}
-
-// devSwapsOff is why the dev chain has no swaps ("" when it has them).
-func devSwapsOff(d *devnet.Devnet) string {
-	if d.Contracts.Uniswap == nil {
-		return devnet.EnableSwapsHint
-	}
-	return ""
 }
 
 // dialChecked connects to the configured node and refuses a chain id other
