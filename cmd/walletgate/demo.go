@@ -67,7 +67,7 @@ func cmdDemo(argv []string, stdout, stderr io.Writer) error {
 	}
 
 	p := &demoPrinter{w: stdout, ctx: ctx, c: mc}
-	fmt.Fprintf(stdout, "walletgate demo: %s %s on the embedded dev chain (chain id %d, in-process; nothing leaves this machine).\n",
+	fmt.Fprintf(stdout, "walletgate demo: %s %s on the embedded dev chain (chain id %d, walletgate-devnet on 127.0.0.1; nothing leaves this machine).\n",
 		res.ServerInfo.Name, res.ServerInfo.Version, devChainID)
 	fmt.Fprintf(stdout, "An MCP client is connected in-process; the server offers: %s.\n", strings.Join(names, ", "))
 
