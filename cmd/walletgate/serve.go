@@ -17,6 +17,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/walletgate/walletgate/chain"
+	"github.com/walletgate/walletgate/journal"
 	"github.com/walletgate/walletgate/policy"
 	"github.com/walletgate/walletgate/signer"
 	"github.com/walletgate/walletgate/tools"
@@ -98,6 +99,7 @@ func parseFlags(fs *flag.FlagSet, argv []string) error {
 // a watch-only wallet). cleanup undoes it, in every case.
 func wire(ctx context.Context, cfg policy.Config, dev bool, logger *slog.Logger) (tools.Deps, string, func(), error) {
 	var undo []func()
+	journalOpened := false
 	cleanup := func() {
 		for i := len(undo) - 1; i >= 0; i-- {
 			undo[i]()
@@ -127,20 +129,47 @@ func wire(ctx context.Context, cfg policy.Config, dev bool, logger *slog.Logger)
 			root = tmp
 		}
 	} else {
-		// Configuration and key first: refusing them needs no network.
 		if len(cfg.RPC) == 0 {
 			return deps, root, cleanup, usagef("WALLETGATE_RPC is not set: set it to your node's URL (and WALLETGATE_CHAIN_ID to its chain id), or run walletgate --dev for the embedded dev chain")
 		}
+		// The chain-id round trip is the one step of a start that waits on
+		// the network: it goes first, and the key and the journal (files
+		// only) are read while it is in flight. A key refused is still
+		// reported before anything the node says.
+		dialed := make(chan dialResult, 1)
+		go func() {
+			c, err := dialChecked(ctx, cfg)
+			dialed <- dialResult{c, err}
+		}()
 		s, addr, err := wallet(cfg)
 		if err != nil {
+			go func() { (<-dialed).close() }()
 			return deps, root, cleanup, err
 		}
-		c, err := dialChecked(ctx, cfg)
-		if err != nil {
-			return deps, root, cleanup, err
+		deps.Session = newSession()
+		var early *journal.Journal
+		var earlyErr error
+		opened := false
+		if s != nil && cfg.ChainID != 0 { // the journal of the chain the node must turn out to be
+			if root, err = stateRoot(cfg); err != nil {
+				go func() { (<-dialed).close() }()
+				return deps, root, cleanup, err
+			}
+			early, earlyErr = openJournal(root, cfg.ChainID, addr, deps.Session, logger)
+			opened = true
 		}
-		undo = append(undo, c.Close)
-		deps = tools.Deps{Chain: c, Signer: s, Address: addr}
+		d := <-dialed
+		if d.err != nil {
+			if early != nil {
+				early.Close()
+			}
+			return deps, root, cleanup, d.err
+		}
+		undo = append(undo, d.c.Close)
+		deps = tools.Deps{Chain: d.c, Signer: s, Address: addr, Session: deps.Session}
+		if opened {
+			deps.Journal, deps.JournalErr, journalOpened = early, earlyErr, true
+		}
 	}
 	deps.Config, deps.Logger, deps.Version = cfg, logger, versionString()
 	defaults := tools.DefaultCaps
@@ -151,7 +180,9 @@ func wire(ctx context.Context, cfg policy.Config, dev bool, logger *slog.Logger)
 	if deps.Caps, err = tools.ResolveCaps(ctx, deps.Chain, cfg, defaults); err != nil {
 		return deps, root, cleanup, usagef("%v", err)
 	}
-	deps.Session = newSession()
+	if deps.Session == "" {
+		deps.Session = newSession()
+	}
 	if deps.Signer != nil { // a watch-only wallet writes nothing to account for
 		if root == "" {
 			if root, err = stateRoot(cfg); err != nil {
@@ -159,7 +190,9 @@ func wire(ctx context.Context, cfg policy.Config, dev bool, logger *slog.Logger)
 			}
 		}
 		chainID := deps.Chain.ChainID().Uint64()
-		deps.Journal, deps.JournalErr = openJournal(root, chainID, deps.Address, deps.Session, logger)
+		if !journalOpened {
+			deps.Journal, deps.JournalErr = openJournal(root, chainID, deps.Address, deps.Session, logger)
+		}
 		if j := deps.Journal; j != nil {
 			_, _ = j.Append(tools.KindSessionStart, map[string]any{"version": versionString(), "pid": os.Getpid(),
 				"chain_id": chainID, "wallet": deps.Address.Hex(), "signer": deps.Signer.Kind()})
@@ -218,6 +251,19 @@ func startDev(ctx context.Context, cfg policy.Config) (*devChild, *chain.Client,
 		return nil, nil, fmt.Errorf("dev chain: the node at %s reports chain id %s, not %d", c.Host(), got, devChainID)
 	}
 	return d, c, nil
+}
+
+// dialResult is what dialChecked returned, carried over a channel.
+type dialResult struct {
+	c   *chain.Client
+	err error
+}
+
+// close closes the client of a dial whose result is not used.
+func (d dialResult) close() {
+	if d.c != nil {
+		d.c.Close()
+	}
 }
 
 // dialChecked connects to the configured node and refuses a chain id other
