@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"bufio"
 	"bytes"
 	"os"
 	"os/exec"
@@ -127,4 +128,46 @@ func alive(pid int) bool {
 	}
 	fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
 	return len(fields) == 0 || fields[0] != "Z"
+}
+
+// walletgate-devnet keeps a dev key file it finds (so a client config can
+// name a stable path), but never touches a file holding another key.
+func TestDevnetKeyFileReusedOnlyIfItIsTheDevKey(t *testing.T) {
+	run := func(path string) (string, error) {
+		cmd := exec.Command(devnetBin, "--http", "127.0.0.1:0", "--key-file", path, "--stop-with-stdin")
+		cmd.Env = cleanEnv()
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		stdin, err := cmd.StdinPipe()
+		require.NoError(t, err)
+		out, err := cmd.StdoutPipe()
+		require.NoError(t, err)
+		require.NoError(t, cmd.Start())
+		line, _ := bufio.NewReader(out).ReadString('\n')
+		stdin.Close()
+		werr := cmd.Wait()
+		if werr != nil {
+			return stderr.String(), werr
+		}
+		return line, nil
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "dev.key")
+	first, err := run(path)
+	require.NoError(t, err, first)
+	before, err := os.ReadFile(path)
+	require.NoError(t, err)
+	again, err := run(path) // the same file, kept
+	require.NoError(t, err, again)
+	after, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Equal(t, before, after)
+
+	other := filepath.Join(dir, "other.key")
+	require.NoError(t, os.WriteFile(other, []byte(strings.Repeat("11", 32)+"\n"), 0o600))
+	msg, err := run(other)
+	require.Error(t, err)
+	require.Contains(t, msg, "not the dev key")
+	got, _ := os.ReadFile(other)
+	require.Equal(t, strings.Repeat("11", 32)+"\n", string(got), "another key is never overwritten")
 }

@@ -294,8 +294,11 @@ type devnetInfo struct {
 
 func startDevnet(t *testing.T) devnetInfo {
 	t.Helper()
+	// Through `walletgate devnet` (which runs walletgate-devnet), with the
+	// default key file: devnet/dev.key under the state directory.
+	state := t.TempDir()
 	cmd := exec.Command(binary, "devnet", "--http", "127.0.0.1:0")
-	cmd.Env = cleanEnv()
+	cmd.Env = cleanEnv("WALLETGATE_STATE_DIR=" + state)
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	stderr := &syncBuffer{}
@@ -317,6 +320,7 @@ func startDevnet(t *testing.T) devnetInfo {
 	var info devnetInfo
 	require.NoError(t, json.Unmarshal([]byte(line), &info), "devnet printed %q", line)
 	require.True(t, strings.HasPrefix(info.RPC, "http://127.0.0.1:"), info.RPC)
+	require.Equal(t, filepath.Join(state, "devnet", "dev.key"), info.KeyFile, "the key file is at its stable default")
 	st, err := os.Stat(info.KeyFile)
 	require.NoError(t, err)
 	require.Equal(t, os.FileMode(0o600), st.Mode().Perm())
