@@ -112,6 +112,11 @@ func TestDevChainStopsWhenWalletgateIsKilled(t *testing.T) {
 	pid, err := strconv.Atoi(m[1])
 	require.NoError(t, err)
 	require.True(t, alive(pid), "the dev chain should run while walletgate does")
+	t.Cleanup(func() {
+		if alive(pid) { // the failure below: leave no orphan behind either
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
 
 	require.NoError(t, c.cmd.Process.Signal(syscall.SIGKILL))
 	require.Eventually(t, func() bool { return !alive(pid) }, 10*time.Second, 50*time.Millisecond, "walletgate-devnet (pid %d) outlived walletgate", pid)

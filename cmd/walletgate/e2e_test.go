@@ -123,6 +123,9 @@ func startServerIn(t *testing.T, dir string, env []string, args ...string) *stdi
 func startBinaryIn(t *testing.T, bin, dir string, env []string, args ...string) *stdioClient {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
+	// A child that outlives walletgate (a dev chain it failed to stop) keeps
+	// stderr open; Wait must not hang on it, so the test can say so.
+	cmd.WaitDelay = 5 * time.Second
 	cmd.Dir = dir
 	cmd.Env = withStateDir(t, env)
 	stdin, err := cmd.StdinPipe()
