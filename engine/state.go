@@ -32,7 +32,7 @@ type txState struct {
 // inFlight reports whether its signing process may be broadcasting it right
 // now: signed within bound, by a process that is still there.
 func (t *txState) inFlight(now time.Time, bound time.Duration) bool {
-	return now.Sub(t.at) < bound && processAlive(t.pid)
+	return now.Sub(t.at) < bound && (t.pid == 0 || journal.ProcessAlive(t.pid))
 }
 
 // broadcast reports whether a broadcast of it was ever journaled: only then

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"syscall"
 )
 
 // head is the content of the head file: the seq and line hash of the last
@@ -25,7 +24,7 @@ const maxHead = 4 << 10
 // private set, a head readable or writable by others is refused with an
 // *UnavailableError.
 func readHead(path string, private bool) (h head, ok bool, err error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	f, err := openNoFollow(path, os.O_RDONLY, 0)
 	if errors.Is(err, os.ErrNotExist) {
 		return head{}, false, nil
 	}
@@ -71,7 +70,7 @@ func writeHead(path, tmp string, dir *os.File, h head) error {
 	if err := os.Remove(tmp); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("write journal head: %w", err)
 	}
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
+	f, err := openNoFollow(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return fmt.Errorf("write journal head: %w", err)
 	}

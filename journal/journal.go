@@ -14,7 +14,6 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -127,7 +126,7 @@ func OpenOptions(dir, session string, now func() time.Time, opts Options) (*Jour
 // without the lock, then checks it and catches up under the exclusive lock.
 func (j *Journal) open() error {
 	var err error
-	j.lockFile, err = os.OpenFile(j.lockPath, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
+	j.lockFile, err = openNoFollow(j.lockPath, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return fmt.Errorf("journal: open lock: %w", err)
 	}
@@ -144,7 +143,7 @@ func (j *Journal) open() error {
 	if err != nil {
 		return err
 	}
-	unlock, err := j.lock(syscall.LOCK_EX)
+	unlock, err := j.lock(lockEx)
 	if err != nil {
 		return err
 	}
@@ -163,7 +162,7 @@ func (j *Journal) preload() (map[uint64]string, error) {
 	if err != nil {
 		return nil, nil
 	}
-	f, err := os.OpenFile(j.path, os.O_RDWR|os.O_APPEND|syscall.O_NOFOLLOW, 0)
+	f, err := openNoFollow(j.path, os.O_RDWR|os.O_APPEND, 0)
 	if err != nil {
 		return nil, nil
 	}
@@ -246,7 +245,7 @@ func (j *Journal) loadLocked(hashes map[uint64]string) error {
 		return err
 	}
 	if j.file == nil {
-		f, err := os.OpenFile(j.path, os.O_RDWR|os.O_APPEND|syscall.O_NOFOLLOW, 0)
+		f, err := openNoFollow(j.path, os.O_RDWR|os.O_APPEND, 0)
 		if errors.Is(err, os.ErrNotExist) {
 			if hasHead {
 				return j.unavailable(nil, fmt.Sprintf("%s is missing, but %s says it had %d records", j.path, j.headPath, h.Seq))
@@ -353,7 +352,7 @@ func (j *Journal) readOnLocked(file *os.File, size int64, each func(Record, stri
 
 // createLocked creates an empty journal, then its head.
 func (j *Journal) createLocked() error {
-	f, err := os.OpenFile(j.path, os.O_RDWR|os.O_APPEND|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
+	f, err := openNoFollow(j.path, os.O_RDWR|os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return fmt.Errorf("journal: create: %w", err)
 	}
@@ -390,7 +389,7 @@ func (j *Journal) lock(how int) (unlock func(), err error) {
 	if err := flock(j.lockFile, how); err != nil {
 		return nil, fmt.Errorf("journal: lock %s: %w", j.lockPath, err)
 	}
-	unlock = func() { _ = flock(j.lockFile, syscall.LOCK_UN) }
+	unlock = func() { _ = flock(j.lockFile, lockUn) }
 	fi, err := os.Stat(j.lockPath)
 	if err != nil || !os.SameFile(fi, j.lockInfo) {
 		unlock()
@@ -451,7 +450,7 @@ func (j *Journal) begin(how int) (end func(), err error) {
 // The fsync also makes every record before it durable, those of
 // AppendUnsynced included.
 func (j *Journal) Append(kind string, data any) (Record, error) {
-	end, err := j.begin(syscall.LOCK_EX)
+	end, err := j.begin(lockEx)
 	if err != nil {
 		return Record{}, err
 	}
@@ -466,7 +465,7 @@ func (j *Journal) Append(kind string, data any) (Record, error) {
 // these records, never one written by Append. Its error says the record was
 // not written.
 func (j *Journal) AppendUnsynced(kind string, data any) (Record, error) {
-	end, err := j.begin(syscall.LOCK_EX)
+	end, err := j.begin(lockEx)
 	if err != nil {
 		return Record{}, err
 	}
@@ -594,7 +593,7 @@ type AppendFunc func(kind string, data any) (Record, error)
 // must not call j's methods, which would wait for the lock fn holds. Records
 // appended before fn returns an error stay: a journal is never rewritten.
 func (j *Journal) Update(fn func(live *Live, appendRecord AppendFunc) error) error {
-	end, err := j.begin(syscall.LOCK_EX)
+	end, err := j.begin(lockEx)
 	if err != nil {
 		return err
 	}
@@ -622,7 +621,7 @@ func (j *Journal) Update(fn func(live *Live, appendRecord AppendFunc) error) err
 // View runs fn under the shared lock with the live state, refreshed and
 // verified. The rules of Update's live apply.
 func (j *Journal) View(fn func(live *Live) error) error {
-	end, err := j.begin(syscall.LOCK_SH)
+	end, err := j.begin(lockSh)
 	if err != nil {
 		return err
 	}
@@ -636,7 +635,7 @@ func (j *Journal) View(fn func(live *Live) error) error {
 // no records in memory. The slice is the caller's. Sealed segments are read
 // by ReadDir.
 func (j *Journal) Records() ([]Record, error) {
-	end, err := j.begin(syscall.LOCK_SH)
+	end, err := j.begin(lockSh)
 	if err != nil {
 		return nil, err
 	}
@@ -665,7 +664,7 @@ func (j *Journal) Close() error {
 		// Make the unsynced records durable, and the head current.
 		// Catch up first: a head written from a stale chain would move
 		// backwards past what other processes appended.
-		if unlock, err := j.lock(syscall.LOCK_EX); err == nil {
+		if unlock, err := j.lock(lockEx); err == nil {
 			if j.catchUpLocked(nil) == nil && j.syncLocked(j.chain.seq) == nil {
 				_ = j.writeHeadLocked()
 			}

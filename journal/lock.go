@@ -1,33 +1,7 @@
 package journal
 
-import (
-	"os"
-	"syscall"
-)
+import "os"
 
 // syncFile fsyncs f. It is a variable only so that tests can watch which
 // files are synced, and in what order; it always calls the real fsync.
 var syncFile = (*os.File).Sync
-
-// flock applies a flock(2) operation to f, retrying when a signal interrupts
-// the wait. Locks from separate opens of a file conflict even within one
-// process, which is what lets two Journals stand in for two processes.
-func flock(f *os.File, how int) error {
-	rc, err := f.SyscallConn()
-	if err != nil {
-		return err
-	}
-	var ferr error
-	err = rc.Control(func(fd uintptr) {
-		for {
-			ferr = syscall.Flock(int(fd), how)
-			if ferr != syscall.EINTR {
-				return
-			}
-		}
-	})
-	if err != nil {
-		return err
-	}
-	return ferr
-}

@@ -5,13 +5,21 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"syscall"
+	"runtime"
 )
 
 // DefaultDir is the state directory when none is configured:
-// $XDG_STATE_HOME/walletgate, else ~/.local/state/walletgate. A relative
-// XDG_STATE_HOME is ignored, as the XDG spec asks.
+// $XDG_STATE_HOME/walletgate, else ~/.local/state/walletgate; on Windows
+// %LocalAppData%\walletgate\state. A relative XDG_STATE_HOME is ignored, as
+// the XDG spec asks.
 func DefaultDir() (string, error) {
+	if runtime.GOOS == "windows" {
+		local, err := os.UserCacheDir() // %LocalAppData%
+		if err != nil {
+			return "", fmt.Errorf("journal: no default state directory (set WALLETGATE_STATE_DIR): %w", err)
+		}
+		return filepath.Join(local, "walletgate", "state"), nil
+	}
 	if d := os.Getenv("XDG_STATE_HOME"); d != "" && filepath.IsAbs(d) {
 		return filepath.Join(d, "walletgate"), nil
 	}
@@ -57,22 +65,4 @@ func checkPrivate(f *os.File, path string, isDir bool) error {
 			Fix:    fmt.Sprintf("move %s aside", path)}
 	}
 	return private(fi, path, isDir)
-}
-
-func private(fi os.FileInfo, path string, isDir bool) error {
-	what, mode, chmod := "file", os.FileMode(0o600), "chmod 600 "+path
-	if isDir {
-		what, mode, chmod = "state directory", 0o700, "chmod 700 "+path
-	}
-	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
-		return &UnavailableError{Path: path,
-			Reason: fmt.Sprintf("%s %s has mode %04o: other users may read or change it; it must be %04o", what, path, perm, mode),
-			Fix:    chmod}
-	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Geteuid() {
-		return &UnavailableError{Path: path,
-			Reason: fmt.Sprintf("%s %s is owned by uid %d, not by the user running walletgate (uid %d)", what, path, st.Uid, os.Geteuid()),
-			Fix:    fmt.Sprintf("chown %d %s, or run walletgate as its owner", os.Geteuid(), path)}
-	}
-	return nil
 }

@@ -10,18 +10,8 @@ package journal
 import (
 	"errors"
 	"math/big"
-	"syscall"
 )
 
-// ProcessAlive reports whether a process with id pid exists on this host.
-// Unsure answers are "alive": a reservation then stays counted.
-func ProcessAlive(pid int) bool {
-	if pid <= 0 {
-		return true
-	}
-	err := syscall.Kill(pid, 0)
-	return !errors.Is(err, syscall.ESRCH)
-}
 
 // ReleasePhantoms releases, under the exclusive lock, every open reservation
 // whose process is gone: alive(pid) is false, or pid is this process's own

@@ -12,7 +12,6 @@ import (
 	"io"
 	"os"
 	"strconv"
-	"syscall"
 	"time"
 )
 
@@ -45,15 +44,15 @@ func RepairTornLine(dir, session string, now func() time.Time) (Repair, error) {
 }
 
 func cutTornLine(dir, path string) (Repair, error) {
-	lf, err := os.OpenFile(dir+string(os.PathSeparator)+LockName, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
+	lf, err := openNoFollow(dir+string(os.PathSeparator)+LockName, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return Repair{}, fmt.Errorf("journal: open lock: %w", err)
 	}
 	defer lf.Close()
-	if err := flock(lf, syscall.LOCK_EX); err != nil {
+	if err := flock(lf, lockEx); err != nil {
 		return Repair{}, fmt.Errorf("journal: lock: %w", err)
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|syscall.O_NOFOLLOW, 0)
+	f, err := openNoFollow(path, os.O_RDWR, 0)
 	if err != nil {
 		return Repair{}, fmt.Errorf("journal: %w", err)
 	}

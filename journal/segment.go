@@ -28,7 +28,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 )
 
 // crashPoint, when set (by tests only), is called at each point of an
@@ -121,7 +120,7 @@ func (j *Journal) rotateLocked() error {
 	if err := os.Remove(j.nextPath); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("journal: %w", err)
 	}
-	f, err := os.OpenFile(j.nextPath, os.O_RDWR|os.O_APPEND|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
+	f, err := openNoFollow(j.nextPath, os.O_RDWR|os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return fmt.Errorf("journal: checkpoint: %w", err)
 	}
@@ -221,7 +220,7 @@ func (j *Journal) followLocked(statErr error, each func(Record, string)) error {
 		return err
 	}
 	for _, p := range segs[mine+1:] {
-		f, err := os.OpenFile(p, os.O_RDWR|os.O_APPEND|syscall.O_NOFOLLOW, 0)
+		f, err := openNoFollow(p, os.O_RDWR|os.O_APPEND, 0)
 		if err != nil {
 			return replaced(err)
 		}

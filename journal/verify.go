@@ -13,7 +13,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"syscall"
 )
 
 // BrokenError reports the first problem in a journal's chain. Line is
@@ -204,7 +203,7 @@ func parseAhead(file string, private bool, done <-chan struct{}) *ahead {
 	a := &ahead{batches: make(chan []parsed, 8)}
 	go func() {
 		defer close(a.batches)
-		f, err := os.OpenFile(file, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+		f, err := openNoFollow(file, os.O_RDONLY, 0)
 		if err != nil {
 			a.err = fmt.Errorf("verify journal: %w", err)
 			return
@@ -287,14 +286,14 @@ func sameJSON(a, b []byte) bool {
 // lockIfPresent takes a shared flock on path if that file exists, and
 // returns the function that releases it.
 func lockIfPresent(path string) (unlock func(), err error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	f, err := openNoFollow(path, os.O_RDONLY, 0)
 	if errors.Is(err, os.ErrNotExist) {
 		return func() {}, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("verify journal: %w", err)
 	}
-	if err := flock(f, syscall.LOCK_SH); err != nil {
+	if err := flock(f, lockSh); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("verify journal: lock %s: %w", path, err)
 	}

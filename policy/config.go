@@ -48,6 +48,7 @@ const (
 	EnvRPCTimeout          = "WALLETGATE_RPC_TIMEOUT"
 	EnvConfirmations       = "WALLETGATE_CONFIRMATIONS"
 	EnvHumanAbove          = "WALLETGATE_HUMAN_ABOVE"
+	EnvDevArtifacts        = "WALLETGATE_DEV_ARTIFACTS"
 )
 
 // Variable documents one environment variable for --help and the README.
@@ -83,6 +84,7 @@ var Variables = []Variable{
 	{EnvRPCTimeout, "how long one request to the node may take before it fails (RPC_ERROR), a Go duration between 1s and 5m", "20s"},
 	{EnvConfirmations, "blocks a transaction must have (including its own) to count as included, 1 to 64", "1"},
 	{EnvHumanAbove, "with WALLETGATE_CONFIRM=human: a cap list like ETH=0.05,USDC=20; a write that spends at most these (ETH counting value plus max fees) confirms with a token, anything above or in an asset not named needs a person", "a person approves every write"},
+	{EnvDevArtifacts, "the dev chain only: a node_modules directory holding the Uniswap npm artifacts (walletgate-devnet install-artifacts fills the default)", "testdata/node_modules upward from the working directory or the binary, then the user's data directory"},
 }
 
 // Bounds and defaults of the typed variables.
@@ -132,6 +134,7 @@ type Config struct {
 	Confirm        string        // "token", "human" or "elicit"
 	ConfirmTTL     time.Duration // MinConfirmTTL..MaxConfirmTTL
 	StateDir       string        // "": the caller's default
+	DevArtifacts   string        // Uniswap artifacts for the dev chain; "": searched for
 	LogLevel       slog.Level
 	ReceiptTimeout time.Duration // MinReceiptTimeout..MaxReceiptTimeout
 	RPCTimeout     time.Duration // MinRPCTimeout..MaxRPCTimeout: the bound on one request to the node
@@ -310,7 +313,7 @@ func (c *Config) set(name, value string) *ConfigError {
 			return configError(name, value, "a decimal chain id greater than 0, like 1 for Ethereum mainnet or 11155111 for Sepolia")
 		}
 		c.ChainID = id
-	case EnvKeystore, EnvPasswordFile, EnvKeyFile, EnvStateDir:
+	case EnvKeystore, EnvPasswordFile, EnvKeyFile, EnvStateDir, EnvDevArtifacts:
 		if err := checkPath(name, value); err != nil {
 			return err
 		}
@@ -323,6 +326,8 @@ func (c *Config) set(name, value string) *ConfigError {
 			c.KeyFile = value
 		case EnvStateDir:
 			c.StateDir = value
+		case EnvDevArtifacts:
+			c.DevArtifacts = value
 		}
 	case EnvAddress:
 		a, err := ParseAddress(value)

@@ -196,6 +196,11 @@ func TestLoadEachVariable(t *testing.T) {
 		}, []bad{
 			{"newline", "/var/lib\n", "without control characters"},
 		}},
+		{EnvDevArtifacts, nil, []good{
+			{"path", "/opt/uniswap/node_modules", func(t *testing.T, c Config) { require.Equal(t, "/opt/uniswap/node_modules", c.DevArtifacts) }},
+		}, []bad{
+			{"newline", "/opt\n", "without control characters"},
+		}},
 		{EnvLog, nil, []good{
 			{"debug", "debug", func(t *testing.T, c Config) { require.Equal(t, slog.LevelDebug, c.LogLevel) }},
 			{"warn", "WARN", func(t *testing.T, c Config) { require.Equal(t, slog.LevelWarn, c.LogLevel) }},

@@ -39,8 +39,9 @@ type Deps struct {
 	Config  policy.Config   // the validated configuration
 	Caps    Caps            // resolved spend limits (ResolveCaps); the zero value refuses every write
 	Network *policy.Network // overrides the network table's entry for the chain (tests)
-	// SwapsOff, when set, says why the swap tools are not offered (the dev
-	// chain without the Uniswap artifacts).
+	// SwapsOff, when set, says why swaps are off and how to turn them on
+	// (the dev chain without the Uniswap artifacts): the swap tools are
+	// listed and refuse with SWAPS_UNAVAILABLE and this text.
 	SwapsOff string
 	// Journal, when set, records every call and write and keeps the per-day
 	// caps across restarts and processes. JournalErr, when set, is why the
@@ -211,7 +212,7 @@ func (s *Server) Tools() []Tool {
 		s.verifyTool(),
 		s.policyTool(),
 	}
-	if s.swapsOff() == "" {
+	if s.offerSwaps() {
 		tools = append(tools, s.quoteTool())
 	}
 	tools = append(tools, s.allowanceTool())
@@ -224,7 +225,7 @@ func (s *Server) Tools() []Tool {
 // writeTools lists the write tools.
 func (s *Server) writeTools() []Tool {
 	tools := []Tool{s.sendTool()}
-	if s.swapsOff() == "" {
+	if s.offerSwaps() {
 		tools = append(tools, s.swapTool())
 	}
 	tools = append(tools, s.approveTool())
@@ -233,6 +234,14 @@ func (s *Server) writeTools() []Tool {
 	}
 	return tools
 }
+
+// offerSwaps reports whether the swap tools are listed: when swaps work, and
+// also when the operator can turn them on (Deps.SwapsOff, the dev chain
+// without its Uniswap artifacts). Then a call gets SWAPS_UNAVAILABLE with the
+// step that enables them, never a protocol error for an unknown tool. On a
+// network with no known Uniswap there is nothing to enable; they are not
+// listed.
+func (s *Server) offerSwaps() bool { return s.swapsOff() == "" || s.swapsDisabled != "" }
 
 // writesEnabled reports whether write tools are offered.
 func (s *Server) writesEnabled() bool { return s.writesDisabledReason() == "" }

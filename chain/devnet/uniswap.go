@@ -46,8 +46,9 @@ import (
 )
 
 // EnableSwapsHint is what to tell a user when the dev chain came up without
-// Uniswap because its artifacts are not installed.
-const EnableSwapsHint = "swaps are off: run 'cd testdata && npm ci' in the walletgate source tree to install the Uniswap artifacts"
+// Uniswap because its artifacts are not installed: the exact step, which
+// works for a binary anywhere because it fills DefaultArtifactsDir.
+const EnableSwapsHint = "swaps are off: the dev chain found no Uniswap artifacts. To turn swaps on, run ./scripts/demo once in the walletgate source tree, or there run 'cd testdata && npm ci --omit=peer && cd .. && go run ./cmd/walletgate-devnet install-artifacts' (copies them to the user's data directory), or set WALLETGATE_DEV_ARTIFACTS to a node_modules directory that holds them; then restart"
 
 // PoolFee is the fee tier of the dev chain's pools, in hundredths of a basis
 // point: 500 is 0.05%, with tick spacing 10.
@@ -184,7 +185,8 @@ type exactInputSingleParams struct {
 // FindArtifacts looks for the installed Uniswap npm packages: the directory
 // testdata/node_modules that holds @uniswap/v3-core, searched for in the
 // current directory and each parent, then in the running executable's
-// directory and each parent. It returns that node_modules directory.
+// directory and each parent, and last DefaultArtifactsDir (what
+// InstallArtifacts fills). It returns that node_modules directory.
 func FindArtifacts() (dir string, ok bool) {
 	var starts []string
 	if wd, err := os.Getwd(); err == nil {
@@ -196,7 +198,13 @@ func FindArtifacts() (dir string, ok bool) {
 		}
 		starts = append(starts, filepath.Dir(exe))
 	}
-	return findArtifactsFrom(starts...)
+	if dir, ok := findArtifactsFrom(starts...); ok {
+		return dir, true
+	}
+	if dir, err := DefaultArtifactsDir(); err == nil && HasArtifacts(dir) {
+		return dir, true
+	}
+	return "", false
 }
 
 func findArtifactsFrom(starts ...string) (string, bool) {
@@ -235,8 +243,8 @@ func (d *Devnet) startUniswap(ctx context.Context, dir string) error {
 			return nil
 		}
 		dir = found
-	} else if !isDir(filepath.Join(dir, filepath.FromSlash(artifactMarker))) {
-		return fmt.Errorf("dev chain: uniswap artifacts: %s holds no %s (it should be a node_modules directory; run 'cd testdata && npm ci')", dir, artifactMarker)
+	} else if !HasArtifacts(dir) {
+		return fmt.Errorf("dev chain: uniswap artifacts: %s holds no %s (it should be a node_modules directory, as 'cd testdata && npm ci' or 'walletgate-devnet install-artifacts' leaves it)", dir, artifactMarker)
 	}
 	u, err := d.deployUniswap(ctx, dir)
 	if err != nil {

@@ -179,7 +179,12 @@ func (b *bench) journalRun(ctx context.Context, binFlag string, counts []int) ([
 		}
 		bin = built
 	}
-	dp, info, _, err := startDevnet(ctx, bin)
+	keyDir, err := os.MkdirTemp("", "walletgate-bench-key-")
+	if err != nil {
+		return nil, err
+	}
+	b.onCleanup(func() { os.RemoveAll(keyDir) })
+	dp, info, _, err := startDevnet(ctx, filepath.Join(filepath.Dir(bin), "walletgate-devnet"), filepath.Join(keyDir, "dev.key"))
 	if err != nil {
 		return nil, err
 	}

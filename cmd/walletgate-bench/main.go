@@ -7,9 +7,11 @@
 //	go run ./cmd/walletgate-bench journal [-sizes 0,100000,1000000] [-n 5] [-bin PATH]
 //	go run ./cmd/walletgate-bench journal-gen DIR N
 //
-// It builds walletgate (unless -bin is given), starts `walletgate devnet` on
-// 127.0.0.1, puts an RPC-counting proxy on 127.0.0.1 in front of it, and
-// spawns walletgate over stdio against the proxy. Everything it starts
+// It builds walletgate, walletgate-devnet and the floor server (unless -bin
+// is given), starts walletgate-devnet on 127.0.0.1, puts an RPC-counting
+// proxy on 127.0.0.1 in front of it, and spawns walletgate over stdio
+// against the proxy; beside it, in the same run, the floor (floor/: a
+// one-tool mcp-go server linking go-ethereum's client packages). Everything it starts
 // listens on loopback only and is stopped when it ends, on error and on
 // Ctrl-C too. See BENCHMARKS.md for what each figure means.
 package main
@@ -59,7 +61,9 @@ func run() int {
 	n := flag.Int("n", 10, "samples per figure: fresh spawns for cold start, calls per tool")
 	bin := flag.String("bin", "", "walletgate binary to measure (default: build ./cmd/walletgate into a temporary directory)")
 	jsonOut := flag.String("json", "", "also write the results as JSON to this file")
-	devnetBin := flag.String("devnet-bin", "", "walletgate binary to run `walletgate devnet` from (default: the measured one)")
+	devnetBin := flag.String("devnet-bin", "", "walletgate-devnet binary (or a walletgate to run `walletgate devnet` from); default: the one built or beside -bin")
+	floorBin := flag.String("floor-bin", "", "floor server binary (default: build ./cmd/walletgate-bench/floor)")
+	startupOnly := flag.Bool("startup-only", false, "measure only cold start and idle memory beside the floor")
 	previews := flag.Int("previews", 1000, "wallet_send previews before the second memory reading")
 	flag.Parse()
 	if flag.NArg() > 0 {
@@ -80,6 +84,7 @@ func run() int {
 
 	b := &bench{n: *n, previews: *previews, ops: map[string][]sample{}}
 	defer b.cleanup()
+	b.floorBin, b.startupOnly = *floorBin, *startupOnly
 	rep, err := b.run(ctx, *bin, *devnetBin)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -112,6 +117,9 @@ type bench struct {
 	devnet      devnetInfo
 	env         []string
 	ops         map[string][]sample
+	floorBin    string
+	startupOnly bool
+	buildDir    string
 }
 
 func (b *bench) onCleanup(f func()) { b.cleanups = append(b.cleanups, f) }
@@ -160,10 +168,22 @@ func (b *bench) run(ctx context.Context, binFlag, devnetBin string) (*report, er
 	rep.Commit = gitCommit()
 
 	if devnetBin == "" {
-		devnetBin = bin
+		devnetBin = filepath.Join(filepath.Dir(bin), "walletgate-devnet")
 	}
-	logf("starting walletgate devnet on 127.0.0.1")
-	dp, info, _, err := startDevnet(ctx, devnetBin)
+	if b.floorBin == "" {
+		built, err := b.buildPkg(ctx, "./cmd/walletgate-bench/floor", "floor")
+		if err != nil {
+			return nil, err
+		}
+		b.floorBin = built
+	}
+	logf("starting walletgate-devnet on 127.0.0.1")
+	keyDir, err := os.MkdirTemp("", "walletgate-bench-key-")
+	if err != nil {
+		return nil, err
+	}
+	b.onCleanup(func() { os.RemoveAll(keyDir) })
+	dp, info, _, err := startDevnet(ctx, devnetBin, filepath.Join(keyDir, "dev.key"))
 	if err != nil {
 		return nil, err
 	}
@@ -192,6 +212,16 @@ func (b *bench) run(ctx context.Context, binFlag, devnetBin string) (*report, er
 		"WALLETGATE_STATE_DIR=" + stateDir,
 	}, benchEnvCaps...)...)
 
+	logf("beside the floor: %d spawns each of the floor, walletgate with a key and watch-only, alternated", b.n)
+	vs, err := b.versusRun(ctx, bin, b.floorBin)
+	if err != nil {
+		return nil, err
+	}
+	rep.Versus = &vs
+	if b.startupOnly {
+		return rep, nil
+	}
+
 	logf("cold start: %d fresh spawns", b.n)
 	cs, err := b.coldStart(ctx, bin)
 	if err != nil {
@@ -213,29 +243,46 @@ func (b *bench) run(ctx context.Context, binFlag, devnetBin string) (*report, er
 	return rep, nil
 }
 
-// build compiles walletgate from the module in the working directory.
+// build compiles walletgate and walletgate-devnet (beside it, where --dev
+// looks) from the module in the working directory.
 func (b *bench) build(ctx context.Context) (string, error) {
+	bin, err := b.buildPkg(ctx, "./cmd/walletgate", "walletgate")
+	if err != nil {
+		return "", err
+	}
+	if _, err := b.buildPkg(ctx, "./cmd/walletgate-devnet", "walletgate-devnet"); err != nil {
+		return "", err
+	}
+	return bin, nil
+}
+
+// buildPkg compiles pkg of the module in the working directory into the
+// bench's temporary directory as name.
+func (b *bench) buildPkg(ctx context.Context, pkg, name string) (string, error) {
 	out, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
 	if err != nil {
-		return "", fmt.Errorf("go env GOMOD: %w (run from the walletgate repository, or give -bin)", err)
+		return "", fmt.Errorf("go env GOMOD: %w (run from the walletgate repository, or give -bin, -devnet-bin and -floor-bin)", err)
 	}
 	gomod := strings.TrimSpace(string(out))
 	src, err := os.ReadFile(gomod)
 	if err != nil || !strings.HasPrefix(strings.TrimSpace(string(src)), "module "+modulePath+"\n") {
-		return "", fmt.Errorf("the working directory is not in the walletgate module (%s): run from the repository, or give -bin", gomod)
+		return "", fmt.Errorf("the working directory is not in the walletgate module (%s): run from the repository, or give -bin, -devnet-bin and -floor-bin", gomod)
 	}
-	dir, err := os.MkdirTemp("", "walletgate-bench-")
-	if err != nil {
-		return "", err
+	if b.buildDir == "" {
+		dir, err := os.MkdirTemp("", "walletgate-bench-")
+		if err != nil {
+			return "", err
+		}
+		b.onCleanup(func() { os.RemoveAll(dir) })
+		b.buildDir = dir
 	}
-	b.onCleanup(func() { os.RemoveAll(dir) })
-	bin := filepath.Join(dir, "walletgate")
-	logf("building walletgate into %s", dir)
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/walletgate")
+	bin := filepath.Join(b.buildDir, name)
+	logf("building %s into %s", pkg, b.buildDir)
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, pkg)
 	cmd.Dir = filepath.Dir(gomod)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("go build ./cmd/walletgate: %w", err)
+		return "", fmt.Errorf("go build %s: %w", pkg, err)
 	}
 	return bin, nil
 }

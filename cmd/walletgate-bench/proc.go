@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -110,8 +111,14 @@ type devnetInfo struct {
 	Swaps      string            `json:"swaps"`
 }
 
-func startDevnet(ctx context.Context, bin string) (*proc, devnetInfo, *tailBuffer, error) {
-	cmd := exec.Command(bin, "devnet", "--http", "127.0.0.1:0")
+// startDevnet starts the dev chain with its key file at keyFile (never the
+// user's state directory).
+func startDevnet(ctx context.Context, bin, keyFile string) (*proc, devnetInfo, *tailBuffer, error) {
+	args := []string{"--http", "127.0.0.1:0", "--key-file", keyFile}
+	if !strings.HasPrefix(filepath.Base(bin), "walletgate-devnet") {
+		args = append([]string{"devnet"}, args...) // an older walletgate with the chain inside
+	}
+	cmd := exec.Command(bin, args...)
 	cmd.Env = cleanEnv()
 	stderr := &tailBuffer{max: 64 << 10}
 	cmd.Stderr = stderr

@@ -15,6 +15,7 @@ type report struct {
 	WalletgateVersion string            `json:"walletgate_version"`
 	Commit            string            `json:"commit,omitempty"`
 	N                 int               `json:"n"`
+	Versus            *versus           `json:"versus_floor,omitempty"`
 	ColdStart         coldStart         `json:"cold_start"`
 	Operations        []opReport        `json:"operations"`
 	Inclusion         []inclusionReport `json:"inclusion"`
@@ -138,6 +139,19 @@ func printTable(w io.Writer, r *report) {
 	fmt.Fprintf(w, "walletgate-bench — %s%s; %s/%s, %d CPUs (%s), %s; N=%d; all over loopback\n\n",
 		r.WalletgateVersion, commit, r.Machine.OS, r.Machine.Arch, r.Machine.CPUs, r.Machine.CPU, r.Machine.GoVersion, r.N)
 
+	if v := r.Versus; v != nil {
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintf(tw, "beside the floor (medians)	spawn→tools/list ms	p10–p90	×floor (≤%.1f)	idle RSS MiB	×floor (≤%.1f)	binary MiB	packages	\n", v.TargetColdStart, v.TargetIdleRSS)
+		for _, t := range v.Targets {
+			fmt.Fprintf(tw, "%s\t%s\t%s–%s\t%s\t%.1f\t%s\t%.1f\t%d\t\n", t.Name, f1(t.ToolsListMS.Median), f1(t.ToolsListMS.P10), f1(t.ToolsListMS.P90),
+				verdict(t.ColdRatio, t.ColdWithin), t.IdleRSSKiB.Median/1024, verdict(t.RSSRatio, t.RSSWithin), float64(t.BinaryKiB)/1024, t.Packages)
+		}
+		tw.Flush()
+		fmt.Fprintf(w, "%s\n\n", v.Note)
+		if r.ColdStart.ToolsListMS.N == 0 {
+			return
+		}
+	}
 	cs := r.ColdStart
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "cold start (ms, %d fresh spawns)\tmedian\tp10\tp90\tmin\tmax\t\n", cs.InitializeMS.N)
@@ -223,3 +237,14 @@ func seq(s []string) string {
 }
 
 func mib(kib int64) string { return fmt.Sprintf("%.1f", float64(kib)/1024) }
+
+// verdict prints a ratio to the floor and whether it meets its target.
+func verdict(ratio float64, ok bool) string {
+	if ratio == 0 {
+		return "—"
+	}
+	if ok {
+		return fmt.Sprintf("%.2f ok", ratio)
+	}
+	return fmt.Sprintf("%.2f OVER", ratio)
+}

@@ -111,6 +111,9 @@ func cmdApprovals(argv []string, stdin io.Reader, stdout, stderr io.Writer) erro
 	if err := parseFlags(fs, argv); err != nil {
 		return err
 	}
+	if err := humanModeUnavailable(); err != nil {
+		return err
+	}
 	var dir string
 	if *socket == "" {
 		cfg, err := policy.Load(os.Environ())

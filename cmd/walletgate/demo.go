@@ -6,13 +6,15 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/walletgate/walletgate/chain/devnet"
 	"github.com/walletgate/walletgate/policy"
 	"github.com/walletgate/walletgate/tools"
 )
@@ -26,7 +28,10 @@ func cmdDemo(argv []string, stdout, stderr io.Writer) error {
 	if len(argv) > 0 {
 		return usagef("demo takes no arguments")
 	}
-	ctx := context.Background()
+	// Ctrl-C ends the demo through its deferred cleanup, which stops the dev
+	// chain (it would stop anyway when its stdin pipe closes).
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
 	cfg, err := policy.Load(nil) // the demo ignores the environment: it is the same everywhere
 	if err != nil {
 		return err
@@ -62,8 +67,8 @@ func cmdDemo(argv []string, stdout, stderr io.Writer) error {
 	}
 
 	p := &demoPrinter{w: stdout, ctx: ctx, c: mc}
-	fmt.Fprintf(stdout, "walletgate demo: %s %s on the embedded dev chain (chain id %d, in-process; nothing leaves this machine).\n",
-		res.ServerInfo.Name, res.ServerInfo.Version, devnet.ChainID)
+	fmt.Fprintf(stdout, "walletgate demo: %s %s on the embedded dev chain (chain id %d, walletgate-devnet on 127.0.0.1; nothing leaves this machine).\n",
+		res.ServerInfo.Name, res.ServerInfo.Version, devChainID)
 	fmt.Fprintf(stdout, "An MCP client is connected in-process; the server offers: %s.\n", strings.Join(names, ", "))
 
 	p.call("Who am I?", "wallet_address", nil)

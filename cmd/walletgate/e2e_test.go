@@ -25,8 +25,15 @@ import (
 	"github.com/walletgate/walletgate/policy"
 )
 
-// binary is the walletgate binary built once for these tests.
-var binary string
+// binary is the walletgate binary built once for these tests, with
+// walletgate-devnet beside it (as an install puts them); devnetBinary is
+// that one.
+var binary, devnetBin string
+
+// dataHome is an empty XDG_DATA_HOME for every server: the Uniswap artifacts
+// a developer installed under their own data directory must not change what
+// a test sees.
+var dataHome string
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "walletgate-e2e-")
@@ -34,11 +41,15 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	binary = filepath.Join(dir, "walletgate")
-	build := exec.Command("go", "build", "-o", binary, ".")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build walletgate:", err)
-		os.Exit(1)
+	devnetBin = filepath.Join(dir, "walletgate-devnet")
+	dataHome = filepath.Join(dir, "data")
+	for _, b := range [][2]string{{binary, "."}, {devnetBin, "../walletgate-devnet"}} {
+		build := exec.Command("go", "build", "-o", b[0], b[1])
+		build.Stdout, build.Stderr = os.Stderr, os.Stderr
+		if err := build.Run(); err != nil {
+			fmt.Fprintln(os.Stderr, "build", b[1]+":", err)
+			os.Exit(1)
+		}
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
@@ -50,11 +61,11 @@ func TestMain(m *testing.M) {
 func cleanEnv(extra ...string) []string {
 	var env []string
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(strings.ToUpper(kv), "WALLETGATE_") {
+		if !strings.HasPrefix(strings.ToUpper(kv), "WALLETGATE_") && !strings.HasPrefix(kv, "XDG_DATA_HOME=") {
 			env = append(env, kv)
 		}
 	}
-	return append(env, extra...)
+	return append(append(env, "XDG_DATA_HOME="+dataHome), extra...)
 }
 
 // withStateDir gives a server a state directory of its own unless the test
@@ -109,7 +120,16 @@ func startServer(t *testing.T, env []string, args ...string) *stdioClient {
 // startServerIn starts walletgate in working directory dir ("" = this one).
 func startServerIn(t *testing.T, dir string, env []string, args ...string) *stdioClient {
 	t.Helper()
-	cmd := exec.Command(binary, args...)
+	return startBinaryIn(t, binary, dir, env, args...)
+}
+
+// startBinaryIn starts the walletgate binary bin in working directory dir.
+func startBinaryIn(t *testing.T, bin, dir string, env []string, args ...string) *stdioClient {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	// A child that outlives walletgate (a dev chain it failed to stop) keeps
+	// stderr open; Wait must not hang on it, so the test can say so.
+	cmd.WaitDelay = 5 * time.Second
 	cmd.Dir = dir
 	cmd.Env = withStateDir(t, env)
 	stdin, err := cmd.StdinPipe()
@@ -357,8 +377,11 @@ type devnetInfo struct {
 
 func startDevnet(t *testing.T) devnetInfo {
 	t.Helper()
+	// Through `walletgate devnet` (which runs walletgate-devnet), with the
+	// default key file: devnet/dev.key under the state directory.
+	state := t.TempDir()
 	cmd := exec.Command(binary, "devnet", "--http", "127.0.0.1:0")
-	cmd.Env = cleanEnv()
+	cmd.Env = cleanEnv("WALLETGATE_STATE_DIR=" + state)
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	stderr := &syncBuffer{}
@@ -380,6 +403,7 @@ func startDevnet(t *testing.T) devnetInfo {
 	var info devnetInfo
 	require.NoError(t, json.Unmarshal([]byte(line), &info), "devnet printed %q", line)
 	require.True(t, strings.HasPrefix(info.RPC, "http://127.0.0.1:"), info.RPC)
+	require.Equal(t, filepath.Join(state, "devnet", "dev.key"), info.KeyFile, "the key file is at its stable default")
 	st, err := os.Stat(info.KeyFile)
 	require.NoError(t, err)
 	require.Equal(t, os.FileMode(0o600), st.Mode().Perm())
@@ -535,16 +559,25 @@ func TestStdioTwoStepSendOnDevnet(t *testing.T) {
 }
 
 // Without the Uniswap npm artifacts (run outside the source tree), --dev
-// starts with sends only and says in one line how to enable swaps.
-func TestDevWithoutArtifactsOffersSendsOnly(t *testing.T) {
+// starts all the same, says in one line how to enable swaps, and the swap
+// tools answer that step as a refusal (a code, not a protocol error).
+func TestDevWithoutArtifactsRefusesSwapsWithTheStep(t *testing.T) {
 	// Nothing to find upward from a temporary directory, nor beside the binary.
 	c := startServerIn(t, t.TempDir(), cleanEnv(), "--dev")
 	c.initialize()
+	require.ElementsMatch(t, []string{"wallet_address", "wallet_balance", "wallet_verify_tx", "wallet_policy", "wallet_swap_quote", "wallet_send", "wallet_swap", "wallet_allowance", "wallet_approve"}, toolNames(c))
+	require.Contains(t, c.stderr.String(), "swaps are off: the dev chain found no Uniswap artifacts")
+	res := c.callTool("wallet_swap_quote", map[string]any{"token_in": "USDT", "token_out": "WETH", "amount_in": "1"})
+	require.Equal(t, true, res["isError"])
+	require.True(t, strings.HasPrefix(text(res), "SWAPS_UNAVAILABLE: "), text(res))
+	require.Contains(t, text(res), "walletgate-devnet install-artifacts")
+}
+
+func toolNames(c *stdioClient) []string {
 	list := c.request("tools/list", map[string]any{})["result"].(map[string]any)["tools"].([]any)
 	var names []string
 	for _, tl := range list {
 		names = append(names, tl.(map[string]any)["name"].(string))
 	}
-	require.ElementsMatch(t, []string{"wallet_address", "wallet_balance", "wallet_verify_tx", "wallet_policy", "wallet_send", "wallet_allowance", "wallet_approve"}, names)
-	require.Contains(t, c.stderr.String(), "swaps are off: run 'cd testdata && npm ci'")
+	return names
 }

@@ -2,7 +2,8 @@
 // funds on an EVM chain inside limits its operator sets.
 //
 // This file only parses the command line and dispatches; serve.go wires the
-// server, devnet.go and demo.go run the embedded dev chain.
+// server, devchild.go runs the dev chain (walletgate-devnet) as a child
+// process for --dev, demo.go and devnet.go.
 package main
 
 import (
@@ -60,6 +61,13 @@ func run(argv []string, stdout, stderr io.Writer) int {
 		usage(stdout)
 		return 0
 	}
+	var ce *childExit
+	if errors.As(err, &ce) {
+		if ce.code < 0 {
+			return 1
+		}
+		return ce.code // the child said why on stderr
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "walletgate: %v\n", err)
 		var ue *usageError
@@ -105,7 +113,8 @@ Usage:
   walletgate                 serve MCP over stdio on the node in WALLETGATE_RPC
   walletgate --dev           serve MCP over stdio on an embedded dev chain (chain id 1337)
   walletgate demo            run the server on the dev chain and show what each tool returns
-  walletgate devnet --http 127.0.0.1:PORT
+  walletgate devnet --http 127.0.0.1:PORT [--key-file PATH]
+                             run walletgate-devnet (found beside this binary or on PATH):
                              serve the dev chain as a JSON-RPC node on loopback and print
                              its URL, dev account, token addresses and dev key file as JSON
   walletgate policy [--dev]  explain what an assistant connected with this environment may do now

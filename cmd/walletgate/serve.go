@@ -17,7 +17,6 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/walletgate/walletgate/chain"
-	"github.com/walletgate/walletgate/chain/devnet"
 	"github.com/walletgate/walletgate/journal"
 	"github.com/walletgate/walletgate/policy"
 	"github.com/walletgate/walletgate/signer"
@@ -39,6 +38,11 @@ func cmdServe(argv []string, stderr io.Writer) error {
 		return err
 	}
 	logger := newLogger(stderr, cfg.LogLevel)
+	if cfg.Confirm == policy.ConfirmHuman {
+		if err := humanModeUnavailable(); err != nil {
+			return err
+		}
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -104,6 +108,7 @@ func parseFlags(fs *flag.FlagSet, argv []string) error {
 // a watch-only wallet). cleanup undoes it, in every case.
 func wire(ctx context.Context, cfg policy.Config, dev bool, logger *slog.Logger) (tools.Deps, string, func(), error) {
 	var undo []func()
+	journalOpened := false
 	cleanup := func() {
 		for i := len(undo) - 1; i >= 0; i-- {
 			undo[i]()
@@ -116,10 +121,10 @@ func wire(ctx context.Context, cfg policy.Config, dev bool, logger *slog.Logger)
 		if err != nil {
 			return deps, root, cleanup, err
 		}
-		undo = append(undo, func() { d.Close() }, c.Close)
-		deps = tools.Deps{Chain: c, Signer: signer.Dev(), Address: signer.DevAddress, SwapsOff: devSwapsOff(d)}
-		logger.Info("embedded dev chain started", "chain_id", devnet.ChainID, "dev_account", signer.DevAddress.Hex(),
-			"USDT", d.Contracts.USDT.Hex(), "DAI", d.Contracts.DAI.Hex())
+		undo = append(undo, d.Close, c.Close)
+		deps = tools.Deps{Chain: c, Signer: signer.Dev(), Address: signer.DevAddress, SwapsOff: d.SwapsOff()}
+		logger.Info("embedded dev chain started", "chain_id", devChainID, "rpc", d.Info.RPC, "devnet_pid", d.cmd.Process.Pid, "dev_account", signer.DevAddress.Hex(),
+			"USDT", d.Info.Contracts["USDT"], "DAI", d.Info.Contracts["DAI"])
 		if deps.SwapsOff != "" {
 			logger.Warn(deps.SwapsOff)
 		}
@@ -133,20 +138,47 @@ func wire(ctx context.Context, cfg policy.Config, dev bool, logger *slog.Logger)
 			root = tmp
 		}
 	} else {
-		// Configuration and key first: refusing them needs no network.
 		if len(cfg.RPC) == 0 {
 			return deps, root, cleanup, usagef("WALLETGATE_RPC is not set: set it to your node's URL (and WALLETGATE_CHAIN_ID to its chain id), or run walletgate --dev for the embedded dev chain")
 		}
+		// The chain-id round trip is the one step of a start that waits on
+		// the network: it goes first, and the key and the journal (files
+		// only) are read while it is in flight. A key refused is still
+		// reported before anything the node says.
+		dialed := make(chan dialResult, 1)
+		go func() {
+			c, err := dialChecked(ctx, cfg)
+			dialed <- dialResult{c, err}
+		}()
 		s, addr, err := wallet(cfg)
 		if err != nil {
+			go func() { (<-dialed).close() }()
 			return deps, root, cleanup, err
 		}
-		c, err := dialChecked(ctx, cfg)
-		if err != nil {
-			return deps, root, cleanup, err
+		deps.Session = newSession()
+		var early *journal.Journal
+		var earlyErr error
+		opened := false
+		if s != nil && cfg.ChainID != 0 { // the journal of the chain the node must turn out to be
+			if root, err = stateRoot(cfg); err != nil {
+				go func() { (<-dialed).close() }()
+				return deps, root, cleanup, err
+			}
+			early, earlyErr = openJournal(root, cfg.ChainID, addr, deps.Session, logger)
+			opened = true
 		}
-		undo = append(undo, c.Close)
-		deps = tools.Deps{Chain: c, Signer: s, Address: addr}
+		d := <-dialed
+		if d.err != nil {
+			if early != nil {
+				early.Close()
+			}
+			return deps, root, cleanup, d.err
+		}
+		undo = append(undo, d.c.Close)
+		deps = tools.Deps{Chain: d.c, Signer: s, Address: addr, Session: deps.Session}
+		if opened {
+			deps.Journal, deps.JournalErr, journalOpened = early, earlyErr, true
+		}
 	}
 	deps.Config, deps.Logger, deps.Version = cfg, logger, versionString()
 	defaults := tools.DefaultCaps
@@ -157,7 +189,9 @@ func wire(ctx context.Context, cfg policy.Config, dev bool, logger *slog.Logger)
 	if deps.Caps, err = tools.ResolveCaps(ctx, deps.Chain, cfg, defaults); err != nil {
 		return deps, root, cleanup, usagef("%v", err)
 	}
-	deps.Session = newSession()
+	if deps.Session == "" {
+		deps.Session = newSession()
+	}
 	if deps.Signer != nil { // a watch-only wallet writes nothing to account for
 		if root == "" {
 			if root, err = stateRoot(cfg); err != nil {
@@ -165,7 +199,9 @@ func wire(ctx context.Context, cfg policy.Config, dev bool, logger *slog.Logger)
 			}
 		}
 		chainID := deps.Chain.ChainID().Uint64()
-		deps.Journal, deps.JournalErr = openJournal(root, chainID, deps.Address, deps.Session, logger)
+		if !journalOpened {
+			deps.Journal, deps.JournalErr = openJournal(root, chainID, deps.Address, deps.Session, logger)
+		}
 		if j := deps.Journal; j != nil {
 			_, _ = j.Append(tools.KindSessionStart, journal.SessionStart{V: journal.Version, Version: versionString(), PID: os.Getpid(),
 				ChainID: chainID, Wallet: deps.Address.Hex(), Signer: deps.Signer.Kind()})
@@ -204,35 +240,48 @@ func newLogger(w io.Writer, level slog.Level) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
 }
 
-// startDev starts the embedded dev chain and connects to it in-process.
-func startDev(ctx context.Context, cfg policy.Config) (*devnet.Devnet, *chain.Client, error) {
+// startDev starts the dev chain (walletgate-devnet, as a child process) and
+// connects to it over loopback JSON-RPC like to any node.
+func startDev(ctx context.Context, cfg policy.Config) (*devChild, *chain.Client, error) {
 	if len(cfg.RPC) > 0 {
 		return nil, nil, usagef("--dev runs its own chain: unset WALLETGATE_RPC, or drop --dev to use that node")
 	}
-	if cfg.ChainID != 0 && cfg.ChainID != devnet.ChainID {
-		return nil, nil, usagef("--dev runs chain id %d but WALLETGATE_CHAIN_ID is %d: unset it or set it to %d", devnet.ChainID, cfg.ChainID, devnet.ChainID)
+	if cfg.ChainID != 0 && cfg.ChainID != devChainID {
+		return nil, nil, usagef("--dev runs chain id %d but WALLETGATE_CHAIN_ID is %d: unset it or set it to %d", devChainID, cfg.ChainID, devChainID)
 	}
 	if cfg.Keystore != "" || cfg.KeyFile != "" || cfg.Address != nil {
 		return nil, nil, usagef("--dev signs with the public dev key: unset WALLETGATE_KEYSTORE, WALLETGATE_KEY_FILE and WALLETGATE_ADDRESS, or drop --dev")
 	}
-	d, err := devnet.Start(ctx, devnet.Options{})
+	d, err := startDevChild(ctx, cfg.DevArtifacts, os.Stderr)
 	if err != nil {
 		return nil, nil, err
 	}
-	c, err := chain.NewFromRPC(ctx, d.RPC(), "embedded dev chain")
+	dctx, cancel := context.WithTimeout(ctx, dialTimeout)
+	defer cancel()
+	c, err := chain.Dial(dctx, []string{d.Info.RPC})
 	if err != nil {
 		d.Close()
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("dev chain: %w", err)
+	}
+	if got := c.ChainID(); !got.IsUint64() || got.Uint64() != devChainID {
+		c.Close()
+		d.Close()
+		return nil, nil, fmt.Errorf("dev chain: the node at %s reports chain id %s, not %d", c.Host(), got, devChainID)
 	}
 	return d, c, nil
 }
 
-// devSwapsOff is why the dev chain has no swaps ("" when it has them).
-func devSwapsOff(d *devnet.Devnet) string {
-	if d.Contracts.Uniswap == nil {
-		return devnet.EnableSwapsHint
+// dialResult is what dialChecked returned, carried over a channel.
+type dialResult struct {
+	c   *chain.Client
+	err error
+}
+
+// close closes the client of a dial whose result is not used.
+func (d dialResult) close() {
+	if d.c != nil {
+		d.c.Close()
 	}
-	return ""
 }
 
 // dialChecked connects to the configured node and refuses a chain id other

@@ -23,7 +23,8 @@ import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 const BIN = process.env.WALLETGATE_BIN;
 if (!BIN) {
   throw new Error(
-    'WALLETGATE_BIN is not set: build walletgate (go build -o /tmp/walletgate ./cmd/walletgate) ' +
+    'WALLETGATE_BIN is not set: build walletgate and, beside it, the dev chain ' +
+      '(go build -o /tmp/wg/walletgate ./cmd/walletgate && go build -o /tmp/wg/walletgate-devnet ./cmd/walletgate-devnet) ' +
       'and run WALLETGATE_BIN=/abs/path/walletgate node --test',
   );
 }

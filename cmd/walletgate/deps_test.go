@@ -1,0 +1,39 @@
+package main_test
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// The binary that holds the key links no Ethereum node: no node, p2p stack,
+// eth protocol, chain database or tracers. The dev chain is walletgate-devnet.
+func TestServingBinaryLinksNoNode(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", ".").Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	const geth = "github.com/ethereum/go-ethereum/"
+	forbidden := []string{"node", "p2p", "eth", "core/rawdb", "core/vm", "core/state", "eth/tracers", "ethdb", "triedb", "miner", "consensus"}
+	// p2p/netutil is imported by the rpc client package itself (IP network
+	// lists for its HTTP host checks); it opens nothing and starts nothing.
+	allowed := map[string]bool{geth + "p2p/netutil": true}
+	deps := strings.Fields(string(out))
+	for _, dep := range deps {
+		if strings.HasPrefix(dep, "github.com/walletgate/walletgate/chain/devnet") {
+			t.Errorf("walletgate links %s", dep)
+		}
+		if allowed[dep] || !strings.HasPrefix(dep, geth) {
+			continue
+		}
+		rel := strings.TrimPrefix(dep, geth)
+		for _, f := range forbidden {
+			if rel == f || strings.HasPrefix(rel, f+"/") {
+				t.Errorf("walletgate links %s (%s is for walletgate-devnet only)", dep, f)
+			}
+		}
+	}
+	if len(deps) > 400 {
+		t.Errorf("walletgate links %d packages; the split brought it to ~335: what grew?", len(deps))
+	}
+}
