@@ -641,6 +641,10 @@ func describe(s string) string {
 	}
 }
 
+// IsID reports whether s has the form of a preview id (not whether one
+// exists).
+func IsID(s string) bool { return safeID(s) == s }
+
 func safeID(id string) string {
 	if len(id) == idLength && isPrintableASCII(id) && strings.Trim(id, idAlphabet) == "" {
 		return id

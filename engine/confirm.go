@@ -33,7 +33,7 @@ import (
 // or a Refusal that says exactly what was and was not signed and sent.
 func (e *Engine) Confirm(ctx context.Context, ask Asker, confirm, tool string, canonical []byte) (*Outcome, *Refusal) {
 	// Consume: from here on the token is spent, whatever happens.
-	token, ref := ask.Redeem(confirm, tool, canonical)
+	token, ref := ask.Redeem(ctx, confirm, tool, canonical)
 	if ref != nil {
 		return nil, ref
 	}

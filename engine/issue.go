@@ -31,7 +31,7 @@ type Asker interface {
 	// Redeem turns what the confirm carried into the gate token of the
 	// preview it confirms: in token mode the token itself, in human mode
 	// the token of the preview the person approved with that code.
-	Redeem(confirm, tool string, canonical []byte) (string, *Refusal)
+	Redeem(ctx context.Context, confirm, tool string, canonical []byte) (string, *Refusal)
 	// Ask is called after the token is consumed and the policy passed.
 	Ask(ctx context.Context, p *Plan) *Refusal
 }
@@ -40,7 +40,9 @@ type Asker interface {
 type TokenMode struct{}
 
 // Redeem returns the token as it came.
-func (TokenMode) Redeem(confirm, _ string, _ []byte) (string, *Refusal) { return confirm, nil }
+func (TokenMode) Redeem(_ context.Context, confirm, _ string, _ []byte) (string, *Refusal) {
+	return confirm, nil
+}
 
 // Ask approves: holding the token was the approval.
 func (TokenMode) Ask(context.Context, *Plan) *Refusal { return nil }

@@ -12,7 +12,6 @@ import (
 	"math/big"
 )
 
-
 // ReleasePhantoms releases, under the exclusive lock, every open reservation
 // whose process is gone: alive(pid) is false, or pid is this process's own
 // but the session another (a restart that reused the pid, as in a container

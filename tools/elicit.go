@@ -42,7 +42,9 @@ var approvalSchema = map[string]any{
 type elicitMode struct{}
 
 // Redeem returns the token as it came.
-func (elicitMode) Redeem(confirm, _ string, _ []byte) (string, *Refusal) { return confirm, nil }
+func (elicitMode) Redeem(_ context.Context, confirm, _ string, _ []byte) (string, *Refusal) {
+	return confirm, nil
+}
 
 // Ask asks the person to approve the previewed plan. It returns nil only on
 // an explicit accept with approve == true.

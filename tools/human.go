@@ -53,7 +53,7 @@ func (c confirmation) approval(tool string) *approvalJSON {
 		return nil
 	}
 	return &approvalJSON{ID: c.ApprovalID, Mode: policy.ConfirmHuman,
-		How: "The person must approve preview " + c.ApprovalID + " on walletgate's approval page or with `walletgate approvals`; they are then shown a one-time code. Call " + tool + " again with exactly the same arguments plus \"confirm\": \"<that code>\"."}
+		How: "The person must approve preview " + c.ApprovalID + " on walletgate's approval page or with `walletgate approvals`; they are then shown a one-time code. Call " + tool + " again with exactly the same arguments plus \"confirm\": \"<that code>\". If your client can open URLs for the user (MCP URL-mode elicitation), you may instead confirm with \"confirm\": \"" + c.ApprovalID + "\": walletgate asks the client to open this preview's approval page and waits for the person's decision there."}
 }
 
 func (s *Server) human() bool { return s.cfg.Confirm == policy.ConfirmHuman }
@@ -117,16 +117,20 @@ func (s *Server) asker() engine.Asker {
 // with the preview's token.
 type humanMode struct {
 	s        *Server
-	viaToken bool // the confirm carried a token, not the person's code
+	viaToken bool   // the confirm carried a token, not the person's code
+	code     string // the approval's code, when the person approved in the client's page (URL elicitation)
 }
 
 // Redeem turns the code into the gate token of the preview the person
 // approved, for the same fingerprint only; a token passes through to the
 // gate when tiers are configured, and Ask checks its plan allowed one.
-func (h *humanMode) Redeem(code, tool string, canonical []byte) (string, *Refusal) {
+func (h *humanMode) Redeem(ctx context.Context, code, tool string, canonical []byte) (string, *Refusal) {
 	if h.s.caps.HumanAbove != nil && strings.HasPrefix(code, gate.TokenPrefix) {
 		h.viaToken = true
 		return code, nil
+	}
+	if approval.IsID(code) && h.s.canOpenURL(ctx) {
+		return h.approveInClient(ctx, code, tool, canonical)
 	}
 	token, err := h.s.approvals.Redeem(code, gate.Fingerprint(tool, canonical))
 	if err != nil {
@@ -162,7 +166,7 @@ func confirmLine(b *strings.Builder, tool string, c confirmation) {
 		b.WriteString("To confirm, call " + tool + " again with exactly the same arguments plus \"confirm\": \"" + c.Token + "\". Any change needs a new preview.")
 		return
 	}
-	b.WriteString("APPROVAL BY THE PERSON REQUIRED (preview " + c.ApprovalID + "): they approve or reject it on walletgate's approval page (its address is in walletgate's log and state directory) or with `walletgate approvals` in a terminal. Approving shows them a one-time code; then call " + tool + " again with exactly the same arguments plus \"confirm\": \"<that code>\". The code works once, for this preview only. You cannot approve it yourself.")
+	b.WriteString("APPROVAL BY THE PERSON REQUIRED (preview " + c.ApprovalID + "): they approve or reject it on walletgate's approval page (its address is in walletgate's log and state directory) or with `walletgate approvals` in a terminal. Approving shows them a one-time code; then call " + tool + " again with exactly the same arguments plus \"confirm\": \"<that code>\". The code works once, for this preview only. You cannot approve it yourself. If your client can open URLs for the user (MCP URL-mode elicitation), confirm with \"confirm\": \"" + c.ApprovalID + "\" instead: walletgate then asks the client to open the approval page and waits for the person's decision.")
 }
 
 // confirmDescription is the confirm property of a write tool's schema.

@@ -9,8 +9,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/walletgate/walletgate/caps"
-	"github.com/walletgate/walletgate/policy"
 	"github.com/walletgate/walletgate/journal"
+	"github.com/walletgate/walletgate/policy"
 )
 
 // policyResult is wallet_policy's structured result.

@@ -54,6 +54,10 @@ type Deps struct {
 	// page and the terminal read it). Without it, human mode offers no
 	// write tools.
 	Approvals *approval.Broker
+	// ApprovalPage is the approval page's address (secret included), for
+	// URL-mode elicitation: a client that can open URLs is asked to open a
+	// preview's page there. Never shown to the model.
+	ApprovalPage string
 	// Session identifies this process in the journal.
 	Session string
 	Logger  *slog.Logger     // stderr only; nil discards
@@ -84,6 +88,7 @@ type Server struct {
 	journal    *journal.Journal
 	journalErr error
 	approvals  *approval.Broker
+	pageURL    string
 	session    string
 	calls      atomic.Uint64
 
@@ -107,7 +112,7 @@ Read tools (safe, no side effects):
 
 Writes (when enabled) always take two calls. `
 	instructionsTokenWrites = `The first call returns a preview and a confirm_token; nothing is signed. Show the preview to the user. Only if they agree, call the same tool again with exactly the same arguments plus "confirm": "<token>". A token works once, for those arguments only, and expires after a few minutes.`
-	instructionsHumanWrites = `The first call returns a preview; nothing is signed. In this server's mode the preview carries no token: the person approves it themselves on walletgate's approval page or in a terminal (walletgate approvals) and is shown a one-time code. Ask them for it, then call the same tool again with exactly the same arguments plus "confirm": "<code>". A code works once, for that preview only, and expires with it.`
+	instructionsHumanWrites = `The first call returns a preview; nothing is signed. In this server's mode the preview carries no token: the person approves it themselves on walletgate's approval page or in a terminal (walletgate approvals) and is shown a one-time code. Ask them for it, then call the same tool again with exactly the same arguments plus "confirm": "<code>". A code works once, for that preview only, and expires with it. A client that can open URLs for the user (MCP URL-mode elicitation) may confirm with the preview's id instead: walletgate asks it to open the approval page and waits for the person's decision.`
 	instructionsTail        = ` Amounts are decimal strings in human units ("0.05"), never numbers. A refusal starts with an upper-case code (BAD_AMOUNT: ...) and says what to change.`
 )
 
@@ -142,7 +147,7 @@ func New(d Deps) *Server {
 		s.caps.assets = map[common.Address]asset{}
 	}
 	s.journal, s.journalErr, s.session = d.Journal, d.JournalErr, d.Session
-	s.approvals = d.Approvals
+	s.approvals, s.pageURL = d.Approvals, d.ApprovalPage
 	if s.approvals != nil {
 		s.approvals.SetRevoke(func(token string) { s.gate.Revoke(token) })
 		s.approvals.OnDecision(func(d approval.Decision) {

@@ -199,7 +199,11 @@ func twoStep[I any](s *Server, tool string, parse func(context.Context, args) (I
 			return preview(ctx, in)
 		}
 		code := token // in human mode, the person's code: the page shows the outcome under it
-		out, ref := s.engine.Confirm(ctx, s.asker(), token, tool, canonical(in))
+		ask := s.asker()
+		out, ref := s.engine.Confirm(ctx, ask, token, tool, canonical(in))
+		if h, ok := ask.(*humanMode); ok && h.code != "" {
+			code = h.code // approved in the client's page: no code passed through the model
+		}
 		var res *mcp.CallToolResult
 		if ref == nil {
 			res = renderOutcome(s.cfg.ReceiptTimeout, out)

@@ -27,6 +27,7 @@ import (
 
 // approvals is the running page and socket of one server.
 type approvals struct {
+	pageURL string // the approval page's address, secret included
 	broker  *approval.Broker
 	page    *http.Server
 	socket  *approval.Service
@@ -51,7 +52,7 @@ func startApprovals(root string, deps tools.Deps, logger *slog.Logger, stderr io
 		pageErr = err
 	} else {
 		page := approval.NewPage(a.broker, secret, port)
-		a.page = page.Server()
+		a.page, a.pageURL = page.Server(), page.URL()
 		go func() { _ = a.page.Serve(ln) }()
 		fmt.Fprintf(stderr, "walletgate: approve writes on this page (keep its address private): %s\n", page.URL())
 		if dirErr == nil {

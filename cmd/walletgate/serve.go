@@ -58,7 +58,7 @@ func cmdServe(argv []string, stderr io.Writer) error {
 			logger.Error("human approval cannot start: write tools stay off", "err", err)
 		} else {
 			defer a.Close()
-			deps.Approvals = a.broker
+			deps.Approvals, deps.ApprovalPage = a.broker, a.pageURL
 		}
 	}
 	net := policy.LookupNetwork(deps.Chain.ChainID().Uint64())

@@ -1,0 +1,61 @@
+package tools
+
+// Human mode through the client: URL-mode elicitation. MCP reserves URL mode
+// for anything that authorises a transaction: the client opens walletgate's
+// approval page for one preview, the person decides there, and the confirm —
+// which carried only the preview's id, nothing the model could forge or
+// guess into an approval — waits for that decision. Rules: only when the
+// client declared the URL mode; the page is the only place the preview is
+// approved; a client without it keeps the code flow.
+
+import (
+	"context"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/walletgate/walletgate/gate"
+)
+
+// canOpenURL reports whether this request's client declared URL-mode
+// elicitation and the approval page is up.
+func (s *Server) canOpenURL(ctx context.Context) bool {
+	if s.pageURL == "" || s.approvals == nil {
+		return false
+	}
+	withInfo, ok := server.ClientSessionFromContext(ctx).(server.SessionWithClientInfo)
+	if !ok {
+		return false
+	}
+	el := withInfo.GetClientCapabilities().Elicitation
+	return el != nil && el.URL != nil && server.ServerFromContext(ctx) != nil
+}
+
+// approveInClient asks the client to open preview id's page, waits for the
+// person's decision there, and returns the preview's gate token.
+func (h *humanMode) approveInClient(ctx context.Context, id, tool string, canonical []byte) (string, *Refusal) {
+	s := h.s
+	url := strings.TrimSuffix(s.pageURL, "/") + "/p/" + id
+	req := mcp.ElicitationRequest{
+		Request: mcp.Request{Method: string(mcp.MethodElicitationCreate)},
+		Params: mcp.ElicitationParams{Mode: mcp.ElicitationModeURL, ElicitationID: "walletgate-" + id, URL: url,
+			Message: "walletgate asks you to review and approve (or reject) preview " + id + " on its approval page, on this computer. Nothing is sent unless you approve it there."},
+	}
+	res, err := server.ServerFromContext(ctx).RequestElicitation(ctx, req)
+	if err != nil {
+		return "", refuse(CodeElicitationUnavailable, "the client could not be asked to open the approval page (%s). Nothing was signed or sent. The person can approve preview %s on walletgate's approval page or with `walletgate approvals`, and tell you the code.", inert(err.Error(), 200), id)
+	}
+	if res.Action != mcp.ElicitationResponseActionAccept {
+		return "", refuse(CodeHumanDeclined, "the person did not open the approval page for preview %s. Nothing was signed or sent.", id)
+	}
+	token, code, err := s.approvals.AwaitApproval(ctx, id, gate.Fingerprint(tool, canonical))
+	if err != nil {
+		return "", approvalRefusal(err)
+	}
+	h.code = code
+	if ms := server.ServerFromContext(ctx); ms != nil {
+		_ = ms.SendNotificationToClient(ctx, string(mcp.MethodNotificationElicitationComplete), map[string]any{"elicitationId": "walletgate-" + id})
+	}
+	return token, nil
+}
