@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"math/big"
+	"strings"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
@@ -67,9 +68,10 @@ type tracedBlock struct {
 	} `json:"calls"`
 }
 
-// tracedElem is the batch element simulating calls in sequence with their
-// ETH movements traced, and how to decode its answer.
-func tracedElem(calls []Call) (rpc.BatchElem, func() ([]Traced, error)) {
+// tracedElem is the batch element simulating calls in sequence in one block,
+// without fee or nonce validation — with their ETH movements traced when
+// trace is set — and how to decode its answer.
+func tracedElem(calls []Call, trace bool) (rpc.BatchElem, func() ([]Traced, error)) {
 	args := make([]map[string]any, len(calls))
 	for i, call := range calls {
 		a := call
@@ -78,7 +80,7 @@ func tracedElem(calls []Call) (rpc.BatchElem, func() ([]Traced, error)) {
 	}
 	opts := map[string]any{
 		"blockStateCalls": []map[string]any{{"calls": args}},
-		"traceTransfers":  true,
+		"traceTransfers":  trace,
 		"validation":      false,
 	}
 	var blocks []tracedBlock
@@ -89,6 +91,9 @@ func tracedElem(calls []Call) (rpc.BatchElem, func() ([]Traced, error)) {
 		}
 		out := make([]Traced, len(calls))
 		for i, r := range blocks[0].Calls {
+			// gasUsed is net of refunds; a transaction's gas limit must cover
+			// the peak before them (clearing an allowance refunds most of its
+			// cost), which nodes report as maxUsedGas.
 			gas := max(uint64(r.GasUsed), uint64(r.MaxUsedGas))
 			out[i].SimResult = SimResult{GasUsed: gas, Return: r.ReturnData}
 			if r.Status != 1 {
@@ -97,7 +102,7 @@ func tracedElem(calls []Call) (rpc.BatchElem, func() ([]Traced, error)) {
 					re.Data, _ = hexutil.Decode(r.Error.Data)
 				}
 				re.Reason = decodeRevert(re.Data)
-				if re.Reason == "" && r.Error != nil {
+				if re.Reason == "" && r.Error != nil && !strings.Contains(r.Error.Message, "execution reverted") {
 					re.Reason = Inertish(r.Error.Message)
 				}
 				out[i].Revert = re
@@ -123,7 +128,7 @@ func Inertish(s string) string {
 func (c *Client) StateAndTrace(ctx context.Context, from common.Address, calls []Call, views ...*View) (SendState, []Traced, error) {
 	elems, decode := c.sendStateElems(from)
 	n := len(elems)
-	el, decodeT := tracedElem(calls)
+	el, decodeT := tracedElem(calls, true)
 	elems = append(elems, el)
 	v0 := len(elems)
 	for _, v := range views {

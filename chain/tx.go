@@ -173,14 +173,14 @@ func (c *Client) StateAndSimulate(ctx context.Context, from common.Address, call
 	n := len(elems)
 	var (
 		ret      hexutil.Bytes
-		decodeV1 func() ([]SimResult, error)
+		decodeV1 func() ([]Traced, error)
 	)
 	switch {
 	case len(calls) == 1:
 		elems = append(elems, rpc.BatchElem{Method: "eth_call", Args: []any{calls[0].toArg(), "latest"}, Result: &ret})
 	case len(calls) > 1:
 		var el rpc.BatchElem
-		el, decodeV1 = simulateV1Elem(calls)
+		el, decodeV1 = tracedElem(calls, false)
 		elems = append(elems, el)
 	}
 	v0 := len(elems)
@@ -215,7 +215,7 @@ func (c *Client) StateAndSimulate(ctx context.Context, from common.Address, call
 		return st, nil, simulateV1Error(err)
 	}
 	res, err := decodeV1()
-	return st, res, err
+	return st, simResults(res), err
 }
 
 // sendStateElems are the batch elements of a send-state read and how to
@@ -361,38 +361,12 @@ func (c *Client) SendRaw(ctx context.Context, tx *types.Transaction) error {
 	return err
 }
 
-// WaitMined polls for the transaction until it has the given confirmations
-// or timeout passes; it then returns what it last saw (Mined may be false).
-// The first look comes after a short pause (a just-sent transaction is never
+// WaitOwn polls OwnTransaction for hash, sent by from, until accept says the
+// answer is final or timeout passes; it then returns what it last saw. The
+// first look comes after a short pause (a just-sent transaction is never
 // already mined, and a dev chain seals it within a few milliseconds); polling
 // then backs off to a tenth of the chain's block time (between 25 ms and 1 s),
 // so inclusion is reported within about a tenth of a block of the receipt.
-func (c *Client) WaitMined(ctx context.Context, hash common.Hash, confirmations uint64, timeout time.Duration) (*TxInfo, error) {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	ceiling := min(max(c.BlockTime(ctx)/10, 25*time.Millisecond), time.Second)
-	delay := 8 * time.Millisecond
-	last := &TxInfo{Hash: hash}
-	for {
-		select {
-		case <-ctx.Done():
-			return last, nil
-		case <-time.After(delay):
-		}
-		delay = min(delay*2, max(ceiling, delay))
-		info, err := c.Transaction(ctx, hash)
-		if err == nil {
-			last = info
-			if info.Mined && info.Confirmations >= confirmations {
-				return info, nil
-			}
-		}
-	}
-}
-
-// WaitOwn polls OwnTransaction for hash, sent by from, until accept says the
-// answer is final or timeout passes; it then returns what it last saw. It
-// backs off like WaitMined.
 func (c *Client) WaitOwn(ctx context.Context, hash common.Hash, from common.Address, timeout time.Duration, accept func(*TxInfo) bool) *TxInfo {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()

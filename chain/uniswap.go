@@ -154,7 +154,7 @@ type SimResult struct {
 // fee or nonce validation. It is how a plan with an approval followed by a
 // swap is simulated before anything is signed.
 func (c *Client) SimulateSequence(ctx context.Context, calls []Call) ([]SimResult, error) {
-	el, decode := simulateV1Elem(calls)
+	el, decode := tracedElem(calls, false)
 	elems := []rpc.BatchElem{el}
 	if err := c.batch(ctx, elems); err != nil {
 		return nil, err
@@ -162,67 +162,20 @@ func (c *Client) SimulateSequence(ctx context.Context, calls []Call) ([]SimResul
 	if err := elems[0].Error; err != nil {
 		return nil, simulateV1Error(err)
 	}
-	return decode()
+	res, err := decode()
+	return simResults(res), err
 }
 
-// simulateV1Block is the part of an eth_simulateV1 answer walletgate reads.
-type simulateV1Block struct {
-	Calls []struct {
-		ReturnData hexutil.Bytes  `json:"returnData"`
-		GasUsed    hexutil.Uint64 `json:"gasUsed"`
-		MaxUsedGas hexutil.Uint64 `json:"maxUsedGas"`
-		Status     hexutil.Uint64 `json:"status"`
-		Error      *struct {
-			Code    int    `json:"code"`
-			Message string `json:"message"`
-			Data    string `json:"data"`
-		} `json:"error"`
-	} `json:"calls"`
-}
-
-// simulateV1Elem is the batch element simulating calls in sequence in one
-// block, without fee or nonce validation, and how to decode its answer.
-func simulateV1Elem(calls []Call) (rpc.BatchElem, func() ([]SimResult, error)) {
-	args := make([]map[string]any, len(calls))
-	for i, call := range calls {
-		a := call
-		a.Gas, a.MaxFee, a.Tip = 0, nil, nil
-		args[i] = a.toArg()
+// simResults drops what a simulation moved, keeping each call's result.
+func simResults(ts []Traced) []SimResult {
+	if ts == nil {
+		return nil
 	}
-	opts := map[string]any{
-		"blockStateCalls": []map[string]any{{"calls": args}},
-		"validation":      false,
+	out := make([]SimResult, len(ts))
+	for i, t := range ts {
+		out[i] = t.SimResult
 	}
-	var blocks []simulateV1Block
-	el := rpc.BatchElem{Method: "eth_simulateV1", Args: []any{opts, "latest"}, Result: &blocks}
-	return el, func() ([]SimResult, error) {
-		if len(blocks) != 1 || len(blocks[0].Calls) != len(calls) {
-			return nil, errors.New("eth_simulateV1: the node answered a different number of calls")
-		}
-		out := make([]SimResult, len(calls))
-		for i, r := range blocks[0].Calls {
-			// gasUsed is net of refunds; a transaction's gas limit must cover
-			// the peak before them (clearing an allowance refunds most of its
-			// cost), which nodes report as maxUsedGas.
-			gas := uint64(r.GasUsed)
-			if uint64(r.MaxUsedGas) > gas {
-				gas = uint64(r.MaxUsedGas)
-			}
-			out[i] = SimResult{GasUsed: gas, Return: r.ReturnData}
-			if r.Status != 1 {
-				re := &RevertError{Data: r.ReturnData}
-				if r.Error != nil && r.Error.Data != "" {
-					re.Data, _ = hexutil.Decode(r.Error.Data)
-				}
-				re.Reason = decodeRevert(re.Data)
-				if re.Reason == "" && r.Error != nil && !strings.Contains(r.Error.Message, "execution reverted") {
-					re.Reason = r.Error.Message
-				}
-				out[i].Revert = re
-			}
-		}
-		return out, nil
-	}
+	return out
 }
 
 // simulateV1Error names a node without eth_simulateV1 plainly.
