@@ -203,18 +203,28 @@ func wire(ctx context.Context, cfg policy.Config, dev bool, logger *slog.Logger)
 			deps.Journal, deps.JournalErr = openJournal(root, chainID, deps.Address, deps.Session, logger)
 		}
 		if j := deps.Journal; j != nil {
-			_, _ = j.Append(tools.KindSessionStart, journal.SessionStart{V: journal.Version, Version: versionString(), PID: os.Getpid(),
-				ChainID: chainID, Wallet: deps.Address.Hex(), Signer: deps.Signer.Kind()})
-			// A reservation whose process died before it signed sent nothing:
-			// give it back, on the record.
-			released, err := j.ReleasePhantoms(journal.ProcessAlive)
-			for _, o := range released {
-				logger.Warn("released a phantom cap reservation: its process died after reserving and before signing, so nothing was sent", "reservation", o.ID, "pid", o.PID, "change", o.Change)
-			}
-			if err != nil {
-				logger.Error("releasing phantom cap reservations failed; they stay counted", "err", err)
-			}
+			// The session's start (fsync'd) and the release of phantom
+			// reservations need not hold up initialize: they run beside it.
+			// This session's own reservations are never phantoms, and its end
+			// is written after its start.
+			started := make(chan struct{})
+			signerKind := deps.Signer.Kind()
+			go func() {
+				defer close(started)
+				_, _ = j.Append(tools.KindSessionStart, journal.SessionStart{V: journal.Version, Version: versionString(), PID: os.Getpid(),
+					ChainID: chainID, Wallet: deps.Address.Hex(), Signer: signerKind})
+				// A reservation whose process died before it signed sent
+				// nothing: give it back, on the record.
+				released, err := j.ReleasePhantoms(journal.ProcessAlive)
+				for _, o := range released {
+					logger.Warn("released a phantom cap reservation: its process died after reserving and before signing, so nothing was sent", "reservation", o.ID, "pid", o.PID, "change", o.Change)
+				}
+				if err != nil {
+					logger.Error("releasing phantom cap reservations failed; they stay counted", "err", err)
+				}
+			}()
 			undo = append(undo, func() {
+				<-started
 				_, _ = j.Append(tools.KindSessionEnd, journal.SessionEnd{V: journal.Version, PID: os.Getpid()})
 				j.Close()
 			})
