@@ -87,6 +87,9 @@ type Plan struct {
 	// its own simulation grew them, and the receipts are checked against
 	// them. Spend, Effects and Verify are then derived, not given.
 	Traced *Changes
+	// Sig, when set, makes this a signature plan: no legs; the confirm
+	// signs Sig.Data instead of sending anything (signature.go).
+	Sig *SignaturePlan
 
 	text atomic.Pointer[string]
 }

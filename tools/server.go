@@ -231,6 +231,7 @@ func (s *Server) writeTools() []Tool {
 	if s.cfg.AllowCalls.On() {
 		tools = append(tools, s.callTool())
 	}
+	tools = append(tools, s.signTypedDataTool())
 	return tools
 }
 
