@@ -49,8 +49,8 @@ const (
 
 // Refusal codes of signature plans.
 const (
-	CodeSignatureUsed    = "SIGNATURE_STALE"      // the nonce it signs was used, or its deadline passed
-	CodeNotJournaled     = "SIGNATURE_DISCARDED"  // signed, but the record could not be written: discarded
+	CodeSignatureUsed    = "SIGNATURE_STALE"     // the nonce it signs was used, or its deadline passed
+	CodeNotJournaled     = "SIGNATURE_DISCARDED" // signed, but the record could not be written: discarded
 	CodeVerifyingNoCode  = "TYPED_DATA_NO_CONTRACT"
 	CodeValidityTooLong  = "TYPED_DATA_DEADLINE"
 	CodeSignatureFailure = "SIGN_FAILED"

@@ -248,11 +248,11 @@ func TestTypedDataRefusedAndNothingSigned(t *testing.T) {
 		{"name": "value", "type": "uint256"}, {"name": "nonce", "type": "uint256"}, {"name": "deadline", "type": "uint256"}, {"name": "extra", "type": "uint256"}}
 	fakePermit["message"].(map[string]any)["extra"] = "1"
 	mail := map[string]any{
-		"types": map[string]any{"EIP712Domain": domainTypes(), "Mail": []map[string]string{{"name": "contents", "type": "string"}}},
+		"types":       map[string]any{"EIP712Domain": domainTypes(), "Mail": []map[string]string{{"name": "contents", "type": "string"}}},
 		"primaryType": "Mail", "domain": e.domain(signer.DevChainID), "message": map[string]any{"contents": "hello"},
 	}
 	permit2 := map[string]any{
-		"types": map[string]any{"EIP712Domain": domainTypes(), "PermitSingle": []map[string]string{{"name": "spender", "type": "address"}}},
+		"types":       map[string]any{"EIP712Domain": domainTypes(), "PermitSingle": []map[string]string{{"name": "spender", "type": "address"}}},
 		"primaryType": "PermitSingle", "domain": e.domain(signer.DevChainID), "message": map[string]any{"spender": spender.Hex()},
 	}
 	noCode := e.permit(wallet, spender, usdc(5), 0, soon)
