@@ -79,6 +79,7 @@ type Signed struct {
 	Digest    common.Hash
 	Signature []byte // r‖s‖v, v 27 or 28
 	Until     time.Time
+	Data      apitypes.TypedData // exactly what was signed: the previewed plan's
 }
 
 // SignatureRecord is a typed-data signature as journaled before it is
@@ -232,7 +233,7 @@ func (e *Engine) confirmSignature(ctx context.Context, p *Plan) (*Outcome, *Refu
 	}
 	e.log.Info("signed typed data", "tool", p.Tool, "kind", sp.Kind, "digest", sig.Digest.Hex())
 	return &Outcome{Status: StatusSigned, Effects: []Moved{}, Fee: new(big.Int),
-		Signed: &Signed{Kind: sp.Kind, Digest: sig.Digest, Signature: sig.Sig, Until: sp.Until}}, nil
+		Signed: &Signed{Kind: sp.Kind, Digest: sig.Digest, Signature: sig.Sig, Until: sp.Until, Data: sp.Data}}, nil
 }
 
 // reserveSignature reserves a signature's spend. It holds reserveMu so that

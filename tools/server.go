@@ -231,7 +231,7 @@ func (s *Server) writeTools() []Tool {
 	if s.cfg.AllowCalls.On() {
 		tools = append(tools, s.callTool())
 	}
-	tools = append(tools, s.signTypedDataTool())
+	tools = append(tools, s.signTypedDataTool(), s.payX402Tool())
 	return tools
 }
 
