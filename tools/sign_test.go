@@ -334,3 +334,29 @@ func TestUnusedAuthorizationIsReleasedWhenItExpires(t *testing.T) {
 	require.NoError(t, e.dev.AdjustTime(3*time.Minute))
 	e.sign(second)
 }
+
+func TestAnEarlierProcesssUnusedAuthorizationIsReleasedWhenItExpires(t *testing.T) {
+	e := newSigEnv(t)
+	wallet, payee := signer.DevAddress, common.HexToAddress("0x00000000000000000000000000000000000000a3")
+	first, _ := e.authorization(wallet, payee, usdc(50), time.Now().Add(2*time.Minute))
+	e.sign(first)
+
+	// A second process on the same journal, whose per-day cap for the token
+	// is 60: the first process's 50 count in its day window.
+	later := &sigEnv{env: serverOn(t, e.dev, withJournal(t, e.dir, "later", "ETH=10,"+e.tok.Hex()+"=60"), func(d *tools.Deps) {
+		d.Config.CapPerTx, d.Config.CapPerSession = e.capsOf(t, "ETH=1,"+e.tok.Hex()+"=50"), e.capsOf(t, "ETH=5,"+e.tok.Hex()+"=80")
+		var err error
+		d.Caps, err = tools.ResolveCaps(context.Background(), d.Chain, d.Config, tools.DevCaps)
+		require.NoError(t, err)
+	}), tok: e.tok, abi: e.abi, dir: e.dir, spender: e.spender}
+	second, _ := later.authorization(wallet, payee, usdc(40), time.Now().Add(10*time.Minute))
+	later.refused("wallet_sign_typed_data", mustJSON(map[string]any{"typed_data": second}), "CAP_EXCEEDED")
+	require.NoError(t, e.dev.AdjustTime(3*time.Minute))
+	later.sign(second)
+}
+
+func (e *sigEnv) capsOf(t *testing.T, s string) []policy.CapEntry {
+	l, err := policy.ParseCapList(s)
+	require.NoError(t, err)
+	return l
+}
