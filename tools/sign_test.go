@@ -282,6 +282,10 @@ func TestTypedDataRefusedAndNothingSigned(t *testing.T) {
 			e.refused("wallet_sign_typed_data", mustJSON(map[string]any{"typed_data": tc.td}), tc.code)
 		})
 	}
+	// The refusals say what was wrong, in walletgate's words (not only the
+	// encoder's, which also refuses some of these).
+	require.Contains(t, e.refused("wallet_sign_typed_data", mustJSON(map[string]any{"typed_data": hiddenDomainField}), tools.CodeTypedDataInvalid), "it would be shown and not signed")
+	require.Contains(t, e.refused("wallet_sign_typed_data", mustJSON(map[string]any{"typed_data": e.permit(wallet, spender, usdc(5), 0, time.Now().Add(24*time.Hour))}), tools.CodeTypedDataDeadline), policy.EnvSignatureValidity)
 	// Duplicate keys inside the typed data: shown one way, signed another.
 	dup := `{"typed_data": {"types": {"EIP712Domain": [], "Mail": []}, "primaryType": "Mail", "domain": {"chainId": 1337, "chainID": 1}, "message": {}}}`
 	e.refused("wallet_sign_typed_data", dup, tools.CodeBadArgument)
