@@ -113,6 +113,13 @@ func describe(r journal.Record) string {
 		return fmt.Sprintf("caps settled: change %s", spendText(d["change"]))
 	case tools.KindSigned:
 		return fmt.Sprintf("SIGNED %s (%s leg %s), nonce %v", str("tx"), str("tool"), str("leg"), d["nonce"])
+	case tools.KindSignature:
+		if str("kind") == "unknown" {
+			return fmt.Sprintf("SIGNED typed data of an unknown kind (%s), digest %s, no cap", str("tool"), str("digest"))
+		}
+		return fmt.Sprintf("SIGNED %s (%s), digest %s: %s base units of %s to %s, valid until %s", str("kind"), str("tool"), str("digest"), str("amount"), str("token"), str("counterparty"), str("until"))
+	case tools.KindSignatureEnd:
+		return fmt.Sprintf("signature %s %s", str("digest"), map[string]string{"used": "seen used on chain: stays counted", "expired": "expired unused: caps released"}[str("end")])
 	case tools.KindBroadcast:
 		if e := str("error"); e != "" {
 			return fmt.Sprintf("broadcast %s: %s (%s)", str("tx"), str("outcome"), e)
