@@ -34,8 +34,8 @@ if (!path.isAbsolute(BIN)) {
 const HERE = path.dirname(fileURLToPath(import.meta.url)); // inside the repo: walletgate finds testdata/ from here
 const VERSIONS = ['2024-11-05', '2025-03-26', '2025-06-18', '2025-11-25'];
 const NEWEST = VERSIONS[VERSIONS.length - 1];
-const READ_TOOLS = ['wallet_address', 'wallet_balance', 'wallet_verify_tx', 'wallet_policy', 'wallet_swap_quote'];
-const WRITE_TOOLS = ['wallet_send', 'wallet_swap'];
+const READ_TOOLS = ['wallet_address', 'wallet_balance', 'wallet_verify_tx', 'wallet_policy', 'wallet_swap_quote', 'wallet_allowance'];
+const WRITE_TOOLS = ['wallet_send', 'wallet_swap', 'wallet_approve', 'wallet_sign_typed_data', 'wallet_pay_x402'];
 const RECIPIENT = '0x00000000000000000000000000000000000e2e02';
 const TOKEN_RE = /^wgc_[a-z2-7]{32}$/;
 const TEST_TIMEOUT_MS = 30_000;
