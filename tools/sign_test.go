@@ -18,6 +18,7 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/stretchr/testify/require"
 
+	"github.com/walletgate/walletgate/approval"
 	"github.com/walletgate/walletgate/chain/devnet"
 	"github.com/walletgate/walletgate/engine"
 	"github.com/walletgate/walletgate/policy"
@@ -363,4 +364,37 @@ func (e *sigEnv) capsOf(t *testing.T, s string) []policy.CapEntry {
 	l, err := policy.ParseCapList(s)
 	require.NoError(t, err)
 	return l
+}
+
+// In human mode, unknown typed data is signed only with the code the person
+// got by approving it; the model's guesses sign nothing.
+func TestUnknownTypedDataInHumanModeNeedsThePerson(t *testing.T) {
+	b := approval.NewBroker(nil, nil)
+	e := newSigEnv(t, func(d *tools.Deps) {
+		d.Config.AllowTypedDataAny, d.Config.Confirm, d.Approvals = true, "human", b
+	})
+	mail := map[string]any{
+		"types":       map[string]any{"EIP712Domain": domainTypes(), "Mail": []map[string]string{{"name": "contents", "type": "string"}}},
+		"primaryType": "Mail", "domain": e.domain(signer.DevChainID), "message": map[string]any{"contents": "hello"},
+	}
+	args := map[string]any{"typed_data": mail}
+	var p humanPreview
+	text := e.ok("wallet_sign_typed_data", mustJSON(args), &p)
+	require.Nil(t, p.ConfirmToken, "a human-mode preview carries no token")
+	require.NotNil(t, p.Approval)
+	v, ok := b.Get(p.Approval.ID)
+	require.True(t, ok)
+	require.Equal(t, text, v.Display.Text, "the person sees the whole preview")
+	require.Contains(t, v.Display.Amounts[0], "NO CAP APPLIES")
+	for _, guess := range []string{p.Approval.ID, "123-456"} {
+		res := e.call("wallet_sign_typed_data", mustJSON(with(args, guess)))
+		require.True(t, res.IsError, guess)
+	}
+	require.Zero(t, e.signatureRecords(), "no guess signed anything")
+	code, _, err := b.Approve(p.Approval.ID)
+	require.NoError(t, err)
+	var out signedOut
+	e.ok("wallet_sign_typed_data", mustJSON(with(args, code)), &out)
+	require.Equal(t, "signed", out.Status)
+	require.Equal(t, 1, e.signatureRecords())
 }
