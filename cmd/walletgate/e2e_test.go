@@ -260,7 +260,7 @@ func TestStdioDevServesExactlyTheReadTools(t *testing.T) {
 		require.Equal(t, true, tool["annotations"].(map[string]any)["readOnlyHint"], tool["name"])
 		require.NotNil(t, tool["outputSchema"], tool["name"])
 	}
-	require.ElementsMatch(t, []string{"wallet_address", "wallet_balance", "wallet_verify_tx", "wallet_policy", "wallet_swap_quote"}, names)
+	require.ElementsMatch(t, []string{"wallet_address", "wallet_balance", "wallet_verify_tx", "wallet_policy", "wallet_swap_quote", "wallet_allowance"}, names)
 
 	addr := c.callTool("wallet_address", map[string]any{})
 	require.Equal(t, "0xE40aed1eB6c2B8b39b55A809685CC93425F60D0c", addr["structuredContent"].(map[string]any)["address"])
@@ -545,6 +545,7 @@ func TestDevWithoutArtifactsOffersSendsOnly(t *testing.T) {
 	for _, tl := range list {
 		names = append(names, tl.(map[string]any)["name"].(string))
 	}
-	require.ElementsMatch(t, []string{"wallet_address", "wallet_balance", "wallet_verify_tx", "wallet_policy", "wallet_send"}, names)
+	require.ElementsMatch(t, []string{"wallet_address", "wallet_balance", "wallet_verify_tx", "wallet_policy", "wallet_send",
+		"wallet_allowance", "wallet_approve", "wallet_sign_typed_data", "wallet_pay_x402"}, names)
 	require.Contains(t, c.stderr.String(), "swaps are off: run 'cd testdata && npm ci'")
 }
