@@ -53,6 +53,9 @@ func (e *Engine) Confirm(ctx context.Context, ask Asker, confirm, tool string, c
 	if ref := ask.Ask(ctx, p); ref != nil {
 		return nil, ref
 	}
+	if p.Sig != nil {
+		return e.confirmSignature(ctx, p) // no transaction: nothing to follow up or send
+	}
 	// Until the first signature, nothing may take longer than the bound.
 	pre, cancel := context.WithTimeout(ctx, e.bounds.Confirm)
 	defer cancel()

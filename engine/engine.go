@@ -88,6 +88,8 @@ type Engine struct {
 	reserveMu sync.Mutex
 	// inflight counts confirms past their reservation.
 	inflight sync.WaitGroup
+	// sigs are this process's open signature reservations.
+	sigs sigBook
 }
 
 // Drain waits, at most d, for confirms that reserved to finish: a process

@@ -51,4 +51,7 @@ type Outcome struct {
 	Earlier       []Included
 	// Why says, for pending, why the outcome is not known.
 	Why string
+	// Signed is the signature of a signature plan (StatusSigned); nothing
+	// was sent.
+	Signed *Signed
 }

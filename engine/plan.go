@@ -93,6 +93,9 @@ type Plan struct {
 	// ConfirmBy is journaled with the preview: "token", "person", or "" when
 	// the mode has no tiers.
 	ConfirmBy string
+	// Sig, when set, makes this a signature plan: no legs; the confirm
+	// signs Sig.Data instead of sending anything (signature.go).
+	Sig *SignaturePlan
 
 	text atomic.Pointer[string]
 }

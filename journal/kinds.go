@@ -50,7 +50,43 @@ const (
 	// KindDropped).
 	KindRefusedFinal = "refused_final"
 	KindAbandoned    = "abandoned"
+	// KindSignature is a typed-data signature, journaled before it is
+	// returned; KindSignatureEnd ends its reservation (used, or expired
+	// unused).
+	KindSignature    = "signature"
+	KindSignatureEnd = "signature_end"
 )
+
+// SignatureUnknown is a Signature's Kind for typed data of an unknown kind:
+// nothing is counted for it, so nothing is followed up.
+const SignatureUnknown = "unknown"
+
+// Signature is a typed-data signature as journaled before it is returned:
+// what it grants, never the signature itself (a bearer instrument until
+// used).
+type Signature struct {
+	V            int               `json:"v,omitempty"`
+	Tool         string            `json:"tool"`
+	Reservation  string            `json:"reservation"`
+	Kind         string            `json:"kind"`
+	Digest       string            `json:"digest"`
+	Token        string            `json:"token,omitempty"`
+	Owner        string            `json:"owner,omitempty"`
+	Counterparty string            `json:"counterparty,omitempty"`
+	Amount       string            `json:"amount,omitempty"`
+	Nonce        string            `json:"nonce,omitempty"` // the permit nonce (decimal) or the authorization nonce (0x…)
+	Until        time.Time         `json:"until"`
+	Spend        map[string]string `json:"spend"`
+}
+
+// SignatureEnd ends a signature's reservation: used (settled) or expired
+// unused (released).
+type SignatureEnd struct {
+	V           int    `json:"v,omitempty"`
+	Digest      string `json:"digest"`
+	Reservation string `json:"reservation"`
+	End         string `json:"end"` // "used" or "expired"
+}
 
 // ReasonPhantom is a CapChange's Reason when a reservation with no signed
 // transaction after it was released at start-up.
@@ -232,6 +268,10 @@ func Decode(r Record) (any, error) {
 		v = &Dropped{}
 	case KindNonce, KindNonceFree:
 		v = &Nonce{}
+	case KindSignature:
+		v = &Signature{}
+	case KindSignatureEnd:
+		v = &SignatureEnd{}
 	case KindApproval:
 		v = &Approval{}
 	case KindCheckpoint:
@@ -266,6 +306,10 @@ func Decode(r Record) (any, error) {
 	case *Dropped:
 		return *p, nil
 	case *Nonce:
+		return *p, nil
+	case *Signature:
+		return *p, nil
+	case *SignatureEnd:
 		return *p, nil
 	case *Approval:
 		return *p, nil

@@ -55,6 +55,9 @@ type Live struct {
 	// still move, and recovery may release it.
 	SignedPer map[string]int `json:"signed_per,omitempty"`
 	EndedPer  map[string]int `json:"ended_per,omitempty"`
+	// Signatures are the typed-data signatures of known kinds whose
+	// reservation has not ended (used on chain, or expired unused).
+	Signatures []Signature `json:"signatures,omitempty"`
 }
 
 // Alloc is a nonce a reservation took.
@@ -143,6 +146,30 @@ func (l *Live) Apply(r Record) error {
 		} else {
 			l.freeAlloc(n.Reservation, n.Nonce)
 		}
+	case KindSignature:
+		var s Signature
+		if err := DecodeInto(r, &s); err != nil {
+			return err
+		}
+		// A signature takes no nonce and is no transaction: it closes its
+		// reservation as a signed transaction would.
+		l.closeReservation(s.Reservation)
+		if s.Kind != SignatureUnknown {
+			l.Signatures = append(l.Signatures, s)
+		}
+	case KindSignatureEnd:
+		var e SignatureEnd
+		if err := DecodeInto(r, &e); err != nil {
+			return err
+		}
+		out := l.Signatures[:0]
+		for _, s := range l.Signatures {
+			if s.Digest != e.Digest {
+				out = append(out, s)
+			}
+		}
+		clear(l.Signatures[len(out):])
+		l.Signatures = out
 	case KindBroadcast:
 		var b Broadcast
 		if err := DecodeInto(r, &b); err != nil {

@@ -39,6 +39,9 @@ const (
 	EnvAllowUncappedTokens = "WALLETGATE_ALLOW_UNCAPPED_TOKENS"
 	EnvAllowTo             = "WALLETGATE_ALLOW_TO"
 	EnvAllowCalls          = "WALLETGATE_ALLOW_CALLS"
+	EnvAllowTypedData      = "WALLETGATE_ALLOW_TYPED_DATA"
+	EnvSignatureValidity   = "WALLETGATE_SIGNATURE_MAX_VALIDITY"
+	EnvAllowPayTo          = "WALLETGATE_ALLOW_PAY_TO"
 	EnvTools               = "WALLETGATE_TOOLS"
 	EnvConfirm             = "WALLETGATE_CONFIRM"
 	EnvConfirmTTL          = "WALLETGATE_CONFIRM_TTL"
@@ -75,6 +78,9 @@ var Variables = []Variable{
 	{EnvAllowUncappedTokens, "true to allow sending tokens that have no cap configured", "false"},
 	{EnvAllowTo, "comma-separated recipient addresses; when set, writes may only go to these", "any recipient"},
 	{EnvAllowCalls, "contracts wallet_call may call: comma-separated addresses, each optionally ADDR:0xSELECTOR, or any", "none: wallet_call is off"},
+	{EnvAllowTypedData, "any to let wallet_sign_typed_data sign typed data of unknown kinds (shown whole, no cap applies); known to sign only permits and transfer authorizations, decoded and capped", "known"},
+	{EnvSignatureValidity, "the longest a signed permit or transfer authorization may stay valid (its deadline or validBefore from now), a Go duration between 30s and 168h", "1h"},
+	{EnvAllowPayTo, "comma-separated payees wallet_pay_x402 may pay: addresses, or hosts of the resource URL (like api.example.com or 127.0.0.1:4021)", "any payee (the caps still apply)"},
 	{EnvTools, "all, or read to list only the read tools", "all with a key, read without"},
 	{EnvConfirm, "confirmation mode: token, human or elicit", "token"},
 	{EnvConfirmTTL, "lifetime of a confirmation token, a Go duration between 10s and 1h", "5m"},
@@ -129,6 +135,9 @@ type Config struct {
 	AllowUncappedTokens bool
 	AllowTo             []common.Address // nil: any recipient
 	AllowCalls          CallsAllowed     // zero: wallet_call is off
+	AllowTypedDataAny   bool             // sign typed data of unknown kinds (uncapped, shown whole)
+	SignatureValidity   time.Duration    // MinSignatureMaxValidity..MaxSignatureMaxValidity
+	AllowPayTo          PayeesAllowed    // zero: any payee
 
 	Tools          string        // "all", "read", or "" (decided by whether a key exists)
 	Confirm        string        // "token", "human" or "elicit"
@@ -183,6 +192,8 @@ func Load(environ []string) (Config, error) {
 		ReceiptTimeout: DefaultReceiptTimeout,
 		RPCTimeout:     DefaultRPCTimeout,
 		Confirmations:  DefaultConfirmations,
+
+		SignatureValidity: DefaultSignatureMaxValidity,
 	}
 	env, err := collectEnv(environ)
 	if err != nil {
@@ -377,6 +388,24 @@ func (c *Config) set(name, value string) *ConfigError {
 			return err
 		}
 		c.AllowCalls = calls
+	case EnvAllowTypedData:
+		v, ok := oneOf(value, "known", "any")
+		if !ok {
+			return configError(name, value, "known or any")
+		}
+		c.AllowTypedDataAny = v == "any"
+	case EnvSignatureValidity:
+		d, ok := parseDurationIn(value, MinSignatureMaxValidity, MaxSignatureMaxValidity)
+		if !ok {
+			return configError(name, value, "a Go duration between 30s and 168h, like 1h")
+		}
+		c.SignatureValidity = d
+	case EnvAllowPayTo:
+		p, err := parseAllowPayTo(value)
+		if err != nil {
+			return err
+		}
+		c.AllowPayTo = p
 	case EnvTools:
 		v, ok := oneOf(value, "all", "read")
 		if !ok {

@@ -18,12 +18,13 @@ func TestLoadDefaults(t *testing.T) {
 	cfg, err := Load([]string{"HOME=/root", "PATH=/bin", "=C:=C:\\"})
 	require.NoError(t, err)
 	require.Equal(t, Config{
-		Confirm:        "token",
-		ConfirmTTL:     5 * time.Minute,
-		LogLevel:       slog.LevelInfo,
-		ReceiptTimeout: 60 * time.Second,
-		RPCTimeout:     20 * time.Second,
-		Confirmations:  1,
+		SignatureValidity: time.Hour,
+		Confirm:           "token",
+		ConfirmTTL:        5 * time.Minute,
+		LogLevel:          slog.LevelInfo,
+		ReceiptTimeout:    60 * time.Second,
+		RPCTimeout:        20 * time.Second,
+		Confirmations:     1,
 	}, cfg)
 }
 
@@ -165,6 +166,36 @@ func TestLoadEachVariable(t *testing.T) {
 			{"empty item", usdtChecksum + ",", "item 2 is empty"},
 			{"bad checksum", "0xDAC17F958D2ee523a2206206994597C13D831ec7", "EIP-55"},
 			{"any among others", "any," + usdtChecksum, "item 1"},
+		}},
+		{EnvAllowTypedData, nil, []good{
+			{"any", "any", func(t *testing.T, c Config) { require.True(t, c.AllowTypedDataAny) }},
+			{"known", "known", func(t *testing.T, c Config) { require.False(t, c.AllowTypedDataAny) }},
+		}, []bad{
+			{"true", "true", "known or any"},
+			{"all", "all", "known or any"},
+		}},
+		{EnvSignatureValidity, nil, []good{
+			{"10m", "10m", func(t *testing.T, c Config) { require.Equal(t, 10*time.Minute, c.SignatureValidity) }},
+		}, []bad{
+			{"too short", "10s", "between 30s and 168h"},
+			{"too long", "200h", "between 30s and 168h"},
+			{"no unit", "3600", "between 30s and 168h"},
+		}},
+		{EnvAllowPayTo, nil, []good{
+			{"an address and hosts", usdtChecksum + ",API.example.com,127.0.0.1:4021", func(t *testing.T, c Config) {
+				require.Equal(t, []common.Address{addr}, c.AllowPayTo.Addresses)
+				require.Equal(t, []string{"api.example.com", "127.0.0.1:4021"}, c.AllowPayTo.Hosts)
+				require.True(t, c.AllowPayTo.Allows(addr, "evil.example"))
+				require.True(t, c.AllowPayTo.Allows(common.Address{1}, "api.example.com:443"), "a host item without a port matches any port")
+				require.True(t, c.AllowPayTo.Allows(common.Address{1}, "127.0.0.1:4021"))
+				require.False(t, c.AllowPayTo.Allows(common.Address{1}, "127.0.0.1:4022"), "a host item with a port matches only that port")
+				require.False(t, c.AllowPayTo.Allows(common.Address{1}, "api.example.com.evil.example"))
+			}},
+		}, []bad{
+			{"url", "https://api.example.com/x", "neither an address nor a host"},
+			{"zero address", "0x0000000000000000000000000000000000000000", "zero address"},
+			{"repeat", "a.example,A.example", "item 2 repeats"},
+			{"empty item", "a.example,", "item 2 is empty"},
 		}},
 		{EnvTools, nil, []good{
 			{"all", "all", func(t *testing.T, c Config) { require.Equal(t, "all", c.Tools) }},
@@ -412,6 +443,8 @@ func TestLoadFullConfig(t *testing.T) {
 		"WALLETGATE_CONFIRMATIONS=3",
 	})
 	require.NoError(t, err)
+	require.Equal(t, DefaultSignatureMaxValidity, cfg.SignatureValidity)
+	cfg.SignatureValidity = 0
 	require.Equal(t, Config{
 		RPC:                 []string{"https://a.example", "https://b.example"},
 		ChainID:             11155111,

@@ -21,6 +21,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/signer/core/apitypes"
 )
 
 // Signer is a source of signatures for one account. Implementations in this package are
@@ -34,6 +35,9 @@ type Signer interface {
 	// copy. It refuses a nil, zero or negative chainID, and a typed transaction whose own
 	// chain id differs from chainID.
 	SignTx(tx *types.Transaction, chainID *big.Int) (*types.Transaction, error)
+	// SignTypedData signs EIP-712 typed data whose domain's chain id is chainID
+	// (see keySigner.SignTypedData).
+	SignTypedData(td apitypes.TypedData, chainID *big.Int) (TypedSignature, error)
 }
 
 // Kinds of key source, as returned by Signer.Kind.

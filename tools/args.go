@@ -39,6 +39,11 @@ const (
 	// argCalls is a list of objects, each parsed by callSpec's rules: the
 	// transaction requests a builder returns.
 	argCalls
+	// argObject is one JSON object passed through as data (typed data, a
+	// payment requirement), checked by decodeObject's rules: no key twice
+	// or in two letter cases at any depth, bounded depth, whole numbers
+	// only (kept exactly, as json.Number).
+	argObject
 )
 
 // callSpec is one item of an argCalls list.
@@ -60,6 +65,7 @@ type args struct {
 	strs  map[string]string
 	lists map[string][]string
 	calls map[string][]args
+	objs  map[string]map[string]any
 }
 
 // str returns a string argument and whether it was given.
@@ -80,6 +86,12 @@ func (a args) callList(name string) ([]args, bool) {
 	return l, ok
 }
 
+// object returns an argObject argument and whether it was given.
+func (a args) object(name string) (map[string]any, bool) {
+	o, ok := a.objs[name]
+	return o, ok
+}
+
 // rawArguments returns the bytes of a call's arguments as the client sent
 // them (stdio, HTTP) or as an in-process client built them.
 func rawArguments(req mcp.CallToolRequest) ([]byte, error) {
@@ -94,7 +106,7 @@ func rawArguments(req mcp.CallToolRequest) ([]byte, error) {
 
 // parseArgs validates raw against spec. The error is a refusal for the caller.
 func parseArgs(raw []byte, spec argSpec) (args, *Refusal) {
-	out := args{strs: map[string]string{}, lists: map[string][]string{}, calls: map[string][]args{}}
+	out := args{strs: map[string]string{}, lists: map[string][]string{}, calls: map[string][]args{}, objs: map[string]map[string]any{}}
 	if len(raw) > maxArgsBytes {
 		return out, refuse(CodeBadArgument, "the arguments are %d bytes; at most %d are accepted", len(raw), maxArgsBytes)
 	}
@@ -156,6 +168,12 @@ func parseArgs(raw []byte, spec argSpec) (args, *Refusal) {
 				return out, r
 			}
 			out.calls[name] = l
+		case argObject:
+			o, r := decodeObject(name, value)
+			if r != nil {
+				return out, r
+			}
+			out.objs[name] = o
 		}
 	}
 	if _, err := dec.Token(); err != nil {

@@ -15,25 +15,26 @@ import (
 
 // policyResult is wallet_policy's structured result.
 type policyResult struct {
-	Network             string     `json:"network" jsonschema:"the network's name"`
-	ChainID             uint64     `json:"chain_id" jsonschema:"the chain id"`
-	NetworkKind         string     `json:"network_kind" enum:"mainnet|testnet|dev" jsonschema:"mainnet, testnet or dev"`
-	IsMainnet           bool       `json:"is_mainnet" jsonschema:"true when funds on this network have real value"`
-	Signer              string     `json:"signer" enum:"keystore|key-file|dev|watch-only" jsonschema:"where the key comes from"`
-	WritesEnabled       bool       `json:"writes_enabled" jsonschema:"whether any write tool is offered"`
-	WriteTools          []string   `json:"write_tools" jsonschema:"the write tools offered"`
-	AllowMainnet        bool       `json:"allow_mainnet" jsonschema:"the operator's opt-in to writes on a value-bearing network"`
-	AllowUncappedTokens bool       `json:"allow_uncapped_tokens" jsonschema:"the operator's opt-in to sending tokens that have no cap"`
-	AllowTo             []string   `json:"allow_to" jsonschema:"recipient allow-list; empty means any recipient"`
-	AllowCalls          string     `json:"allow_calls" jsonschema:"what wallet_call may call (WALLETGATE_ALLOW_CALLS): any, a comma-separated list of contracts (ADDR or ADDR:0xSELECTOR), or empty: wallet_call is off"`
-	ConfirmMode         string     `json:"confirm_mode" enum:"token|human|elicit" jsonschema:"how a write is confirmed"`
-	ConfirmTTL          string     `json:"confirm_ttl" jsonschema:"how long a preview's confirmation stays valid"`
-	Caps                []capUsage `json:"caps" jsonschema:"every cap per asset and window, with what is used and what remains"`
-	Pending             int        `json:"pending_confirmations" jsonschema:"previews whose confirm_token is still unused and unexpired"`
-	WritesOffReason     string     `json:"writes_disabled_reason,omitempty" jsonschema:"why no write tool is offered, when none is"`
-	DayWindowNote       string     `json:"per_day_note" jsonschema:"how the per-day window is kept"`
-	PendingTxs          []string   `json:"pending_transactions" jsonschema:"journaled transactions whose outcome is not known yet (check them with wallet_verify_tx)"`
-	WritesRefused       string     `json:"writes_refused,omitempty" jsonschema:"set when every write is refused although write tools are offered (the journal cannot be used): why, and what the operator must do"`
+	Network             string        `json:"network" jsonschema:"the network's name"`
+	ChainID             uint64        `json:"chain_id" jsonschema:"the chain id"`
+	NetworkKind         string        `json:"network_kind" enum:"mainnet|testnet|dev" jsonschema:"mainnet, testnet or dev"`
+	IsMainnet           bool          `json:"is_mainnet" jsonschema:"true when funds on this network have real value"`
+	Signer              string        `json:"signer" enum:"keystore|key-file|dev|watch-only" jsonschema:"where the key comes from"`
+	WritesEnabled       bool          `json:"writes_enabled" jsonschema:"whether any write tool is offered"`
+	WriteTools          []string      `json:"write_tools" jsonschema:"the write tools offered"`
+	AllowMainnet        bool          `json:"allow_mainnet" jsonschema:"the operator's opt-in to writes on a value-bearing network"`
+	AllowUncappedTokens bool          `json:"allow_uncapped_tokens" jsonschema:"the operator's opt-in to sending tokens that have no cap"`
+	AllowTo             []string      `json:"allow_to" jsonschema:"recipient allow-list; empty means any recipient"`
+	AllowCalls          string        `json:"allow_calls" jsonschema:"what wallet_call may call (WALLETGATE_ALLOW_CALLS): any, a comma-separated list of contracts (ADDR or ADDR:0xSELECTOR), or empty: wallet_call is off"`
+	ConfirmMode         string        `json:"confirm_mode" enum:"token|human|elicit" jsonschema:"how a write is confirmed"`
+	ConfirmTTL          string        `json:"confirm_ttl" jsonschema:"how long a preview's confirmation stays valid"`
+	Caps                []capUsage    `json:"caps" jsonschema:"every cap per asset and window, with what is used and what remains"`
+	Pending             int           `json:"pending_confirmations" jsonschema:"previews whose confirm_token is still unused and unexpired"`
+	WritesOffReason     string        `json:"writes_disabled_reason,omitempty" jsonschema:"why no write tool is offered, when none is"`
+	DayWindowNote       string        `json:"per_day_note" jsonschema:"how the per-day window is kept"`
+	PendingTxs          []string      `json:"pending_transactions" jsonschema:"journaled transactions whose outcome is not known yet (check them with wallet_verify_tx)"`
+	Signing             signingPolicy `json:"signing" jsonschema:"what wallet_sign_typed_data and wallet_pay_x402 may sign"`
+	WritesRefused       string        `json:"writes_refused,omitempty" jsonschema:"set when every write is refused although write tools are offered (the journal cannot be used): why, and what the operator must do"`
 	// HumanAbove: in human mode with WALLETGATE_HUMAN_ABOVE, the most a
 	// write may spend per asset and still confirm with a token.
 	HumanAbove []humanAboveJSON `json:"human_above,omitempty" jsonschema:"human mode with WALLETGATE_HUMAN_ABOVE: a write spending at most these (ETH counting value plus max fees), and no other asset, confirms with a token; anything else needs the person"`
@@ -44,6 +45,14 @@ type humanAboveJSON struct {
 	Asset  string `json:"asset" jsonschema:"ETH or the token address"`
 	Symbol string `json:"symbol" jsonschema:"the asset's symbol"`
 	Limit  string `json:"limit" pattern:"amount" jsonschema:"the most a token-confirmed write may spend, a decimal string"`
+}
+
+// signingPolicy is what may be signed.
+type signingPolicy struct {
+	Kinds          []string `json:"kinds" jsonschema:"the typed-data kinds walletgate decodes and caps"`
+	UnknownAllowed bool     `json:"unknown_allowed" jsonschema:"the operator allows typed data of unknown kinds (WALLETGATE_ALLOW_TYPED_DATA=any): shown whole, no cap applies"`
+	MaxValidity    string   `json:"max_validity" jsonschema:"the longest a signed permit or authorization may stay valid (WALLETGATE_SIGNATURE_MAX_VALIDITY)"`
+	PayTo          []string `json:"pay_to" jsonschema:"x402 payees allowed (WALLETGATE_ALLOW_PAY_TO: addresses or hosts); empty means any payee, within the caps"`
 }
 
 func (s *Server) policyTool() Tool {
@@ -82,7 +91,13 @@ func (s *Server) policyResult() policyResult {
 		DayWindowNote:       s.dayWindowNote(),
 		PendingTxs:          s.PendingTransactions(),
 		WritesRefused:       s.writesRefused(),
+		Signing: signingPolicy{Kinds: []string{"EIP-2612 Permit (exposure of the token)", "EIP-3009 TransferWithAuthorization (a payment)", "EIP-3009 ReceiveWithAuthorization (a payment)"},
+			UnknownAllowed: s.cfg.AllowTypedDataAny, MaxValidity: s.cfg.SignatureValidity.String(), PayTo: []string{}},
 	}
+	for _, a := range s.cfg.AllowPayTo.Addresses {
+		r.Signing.PayTo = append(r.Signing.PayTo, a.Hex())
+	}
+	r.Signing.PayTo = append(r.Signing.PayTo, s.cfg.AllowPayTo.Hosts...)
 	if r.PendingTxs == nil {
 		r.PendingTxs = []string{}
 	}
@@ -171,6 +186,16 @@ func policyText(r policyResult) string {
 		b.WriteString("Recipients: any address.\n")
 	} else {
 		fmt.Fprintf(&b, "Recipients: only %s.\n", strings.Join(r.AllowTo, ", "))
+	}
+	unknown := "refused (the operator can allow them with WALLETGATE_ALLOW_TYPED_DATA=any)"
+	if r.Signing.UnknownAllowed {
+		unknown = "ALLOWED, shown whole, with NO CAP (WALLETGATE_ALLOW_TYPED_DATA=any)"
+	}
+	fmt.Fprintf(&b, "Signatures: %s, counted against the token's caps, valid at most %s; other typed data %s; Permit2 refused (not decoded).\n", strings.Join(r.Signing.Kinds, ", "), r.Signing.MaxValidity, unknown)
+	if len(r.Signing.PayTo) == 0 {
+		b.WriteString("x402 payees: any, within the caps.\n")
+	} else {
+		fmt.Fprintf(&b, "x402 payees: only %s.\n", strings.Join(r.Signing.PayTo, ", "))
 	}
 	fmt.Fprintf(&b, "Confirmation mode: %s.", r.ConfirmMode)
 	if r.HumanAbove != nil {

@@ -25,6 +25,8 @@ const (
 	KindReceipt      = engine.KindReceipt
 	KindApproval     = engine.KindApproval
 	KindDropped      = engine.KindDropped
+	KindSignature    = engine.KindSignature
+	KindSignatureEnd = engine.KindSignatureEnd
 )
 
 // record appends to the journal when there is one; without one it does

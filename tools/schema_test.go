@@ -85,5 +85,5 @@ func TestToolNamesAndAnnotations(t *testing.T) {
 		}
 	}
 	require.Equal(t, map[string]bool{"wallet_address": true, "wallet_balance": true, "wallet_verify_tx": true, "wallet_policy": true, "wallet_send": true,
-		"wallet_swap_quote": true, "wallet_swap": true, "wallet_allowance": true, "wallet_approve": true}, names, "wallet_call is listed only when WALLETGATE_ALLOW_CALLS allows a contract")
+		"wallet_swap_quote": true, "wallet_swap": true, "wallet_allowance": true, "wallet_approve": true, "wallet_sign_typed_data": true, "wallet_pay_x402": true}, names, "wallet_call is listed only when WALLETGATE_ALLOW_CALLS allows a contract")
 }

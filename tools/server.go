@@ -237,6 +237,7 @@ func (s *Server) writeTools() []Tool {
 	if s.cfg.AllowCalls.On() {
 		tools = append(tools, s.callTool())
 	}
+	tools = append(tools, s.signTypedDataTool(), s.payX402Tool())
 	return tools
 }
 

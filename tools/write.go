@@ -342,8 +342,13 @@ func expiresIn(d time.Duration) string {
 	return d.Round(time.Second).String()
 }
 
-// Reconcile settles what the journal left open (engine.Reconcile).
-func (s *Server) Reconcile(ctx context.Context) ([]string, error) { return s.engine.Reconcile(ctx) }
+// Reconcile settles what the journal left open (engine.Reconcile), and ends
+// the reservations of signatures used on chain or expired unused
+// (engine.SweepSignatures).
+func (s *Server) Reconcile(ctx context.Context) ([]string, error) {
+	lines, err := s.engine.Reconcile(ctx)
+	return append(lines, s.engine.SweepSignatures(ctx)...), err
+}
 
 // Drain waits, at most d, for confirms under way to finish.
 func (s *Server) Drain(d time.Duration) bool { return s.engine.Drain(d) }

@@ -17,6 +17,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 
@@ -174,6 +175,17 @@ func (s *shower) describe(r journal.Record, v any) string {
 			return fmt.Sprintf("nonce %d given back by reservation %s (nothing was signed with it)", d.Nonce, d.Reservation)
 		}
 		return fmt.Sprintf("nonce %d taken by reservation %s", d.Nonce, d.Reservation)
+	case journal.Signature:
+		if d.Kind == journal.SignatureUnknown {
+			return fmt.Sprintf("SIGNED typed data of an unknown kind (%s), digest %s: no cap applied", d.Tool, d.Digest)
+		}
+		amount, _ := new(big.Int).SetString(d.Amount, 10)
+		return fmt.Sprintf("SIGNED %s (%s), digest %s: %s to %s, valid until %s", d.Kind, d.Tool, d.Digest, s.amount(d.Token, amount), d.Counterparty, d.Until.UTC().Format(time.RFC3339))
+	case journal.SignatureEnd:
+		if d.End == "used" {
+			return fmt.Sprintf("signature %s seen USED on chain: what it granted stays counted", d.Digest)
+		}
+		return fmt.Sprintf("signature %s EXPIRED unused: its reservation is released", d.Digest)
 	case journal.Approval:
 		if d.Decision == "withdrawn" {
 			return fmt.Sprintf("the person WITHDREW the approval of preview %s (%s)", d.Approval, d.Tool)

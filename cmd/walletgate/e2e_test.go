@@ -565,7 +565,7 @@ func TestDevWithoutArtifactsRefusesSwapsWithTheStep(t *testing.T) {
 	// Nothing to find upward from a temporary directory, nor beside the binary.
 	c := startServerIn(t, t.TempDir(), cleanEnv(), "--dev")
 	c.initialize()
-	require.ElementsMatch(t, []string{"wallet_address", "wallet_balance", "wallet_verify_tx", "wallet_policy", "wallet_swap_quote", "wallet_send", "wallet_swap", "wallet_allowance", "wallet_approve"}, toolNames(c))
+	require.ElementsMatch(t, []string{"wallet_address", "wallet_balance", "wallet_verify_tx", "wallet_policy", "wallet_swap_quote", "wallet_send", "wallet_swap", "wallet_allowance", "wallet_approve", "wallet_sign_typed_data", "wallet_pay_x402"}, toolNames(c))
 	require.Contains(t, c.stderr.String(), "swaps are off: the dev chain found no Uniswap artifacts")
 	res := c.callTool("wallet_swap_quote", map[string]any{"token_in": "USDT", "token_out": "WETH", "amount_in": "1"})
 	require.Equal(t, true, res["isError"])

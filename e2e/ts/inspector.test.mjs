@@ -48,7 +48,7 @@ test('the MCP Inspector CLI lists the tools, calls each read tool and gets a pre
   const list = await inspect('--method', 'tools/list');
   assert.deepEqual(
     list.tools.map((t) => t.name).sort(),
-    ['wallet_address', 'wallet_allowance', 'wallet_approve', 'wallet_balance', 'wallet_policy', 'wallet_send', 'wallet_swap', 'wallet_swap_quote', 'wallet_verify_tx'],
+    ['wallet_address', 'wallet_allowance', 'wallet_approve', 'wallet_balance', 'wallet_pay_x402', 'wallet_policy', 'wallet_send', 'wallet_sign_typed_data', 'wallet_swap', 'wallet_swap_quote', 'wallet_verify_tx'],
   );
   for (const t of list.tools) assert.equal(t.outputSchema?.type, 'object', `${t.name} declares an outputSchema`);
 

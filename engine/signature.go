@@ -1,0 +1,376 @@
+package engine
+
+// Signature plans: an EIP-712 signature that can move money without a
+// transaction (a permit, a transfer authorization). Rules of this file:
+//
+// the confirm of a signature plan runs the same head as a transaction's —
+// consume → policy → ask — then re-reads what the signature depends on
+// (the verifying contract's code, the permit nonce or authorization still
+// unused, its deadline still ahead and within the bound) → releases the
+// reservations of earlier signatures that can no longer be used → reserves
+// the caps → signs → journals the signature (digest, kind, amounts) → and
+// only then returns it. A signature that cannot be journaled is discarded
+// and its reservation released: walletgate never hands out a signature it
+// has no record of.
+//
+// A signature's reservation stays counted after the confirm: a permit's
+// value is exposure of its token and a transfer authorization's value is a
+// spend, until the signature is seen used on chain (then it is settled to
+// that amount for good) or its deadline / validBefore has passed unused
+// (then it can never be used, and is released). That sweep runs at every
+// signature preview and confirm and at start (Reconcile's caller).
+
+import (
+	"context"
+	"fmt"
+	"math/big"
+	"sync"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/signer/core/apitypes"
+
+	"github.com/walletgate/walletgate/caps"
+	"github.com/walletgate/walletgate/chain"
+	"github.com/walletgate/walletgate/journal"
+)
+
+// Kinds of signature.
+const (
+	SigPermit        = "permit"                 // EIP-2612 Permit: Counterparty may move Amount of Token
+	SigTransferAuth  = "transfer_authorization" // EIP-3009 TransferWithAuthorization: Amount of Token to Counterparty
+	SigReceiveAuth   = "receive_authorization"  // EIP-3009 ReceiveWithAuthorization: the same, submitted by the payee only
+	SigUnknownTyped  = journal.SignatureUnknown // anything else, signed only with the operator's opt-in; no cap applies
+	StatusSigned     = Status("signed")         // a confirm of a signature plan: signed and journaled, nothing sent
+	KindSignature    = journal.KindSignature    // a typed-data signature, journaled before it is returned
+	KindSignatureEnd = journal.KindSignatureEnd // a signature seen used on chain, or past its deadline unused
+)
+
+// Refusal codes of signature plans.
+const (
+	CodeSignatureUsed    = "SIGNATURE_STALE"     // the nonce it signs was used, or its deadline passed
+	CodeNotJournaled     = "SIGNATURE_DISCARDED" // signed, but the record could not be written: discarded
+	CodeVerifyingNoCode  = "TYPED_DATA_NO_CONTRACT"
+	CodeValidityTooLong  = "TYPED_DATA_DEADLINE"
+	CodeSignatureFailure = "SIGN_FAILED"
+)
+
+// SignaturePlan is what a signature plan signs and what it grants. For the
+// known kinds, Token, Owner, Counterparty, Amount and the nonce are decoded
+// from Data's message by the write kind; the plan's Spend is {Token: Amount}.
+type SignaturePlan struct {
+	Kind         string
+	Data         apitypes.TypedData // passed to the signer as received (numbers as decimal strings)
+	Token        common.Address     // the verifying contract of a known kind
+	Owner        common.Address     // whose tokens: the wallet
+	Counterparty common.Address     // the permit's spender, or the authorization's payee
+	Amount       *big.Int
+	PermitNonce  *big.Int // SigPermit: the nonces(owner) value it signs
+	AuthNonce    [32]byte // SigTransferAuth, SigReceiveAuth
+	Until        time.Time
+	// MaxValidity bounds Until from now, again at confirm.
+	MaxValidity time.Duration
+}
+
+// Signed is a confirm's outcome for a signature plan.
+type Signed struct {
+	Kind      string
+	Digest    common.Hash
+	Signature []byte // r‖s‖v, v 27 or 28
+	Until     time.Time
+	Data      apitypes.TypedData // exactly what was signed: the previewed plan's
+}
+
+// SignatureRecord and SignatureEndRecord are package journal's types.
+type (
+	SignatureRecord    = journal.Signature
+	SignatureEndRecord = journal.SignatureEnd
+)
+
+// CheckSignature re-reads what a signature plan depends on: the verifying
+// contract has code, the nonce it signs is unused, and its deadline is
+// ahead of the chain's clock and within the bound of now. The write kind
+// calls it at preview; the confirm calls it again.
+func (e *Engine) CheckSignature(ctx context.Context, sp *SignaturePlan) *Refusal {
+	now := e.now()
+	if sp.Kind == SigUnknownTyped {
+		if va := sp.Data.Domain.VerifyingContract; va != "" {
+			code, err := e.chain.Code(ctx, common.HexToAddress(va))
+			if err != nil {
+				return RPCRefusal(err)
+			}
+			if len(code) == 0 {
+				return Refuse(CodeVerifyingNoCode, "the domain's verifyingContract %s has no code on this chain: whatever verifies this signature is not here, and a signature for it could be replayed where it is. Nothing was signed.", va)
+			}
+		}
+		return nil
+	}
+	if sp.MaxValidity > 0 && sp.Until.Sub(now) > sp.MaxValidity {
+		return Refuse(CodeValidityTooLong, "it stays valid until %s, more than %s from now. Nothing was signed. Ask for a deadline at most %s ahead; the operator sets the bound.", sp.Until.UTC().Format(time.RFC3339), sp.MaxValidity, sp.MaxValidity)
+	}
+	var v *chain.View
+	if sp.Kind == SigPermit {
+		v = chain.NoncesView(sp.Token, sp.Owner)
+	} else {
+		v = chain.AuthorizationStateView(sp.Token, sp.Owner, sp.AuthNonce)
+	}
+	st, err := e.chain.StateAndViews(ctx, sp.Owner, v)
+	if err != nil {
+		return RPCRefusal(err)
+	}
+	if v.Err != nil {
+		return Refuse(CodeVerifyingNoCode, "the token %s did not answer %s (%s): it does not implement this kind of signature, so nothing would verify it. Nothing was signed.", sp.Token.Hex(), viewName(sp.Kind), Inert(v.Err.Error(), 200))
+	}
+	if chainNow := time.Unix(int64(st.Head.Time), 0); !sp.Until.After(chainNow) {
+		return Refuse(CodeSignatureUsed, "its deadline %s has already passed on chain (the latest block is at %s). Nothing was signed. Ask for a fresh one.", sp.Until.UTC().Format(time.RFC3339), chainNow.UTC().Format(time.RFC3339))
+	}
+	used, why, err := signatureUsed(sp, v.Return)
+	if err != nil {
+		return RPCRefusal(err)
+	}
+	if used {
+		return Refuse(CodeSignatureUsed, "%s. A signature for it would never verify. Nothing was signed. Ask for a fresh one.", why)
+	}
+	return nil
+}
+
+func viewName(kind string) string {
+	if kind == SigPermit {
+		return "nonces(owner)"
+	}
+	return "authorizationState(authorizer, nonce)"
+}
+
+// signatureUsed reads a view's answer: whether the signature's nonce was
+// used (for a permit: nonces(owner) is no longer the one it signs).
+func signatureUsed(sp *SignaturePlan, ret []byte) (bool, string, error) {
+	if sp.Kind == SigPermit {
+		n, err := chain.DecodeUint256(ret)
+		if err != nil {
+			return false, "", err
+		}
+		if n.Cmp(sp.PermitNonce) != 0 {
+			return true, fmt.Sprintf("the permit signs nonce %s, but the token's nonces(owner) is %s", sp.PermitNonce, n), nil
+		}
+		return false, "", nil
+	}
+	used, err := chain.DecodeBool(ret)
+	if err != nil {
+		return false, "", err
+	}
+	return used, fmt.Sprintf("the authorization nonce %s was already used", hexutil.Encode(sp.AuthNonce[:])), nil
+}
+
+// PreviewSignature is the preview's caps check of a signature plan, after
+// the sweep of earlier signatures.
+func (e *Engine) PreviewSignature(ctx context.Context, p *Plan) *Refusal {
+	e.SweepSignatures(ctx)
+	if err := e.ledger.Check(p.Spend); err != nil {
+		return e.CapsRefusal(err)
+	}
+	return nil
+}
+
+// confirmSignature is Confirm's tail for a signature plan: the token is
+// consumed, the policy passed and the confirmation mode approved.
+func (e *Engine) confirmSignature(ctx context.Context, p *Plan) (*Outcome, *Refusal) {
+	sp := p.Sig
+	pre, cancel := context.WithTimeout(ctx, e.bounds.Confirm)
+	defer cancel()
+	if ref := e.CheckSignature(pre, sp); ref != nil {
+		return nil, ref
+	}
+	e.SweepSignatures(pre)
+	res, ref := e.reserveSignature(p.Spend)
+	if ref != nil {
+		return nil, ref
+	}
+	sig, err := e.signer.SignTypedData(sp.Data, e.chainID)
+	if err != nil {
+		res.Release()
+		return nil, Refuse(CodeSignatureFailure, "the typed data could not be signed (%s). Nothing was signed; the caps are as before.", Inert(err.Error(), 300))
+	}
+	rec := SignatureRecord{V: journal.Version, Tool: p.Tool, Reservation: res.ID(), Kind: sp.Kind, Digest: sig.Digest.Hex(), Until: sp.Until.UTC(), Spend: EncodeSpend(p.Spend)}
+	if sp.Kind != SigUnknownTyped {
+		rec.Token, rec.Owner, rec.Counterparty, rec.Amount = sp.Token.Hex(), sp.Owner.Hex(), sp.Counterparty.Hex(), sp.Amount.String()
+		rec.Nonce = hexutil.Encode(sp.AuthNonce[:])
+		if sp.Kind == SigPermit {
+			rec.Nonce = sp.PermitNonce.String()
+		}
+	}
+	if err := e.Record(KindSignature, rec); err != nil {
+		// Not journaled, so not returned: the only copy is dropped here.
+		res.Release()
+		ref := e.LedgerUnavailable(err)
+		ref.Code = CodeNotJournaled
+		ref.Message = fmt.Sprintf("the signature (digest %s) was made but could not be journaled, so it was discarded and never returned; the caps are as before. %s", sig.Digest.Hex(), withoutNothingSent(ref.Message))
+		return nil, ref
+	}
+	if sp.Kind != SigUnknownTyped {
+		e.sigs.add(res, p.Spend)
+	} else {
+		res.Settle(nil) // nothing is counted for an uncapped signature
+	}
+	e.log.Info("signed typed data", "tool", p.Tool, "kind", sp.Kind, "digest", sig.Digest.Hex())
+	return &Outcome{Status: StatusSigned, Effects: []Moved{}, Fee: new(big.Int),
+		Signed: &Signed{Kind: sp.Kind, Digest: sig.Digest, Signature: sig.Sig, Until: sp.Until, Data: sp.Data}}, nil
+}
+
+// reserveSignature reserves a signature's spend. It holds reserveMu so that
+// no transaction's nonce request rides on it (a signature takes no nonce).
+func (e *Engine) reserveSignature(spend caps.Spend) (*caps.Reservation, *Refusal) {
+	e.reserveMu.Lock()
+	defer e.reserveMu.Unlock()
+	res, err := e.ledger.Reserve(spend)
+	if err != nil {
+		return nil, e.CapsRefusal(err)
+	}
+	return res, nil
+}
+
+// SweepSignatures ends the reservations of journaled signatures that are
+// used on chain (settled: the amount stays counted) or past their deadline
+// unused (released: they can never be used). A signature whose state cannot
+// be read stays counted. It returns a line per signature it ended.
+func (e *Engine) SweepSignatures(ctx context.Context) []string {
+	if e.recErr != nil {
+		return nil
+	}
+	var open []SignatureRecord
+	var w *walletState
+	err := e.rec.View(func(live *journal.Live) (err error) {
+		open = append(open, live.Signatures...)
+		w, err = readState(live)
+		return err
+	})
+	if err != nil || len(open) == 0 {
+		return nil
+	}
+	var lines []string
+	for _, r := range open {
+		sp, ok := sigPlanOf(r)
+		if !ok {
+			continue
+		}
+		var v *chain.View
+		if sp.Kind == SigPermit {
+			v = chain.NoncesView(sp.Token, sp.Owner)
+		} else {
+			v = chain.AuthorizationStateView(sp.Token, sp.Owner, sp.AuthNonce)
+		}
+		st, err := e.chain.StateAndViews(ctx, sp.Owner, v)
+		if err != nil || v.Err != nil {
+			continue
+		}
+		used, _, err := signatureUsed(sp, v.Return)
+		if err != nil {
+			continue
+		}
+		if sp.Kind == SigPermit && used {
+			// nonces(owner) moved past it: this permit or another with the
+			// same nonce was used; either way this one never will be. Used
+			// means the allowance it set is on chain: it stays counted.
+			n, _ := chain.DecodeUint256(v.Return)
+			used = n.Cmp(sp.PermitNonce) > 0
+		}
+		chainNow := time.Unix(int64(st.Head.Time), 0)
+		switch {
+		case used:
+			if e.Record(KindSignatureEnd, SignatureEndRecord{V: journal.Version, Digest: r.Digest, Reservation: r.Reservation, End: "used"}) == nil {
+				e.sigs.end(r.Reservation, true)
+				lines = append(lines, fmt.Sprintf("signature %s (%s) was used on chain: its %s stays counted", r.Digest, r.Kind, r.Amount))
+			}
+		case !sp.Until.After(chainNow):
+			if e.Record(KindSignatureEnd, SignatureEndRecord{V: journal.Version, Digest: r.Digest, Reservation: r.Reservation, End: "expired"}) != nil {
+				continue
+			}
+			if !e.sigs.end(r.Reservation, false) {
+				// Reserved by an earlier process: correct the day window
+				// in the records (the session window began after it).
+				e.releaseRecorded(w, r.Reservation)
+			}
+			lines = append(lines, fmt.Sprintf("signature %s (%s) expired unused: its reservation is released", r.Digest, r.Kind))
+		}
+	}
+	return lines
+}
+
+// releaseRecorded releases reservation id's recorded net change.
+func (e *Engine) releaseRecorded(w *walletState, id string) {
+	net, ok := w.reserves[id]
+	if !ok || id == "" {
+		return
+	}
+	change := caps.Spend{}
+	for a, v := range net {
+		if v.Sign() != 0 {
+			change[a] = new(big.Int).Neg(v)
+		}
+	}
+	if len(change) > 0 {
+		_ = e.store.Correct(id, w.reserved[id], change)
+	}
+}
+
+// sigPlanOf reads back what a signature record needs for the sweep.
+func sigPlanOf(r SignatureRecord) (*SignaturePlan, bool) {
+	if !common.IsHexAddress(r.Token) || !common.IsHexAddress(r.Owner) {
+		return nil, false
+	}
+	sp := &SignaturePlan{Kind: r.Kind, Token: common.HexToAddress(r.Token), Owner: common.HexToAddress(r.Owner), Until: r.Until}
+	if r.Kind == SigPermit {
+		n, ok := new(big.Int).SetString(r.Nonce, 10)
+		if !ok {
+			return nil, false
+		}
+		sp.PermitNonce = n
+		return sp, true
+	}
+	b, err := hexutil.Decode(r.Nonce)
+	if err != nil || len(b) != 32 {
+		return nil, false
+	}
+	copy(sp.AuthNonce[:], b)
+	return sp, true
+}
+
+// sigBook holds this process's open signature reservations, so that ending
+// one also corrects the session window. The zero value is ready; it is safe
+// for concurrent use.
+type sigBook struct {
+	mu   sync.Mutex
+	open map[string]openSig
+}
+
+type openSig struct {
+	res   *caps.Reservation
+	spend caps.Spend
+}
+
+func (b *sigBook) add(res *caps.Reservation, spend caps.Spend) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.open == nil {
+		b.open = map[string]openSig{}
+	}
+	b.open[res.ID()] = openSig{res: res, spend: spend}
+}
+
+// end settles (used: the reserved amounts stay counted) or releases
+// reservation id if this process holds it, and reports whether it did.
+func (b *sigBook) end(id string, used bool) bool {
+	b.mu.Lock()
+	o, ok := b.open[id]
+	delete(b.open, id)
+	b.mu.Unlock()
+	if !ok {
+		return false
+	}
+	if used {
+		o.res.Settle(o.spend)
+	} else {
+		o.res.Release()
+	}
+	return true
+}

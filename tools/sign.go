@@ -1,0 +1,358 @@
+package tools
+
+// wallet_sign_typed_data: an EIP-712 signature, two-step like every write.
+// Rules of this file: the known kinds (EIP-2612 Permit, EIP-3009 transfer
+// and receive authorizations) are decoded and counted against the caps like
+// a transaction's outflow — the owner or payer must be the wallet, the value
+// is never unlimited, the deadline is ahead and within
+// WALLETGATE_SIGNATURE_MAX_VALIDITY, the nonce is unused on chain; anything
+// else is refused unless the operator allows unknown kinds, and then it is
+// shown whole, inert, with "no cap applies". The signature itself is made by
+// the engine's signature plan at confirm (journaled before it is returned).
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"strings"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/walletgate/walletgate/approval"
+	"github.com/walletgate/walletgate/caps"
+	"github.com/walletgate/walletgate/engine"
+	"github.com/walletgate/walletgate/policy"
+)
+
+const signTypedDataTool = "wallet_sign_typed_data"
+
+// signIntent is a typed-data signature, read and decoded.
+type signIntent struct {
+	from  common.Address
+	doc   typedDoc
+	sig   *engine.SignaturePlan // Data, kind and decoded fields
+	token asset                 // known kinds
+}
+
+func (i signIntent) canonical(chainID uint64) []byte {
+	b, err := json.Marshal(struct {
+		V       int    `json:"v"`
+		ChainID uint64 `json:"chain_id"`
+		From    string `json:"from"`
+		Digest  string `json:"digest"`
+	}{1, chainID, i.from.Hex(), i.doc.digest.Hex()})
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+func (s *Server) signTypedDataTool() Tool {
+	spec := argSpec{"typed_data": argObject, "confirm": argString}
+	in := object(map[string]any{
+		"typed_data": map[string]any{"type": "object", "description": "the EIP-712 object exactly as a dapp, relay or builder gives it: {types (with EIP712Domain), primaryType, domain (chainId must be this wallet's chain), message}. Permits (EIP-2612) and transfer authorizations (EIP-3009) are decoded and count against the token's caps: " + s.capsHint() + " The first call only previews."},
+		"confirm":    str(s.confirmDescription()),
+	}, "typed_data")
+	return s.writeTool(signTypedDataTool, "Sign EIP-712 typed data",
+		"Sign EIP-712 typed data (eth_signTypedData_v4). A permit or transfer authorization can move the wallet's tokens without a transaction, so it is decoded, capped and bounded in time; other kinds are refused unless the operator allows them. Two calls: the first returns a preview of what the signature allows and a confirm_token; nothing is signed. Only with the user's agreement call again with the same arguments plus confirm; the answer carries the signature.",
+		in, signOutputSchema[signPreviewResult, signedResult](), spec,
+		twoStepSign(s, signTypedDataTool, s.parseSign, func(i signIntent) []byte { return i.canonical(s.chainID) }, s.previewSign, s.renderSigned))
+}
+
+// parseSign reads typed_data and decodes its kind.
+func (s *Server) parseSign(ctx context.Context, a args) (signIntent, *Refusal) {
+	tree, ok := a.object("typed_data")
+	if !ok {
+		return signIntent{}, typedRefusal("typed_data is missing.")
+	}
+	doc, ref := s.readTypedData(tree)
+	if ref != nil {
+		return signIntent{}, ref
+	}
+	return s.decodeSignature(ctx, doc)
+}
+
+// decodeSignature turns read typed data into a signature plan's intent.
+func (s *Server) decodeSignature(ctx context.Context, doc typedDoc) (signIntent, *Refusal) {
+	in := signIntent{from: s.address, doc: doc}
+	sp := &engine.SignaturePlan{Kind: doc.kind, Data: doc.td, MaxValidity: s.cfg.SignatureValidity, Owner: s.address}
+	in.sig = sp
+	if doc.kind == engine.SigUnknownTyped {
+		if !s.cfg.AllowTypedDataAny {
+			return in, refuse(CodeTypedDataUnknown, "%s is not a kind walletgate decodes (it decodes EIP-2612 Permit and EIP-3009 TransferWithAuthorization / ReceiveWithAuthorization), so what the signature allows cannot be shown or capped. Nothing was signed. The operator can allow unknown kinds with %s=any (they are then shown whole, with no cap).",
+				inert(doc.td.PrimaryType, 64), policy.EnvAllowTypedData)
+		}
+		return in, nil
+	}
+	if doc.verifying == nil {
+		return in, typedRefusal("a %s needs the token as the domain's verifyingContract.", doc.td.PrimaryType)
+	}
+	tok, ref := s.resolveAsset(ctx, doc.verifying.Hex())
+	if ref != nil {
+		return in, ref
+	}
+	in.token, sp.Token = tok, tok.Address
+	m := doc.td.Message
+	ownerKey, toKey, untilKey := "from", "to", "validBefore"
+	if doc.kind == engine.SigPermit {
+		ownerKey, toKey, untilKey = "owner", "spender", "deadline"
+	}
+	owner := common.HexToAddress(m[ownerKey].(string)) // checked by typedValue
+	if owner != s.address {
+		return in, refuse(CodeTypedDataOwner, "the %s's %s is %s, not this wallet (%s): walletgate signs only for its own tokens, and a signature by this wallet for another owner would be invalid or a trick. Nothing was signed.", doc.td.PrimaryType, ownerKey, owner.Hex(), s.address.Hex())
+	}
+	sp.Counterparty = common.HexToAddress(m[toKey].(string))
+	if sp.Counterparty == (common.Address{}) {
+		return in, refuse(CodeBadAddress, "the %s's %s is the zero address. Nothing was signed.", doc.td.PrimaryType, toKey)
+	}
+	sp.Amount, _ = uintOf(m["value"])
+	if sp.Amount.Cmp(unlimited) >= 0 {
+		return in, refuse(CodeTypedDataUnlimited, "the %s is for %s base units of %s: an unlimited amount, so the %s could move every %s the wallet holds, now and later. Nothing was signed. walletgate signs exact amounts only; ask for the amount the next step needs.",
+			doc.td.PrimaryType, sp.Amount, tok.Marked(), toKey, tok.Marked())
+	}
+	until, _ := uintOf(m[untilKey])
+	maxUntil := new(big.Int).SetInt64(s.now().Add(s.cfg.SignatureValidity).Unix())
+	if until.Cmp(maxUntil) > 0 {
+		return in, refuse(CodeTypedDataDeadline, "its %s is %s, more than %s from now (at most %s, %s): a signature that stays valid that long can be used whenever its holder likes. Nothing was signed. Ask for a %s at most %s ahead; the operator sets %s.",
+			untilKey, until, s.cfg.SignatureValidity, maxUntil, time.Unix(maxUntil.Int64(), 0).UTC().Format(time.RFC3339), untilKey, s.cfg.SignatureValidity, policy.EnvSignatureValidity)
+	}
+	sp.Until = time.Unix(until.Int64(), 0)
+	if !sp.Until.After(s.now()) {
+		return in, refuse(engine.CodeSignatureUsed, "its %s (%s) has already passed. Nothing was signed. Ask for a fresh one.", untilKey, sp.Until.UTC().Format(time.RFC3339))
+	}
+	if doc.kind == engine.SigPermit {
+		sp.PermitNonce, _ = uintOf(m["nonce"])
+		return in, nil
+	}
+	b, err := hexutil.Decode(m["nonce"].(string))
+	if err != nil || len(b) != 32 {
+		return in, typedRefusal("message.nonce must be 0x and 64 hex digits (bytes32).")
+	}
+	copy(sp.AuthNonce[:], b)
+	return in, nil
+}
+
+// recipient is whom the allow-list is checked against: the spender or the
+// payee; nil for an unknown kind (it names nobody walletgate can check).
+func (i signIntent) recipient() *common.Address {
+	if i.sig.Kind == engine.SigUnknownTyped {
+		return nil
+	}
+	c := i.sig.Counterparty
+	return &c
+}
+
+// signPlan builds and checks a signature plan: policy, the chain state it
+// depends on, and the caps.
+func (s *Server) signPlan(ctx context.Context, in signIntent) (*engine.Plan, *Refusal) {
+	if ref := s.writeAllowed(in.recipient()); ref != nil {
+		return nil, ref
+	}
+	p := &engine.Plan{Sig: in.sig, Recipient: in.recipient(), Spend: caps.Spend{}}
+	if in.sig.Kind != engine.SigUnknownTyped {
+		p.Spend[in.sig.Token] = new(big.Int).Set(in.sig.Amount)
+	}
+	// An unknown kind without a verifying contract has nothing on chain to
+	// check.
+	if in.sig.Kind != engine.SigUnknownTyped || in.doc.verifying != nil {
+		if ref := s.engine.CheckSignature(ctx, in.sig); ref != nil {
+			return nil, ref
+		}
+	}
+	if ref := s.engine.PreviewSignature(ctx, p); ref != nil {
+		return nil, ref
+	}
+	return p, nil
+}
+
+// typedDomainJSON is a typed-data domain for a preview.
+type typedDomainJSON struct {
+	Name              string `json:"name,omitempty" jsonschema:"the domain's name (untrusted text, shown inert)"`
+	Version           string `json:"version,omitempty" jsonschema:"the domain's version (untrusted text)"`
+	ChainID           uint64 `json:"chain_id" jsonschema:"the domain's chain id: always this wallet's chain"`
+	VerifyingContract string `json:"verifying_contract,omitempty" pattern:"address" jsonschema:"the contract that verifies the signature"`
+}
+
+// signPreview is a typed-data signature's preview.
+type signPreview struct {
+	Kind         string          `json:"kind" enum:"permit|transfer_authorization|receive_authorization|unknown" jsonschema:"permit (EIP-2612: the spender may move the amount), transfer_authorization / receive_authorization (EIP-3009: a payment of the amount to the payee), or unknown (the operator allows unknown kinds; no cap applies)"`
+	Summary      string          `json:"summary" jsonschema:"what the signature allows, in one line"`
+	Signer       string          `json:"signer" pattern:"address" jsonschema:"the wallet"`
+	PrimaryType  string          `json:"primary_type" jsonschema:"the typed data's primary type (untrusted text)"`
+	Domain       typedDomainJSON `json:"domain" jsonschema:"the typed data's domain"`
+	Digest       string          `json:"digest" pattern:"hash" jsonschema:"the EIP-712 digest that will be signed"`
+	Token        *tokenRef       `json:"token,omitempty" jsonschema:"the token a permit or authorization is for"`
+	Counterparty string          `json:"counterparty,omitempty" pattern:"address" jsonschema:"the permit's spender, or the authorization's payee"`
+	Amount       string          `json:"amount,omitempty" pattern:"amount" jsonschema:"the amount, in the token's units"`
+	AmountBase   string          `json:"amount_base,omitempty" pattern:"base" jsonschema:"the amount in base units"`
+	ValidUntil   string          `json:"valid_until,omitempty" jsonschema:"until when it can be used (RFC 3339, UTC): a permit's deadline, an authorization's validBefore"`
+	NoCapApplies bool            `json:"no_cap_applies" jsonschema:"true for an unknown kind: walletgate cannot tell what it allows, and no cap counts it"`
+	Message      string          `json:"message" jsonschema:"the whole message, keys sorted, strings made inert (untrusted text)"`
+	previewCommon
+}
+
+type signPreviewResult struct {
+	Status       string        `json:"status" enum:"confirmation_required" jsonschema:"a preview: nothing was signed"`
+	Preview      signPreview   `json:"preview" jsonschema:"the previewed signature"`
+	ConfirmToken string        `json:"confirm_token,omitempty" jsonschema:"single-use token for confirming exactly this preview (not given in human mode)"`
+	Approval     *approvalJSON `json:"approval,omitempty" jsonschema:"human mode: which preview the person must approve, and how"`
+	ExpiresAt    string        `json:"expires_at" jsonschema:"when the confirmation expires (RFC 3339, UTC)"`
+}
+
+// signedResult is a confirmed signature.
+type signedResult struct {
+	Status     string `json:"status" enum:"signed" jsonschema:"signed: the signature was made and journaled; nothing was sent"`
+	Kind       string `json:"kind" enum:"permit|transfer_authorization|receive_authorization|unknown" jsonschema:"the kind that was signed"`
+	Signer     string `json:"signer" pattern:"address" jsonschema:"the wallet"`
+	Digest     string `json:"digest" pattern:"hash" jsonschema:"the EIP-712 digest signed"`
+	Signature  string `json:"signature" jsonschema:"the 65-byte signature r‖s‖v, 0x hex (v is 27 or 28)"`
+	V          uint8  `json:"v" jsonschema:"v (27 or 28)"`
+	R          string `json:"r" pattern:"hash" jsonschema:"r"`
+	S          string `json:"s" pattern:"hash" jsonschema:"s"`
+	ValidUntil string `json:"valid_until,omitempty" jsonschema:"until when it can be used (RFC 3339, UTC)"`
+	Message    string `json:"message" jsonschema:"what was signed and what stays counted, in words"`
+}
+
+// signOutputSchema is a signing tool's result: the preview P or the signed
+// result R, told apart by status.
+func signOutputSchema[P, R any]() json.RawMessage {
+	return mustJSON(&jsonschema.Schema{
+		Type:        "object",
+		Description: "a preview (status confirmation_required) or the signature (status signed)",
+		Properties: map[string]*jsonschema.Schema{"status": {Type: "string", Enum: []any{"confirmation_required", "signed"},
+			Description: "confirmation_required: a preview, nothing signed; signed: the signature"}},
+		Required: []string{"status"},
+		OneOf:    []*jsonschema.Schema{schemaOf[P](), schemaOf[R]()},
+	})
+}
+
+// twoStepSign is twoStep for signature plans: the confirm's outcome is a
+// signature, rendered by render.
+func twoStepSign[I any](s *Server, tool string, parse func(context.Context, args) (I, *Refusal), canonical func(I) []byte,
+	preview func(context.Context, I) (*mcp.CallToolResult, *Refusal), render func(I, *engine.Outcome) *mcp.CallToolResult) func(context.Context, args) (*mcp.CallToolResult, *Refusal) {
+	return func(ctx context.Context, a args) (*mcp.CallToolResult, *Refusal) {
+		token, confirming := a.str("confirm")
+		in, ref := parse(ctx, a)
+		if ref != nil {
+			if confirming {
+				ref.Message += s.spendConfirm(tool, token)
+			}
+			return nil, ref
+		}
+		if !confirming {
+			return preview(ctx, in)
+		}
+		out, ref := s.engine.Confirm(ctx, s.asker(), token, tool, canonical(in))
+		if ref != nil {
+			return nil, ref
+		}
+		if out.Signed == nil {
+			// A signature plan always ends signed or refused.
+			return nil, refuse(CodeSendFailed, "internal error: the confirm did not return a signature. Nothing was signed.")
+		}
+		return render(in, out), nil
+	}
+}
+
+// signPreviewOf renders what a signature plan allows.
+func (s *Server) signPreviewOf(in signIntent, p *engine.Plan) signPreview {
+	d := in.doc.td.Domain
+	pv := signPreview{Kind: in.sig.Kind, Signer: in.from.Hex(), PrimaryType: inert(in.doc.td.PrimaryType, 64), Digest: in.doc.digest.Hex(),
+		Domain:       typedDomainJSON{Name: inert(d.Name, 64), Version: inert(d.Version, 32), ChainID: s.chainID, VerifyingContract: d.VerifyingContract},
+		Message:      inertJSON(in.doc.message, 4000),
+		NoCapApplies: in.sig.Kind == engine.SigUnknownTyped,
+		previewCommon: s.newPreviewCommon(p.Spend, "no transaction, so nothing is simulated; checked on chain: the verifying contract has code"+
+			map[bool]string{true: "", false: ", the nonce is unused and the deadline is ahead"}[in.sig.Kind == engine.SigUnknownTyped]),
+	}
+	where := fmt.Sprintf("on %s (%s)", pv.Network, pv.NetworkMarker)
+	if in.sig.Kind == engine.SigUnknownTyped {
+		pv.Summary = fmt.Sprintf("Sign a %s message of an UNKNOWN kind for domain %q %s: walletgate cannot tell what it allows, and NO CAP APPLIES", pv.PrimaryType, pv.Domain.Name, where)
+		pv.Warnings = append(pv.Warnings, "UNKNOWN typed data: read the whole message; a signature can grant or move funds without any transaction, and no cap counts it")
+		return pv
+	}
+	tr := ref(in.token)
+	pv.Token, pv.Counterparty = &tr, in.sig.Counterparty.Hex()
+	pv.Amount, pv.AmountBase = policy.FormatAmount(in.sig.Amount, in.token.Decimals), in.sig.Amount.String()
+	pv.ValidUntil = in.sig.Until.UTC().Format(time.RFC3339)
+	switch in.sig.Kind {
+	case engine.SigPermit:
+		pv.Summary = fmt.Sprintf("Permit %s to move up to %s %s of this wallet's, until %s, %s (no transaction: whoever holds the signature submits it)", pv.Counterparty, pv.Amount, shownAsset(in.token), pv.ValidUntil, where)
+	default:
+		pv.Summary = fmt.Sprintf("Authorize a payment of %s %s to %s, valid until %s, %s (no transaction: whoever holds the signature submits it)", pv.Amount, shownAsset(in.token), pv.Counterparty, pv.ValidUntil, where)
+	}
+	if !in.token.Known {
+		pv.Warnings = append(pv.Warnings, "UNVERIFIED token: not in walletgate's known-token table; its symbol is what the contract says")
+	}
+	return pv
+}
+
+func (s *Server) previewSign(ctx context.Context, in signIntent) (*mcp.CallToolResult, *Refusal) {
+	p, ref := s.signPlan(ctx, in)
+	if ref != nil {
+		return nil, ref
+	}
+	pv := s.signPreviewOf(in, p)
+	display := func() approval.Display {
+		d := s.display(pv.Summary, pv.previewCommon)
+		if pv.Amount != "" {
+			txt := pv.Amount + " " + shownAsset(in.token) + " to " + pv.Counterparty + " until " + pv.ValidUntil
+			d.Amounts = []approval.Amount{{Label: "Signs away", Rounded: txt, Exact: txt}}
+		} else {
+			d.Amounts = []approval.Amount{{Label: "Signs", Rounded: "NO CAP APPLIES: unknown typed data", Exact: "NO CAP APPLIES: unknown typed data"}}
+		}
+		return d
+	}
+	return s.offer(signTypedDataTool, in.canonical(s.chainID), p, display, func(c confirmation) (any, string) {
+		r := signPreviewResult{Status: "confirmation_required", Preview: pv, ConfirmToken: c.Token, Approval: c.approval(signTypedDataTool), ExpiresAt: c.Expires.UTC().Format(time.RFC3339)}
+		var b strings.Builder
+		b.WriteString("PREVIEW — nothing has been signed.\n")
+		pv.networkLine(&b)
+		signPreviewText(&b, pv)
+		s.previewTail(&b, pv.previewCommon, r.ExpiresAt, signTypedDataTool, c)
+		return r, b.String()
+	})
+}
+
+// signPreviewText writes a signature preview's own lines.
+func signPreviewText(b *strings.Builder, pv signPreview) {
+	fmt.Fprintf(b, "Action:    %s\n", pv.Summary)
+	fmt.Fprintf(b, "Typed data: %s, domain %q version %q, chain id %d", pv.PrimaryType, pv.Domain.Name, pv.Domain.Version, pv.Domain.ChainID)
+	if pv.Domain.VerifyingContract != "" {
+		fmt.Fprintf(b, ", verifying contract %s", pv.Domain.VerifyingContract)
+	}
+	fmt.Fprintf(b, "\nDigest:    %s\n", pv.Digest)
+	if pv.Token != nil {
+		fmt.Fprintf(b, "Token:     %s, contract %s\n", pv.Token.marked(), pv.Token.Address)
+		fmt.Fprintf(b, "Amount:    %s %s (%s base units), counted against the token's caps until it is used or expires\n", pv.Amount, pv.Token.marked(), pv.AmountBase)
+		fmt.Fprintf(b, "Valid until: %s\n", pv.ValidUntil)
+	} else {
+		b.WriteString("Caps:      NO CAP APPLIES to this signature (unknown kind)\n")
+	}
+	fmt.Fprintf(b, "Message:   %s\n", pv.Message)
+}
+
+// signedOf renders a signature.
+func signedOf(from common.Address, sg *engine.Signed) signedResult {
+	r := signedResult{Status: string(engine.StatusSigned), Kind: sg.Kind, Signer: from.Hex(), Digest: sg.Digest.Hex(), Signature: hexutil.Encode(sg.Signature),
+		V: sg.Signature[64], R: hexutil.Encode(sg.Signature[:32]), S: hexutil.Encode(sg.Signature[32:64])}
+	if sg.Kind != engine.SigUnknownTyped {
+		r.ValidUntil = sg.Until.UTC().Format(time.RFC3339)
+	}
+	return r
+}
+
+func (s *Server) renderSigned(in signIntent, out *engine.Outcome) *mcp.CallToolResult {
+	r := signedOf(s.address, out.Signed)
+	if in.sig.Kind == engine.SigUnknownTyped {
+		r.Message = "Signed and journaled; nothing was sent. No cap counts this signature (unknown kind)."
+	} else {
+		r.Message = fmt.Sprintf("Signed and journaled; nothing was sent. Its %s %s stay counted against the caps until it is seen used on chain (then for good) or %s passes unused.",
+			policy.FormatAmount(in.sig.Amount, in.token.Decimals), in.token.Marked(), r.ValidUntil)
+	}
+	return success(r, fmt.Sprintf("SIGNED %s (digest %s): %s\nSignature: %s (v %d, r %s, s %s)", r.Kind, r.Digest, r.Message, r.Signature, r.V, r.R, r.S))
+}
