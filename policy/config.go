@@ -134,20 +134,20 @@ type Config struct {
 	AllowTo             []common.Address // nil: any recipient
 	AllowCalls          CallsAllowed     // zero: wallet_call is off
 
-	Tools          string        // "all", "read", or "" (decided by whether a key exists)
-	Confirm        string        // "token", "human" or "elicit"
-	ConfirmTTL     time.Duration // MinConfirmTTL..MaxConfirmTTL
-	StateDir       string        // "": the caller's default
+	Tools      string        // "all", "read", or "" (decided by whether a key exists)
+	Confirm    string        // "token", "human" or "elicit"
+	ConfirmTTL time.Duration // MinConfirmTTL..MaxConfirmTTL
+	StateDir   string        // "": the caller's default
 	// StateURL is the PostgreSQL database of the shared state ("": the
 	// local journal); it may hold a password: show it only through
 	// RedactURL. StatePasswordFile is a file holding that password.
 	StateURL          string
 	StatePasswordFile string
-	DevArtifacts   string        // Uniswap artifacts for the dev chain; "": searched for
-	LogLevel       slog.Level
-	ReceiptTimeout time.Duration // MinReceiptTimeout..MaxReceiptTimeout
-	RPCTimeout     time.Duration // MinRPCTimeout..MaxRPCTimeout: the bound on one request to the node
-	Confirmations  uint64        // 1..MaxConfirmations
+	DevArtifacts      string // Uniswap artifacts for the dev chain; "": searched for
+	LogLevel          slog.Level
+	ReceiptTimeout    time.Duration // MinReceiptTimeout..MaxReceiptTimeout
+	RPCTimeout        time.Duration // MinRPCTimeout..MaxRPCTimeout: the bound on one request to the node
+	Confirmations     uint64        // 1..MaxConfirmations
 	// HumanAbove, in human mode, is the tier below which a token suffices:
 	// a write whose every spent asset is named here and spends at most its
 	// amount needs no person. nil: a person approves every write.
