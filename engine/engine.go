@@ -45,8 +45,9 @@ type Deps struct {
 	// refused. With neither, records are kept in memory.
 	Journal    *journal.Journal
 	JournalErr error
-	// Recorder, when set, is used instead of Journal (tests: a recorder that
-	// fails like a full disk).
+	// Recorder, when set, is used instead of Journal: the shared state in
+	// PostgreSQL (package pgstate), or in tests a recorder that fails like a
+	// full disk.
 	Recorder Recorder
 	// Allowed is the policy check both calls of a write make, with the
 	// recipient checked against the allow-list (nil: the wallet itself).

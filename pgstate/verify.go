@@ -10,7 +10,9 @@ import (
 	"math/big"
 	"time"
 
+	"github.com/ethereum/go-ethereum/common"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/walletgate/walletgate/journal"
 )
@@ -102,4 +104,79 @@ func (r *Recorder) ReleasePhantoms(olderThan time.Duration) ([]journal.OpenReser
 		return nil
 	})
 	return released, err
+}
+
+// WalletChain is one wallet's chain as VerifyDatabase found it.
+type WalletChain struct {
+	ChainID uint64
+	Address common.Address
+	Records uint64 // how many verified
+	Err     error  // nil, a *ChainError, or a *journal.UnavailableError
+}
+
+// VerifyDatabase verifies the chain of every wallet in the database that
+// o.URL names (o's wallet and chain are not used). It writes nothing: the
+// schema is not migrated, only its version checked.
+func VerifyDatabase(ctx context.Context, o Options) ([]WalletChain, error) {
+	r := &Recorder{shown: Shown(o.URL)}
+	cfg, err := pgxpool.ParseConfig(o.URL)
+	if err != nil {
+		return nil, &journal.UnavailableError{Path: r.shown, Reason: "WALLETGATE_STATE_URL cannot be read as a PostgreSQL URL", Fix: "correct WALLETGATE_STATE_URL"}
+	}
+	r.secret = cfg.ConnConfig.Password
+	if o.PasswordFile != "" {
+		pw, err := readPassword(o.PasswordFile)
+		if err != nil {
+			return nil, &journal.UnavailableError{Path: r.shown, Reason: err.Error(), Fix: "correct WALLETGATE_STATE_PASSWORD_FILE"}
+		}
+		cfg.ConnConfig.Password, r.secret = pw, pw
+	}
+	if r.pool, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {
+		return nil, r.unavailable("connect", err)
+	}
+	defer r.pool.Close()
+	have, err := schemaVersion(ctx, r.pool)
+	switch {
+	case err != nil:
+		return nil, r.unavailable("read the schema version", err)
+	case have == 0:
+		return nil, nil
+	case have > SchemaVersion:
+		return nil, &journal.UnavailableError{Path: r.shown, Reason: (&NewerSchemaError{have, SchemaVersion}).Error(), Fix: "verify with a walletgate at least as new as the database's schema"}
+	}
+	rows, err := r.pool.Query(ctx, `SELECT id, chain_id::text, address FROM walletgate_wallets ORDER BY chain_id, address`)
+	if err != nil {
+		return nil, r.unavailable("list the wallets", err)
+	}
+	type w struct {
+		id      int64
+		chainID string
+		address string
+	}
+	var ws []w
+	for rows.Next() {
+		var x w
+		if err := rows.Scan(&x.id, &x.chainID, &x.address); err != nil {
+			rows.Close()
+			return nil, r.unavailable("list the wallets", err)
+		}
+		ws = append(ws, x)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, r.unavailable("list the wallets", err)
+	}
+	out := make([]WalletChain, 0, len(ws))
+	for _, x := range ws {
+		id, ok := new(big.Int).SetString(x.chainID, 10)
+		if !ok || !id.IsUint64() || !common.IsHexAddress(x.address) || len(x.address) != 42 {
+			out = append(out, WalletChain{Err: fmt.Errorf("wallet row %d is malformed (chain id %q, address %q)", x.id, x.chainID, x.address)})
+			continue
+		}
+		wc := WalletChain{ChainID: id.Uint64(), Address: common.HexToAddress(x.address)}
+		one := &Recorder{pool: r.pool, shown: r.shown, secret: r.secret, wallet: x.id, genesis: genesisHash(wc.ChainID, wc.Address)}
+		wc.Records, wc.Err = one.Verify(ctx)
+		out = append(out, wc)
+	}
+	return out, nil
 }

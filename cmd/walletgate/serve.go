@@ -219,6 +219,15 @@ func wire(ctx context.Context, cfg policy.Config, dev bool, logger *slog.Logger)
 				j.Close()
 			})
 		}
+		if cfg.StateURL != "" && deps.JournalErr == nil {
+			r, err := openShared(ctx, cfg, chainID, deps.Address, deps.Session, deps.Signer.Kind(), logger)
+			if err != nil {
+				deps.JournalErr = err
+			} else {
+				deps.Recorder = r
+				undo = append(undo, r.Close)
+			}
+		}
 	}
 	return deps, root, cleanup, nil
 }
