@@ -45,6 +45,11 @@ type Options struct {
 // failure or a deadlock is tried.
 const maxAttempts = 5
 
+// checkpointEvery is how many records may follow the checkpoint before an
+// Update stores a new one: what a starting host reads after it, and what
+// storing it (the live state of the last two days) costs, amortised.
+const checkpointEvery = 64
+
 // maxPasswordFile bounds what is read of a password file.
 const maxPasswordFile = 4 << 10
 
@@ -271,9 +276,10 @@ func (r *Recorder) updateLocked(ctx context.Context, fn func(*journal.Live, jour
 		return &dbError{"begin a transaction", err}
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx))
-	var lastSeq uint64
+	var lastSeq, cpSeq uint64
 	var lastHash string
-	if err := tx.QueryRow(ctx, `SELECT last_seq, last_hash FROM walletgate_wallets WHERE id = $1 FOR UPDATE`, r.wallet).Scan(&lastSeq, &lastHash); err != nil {
+	if err := tx.QueryRow(ctx, `SELECT w.last_seq, w.last_hash, c.seq FROM walletgate_wallets w JOIN walletgate_checkpoints c ON c.wallet = w.id
+		WHERE w.id = $1 FOR UPDATE OF w`, r.wallet).Scan(&lastSeq, &lastHash, &cpSeq); err != nil {
 		return &dbError{"lock the wallet's row", err}
 	}
 	if err := r.catchUpLocked(ctx, tx, lastSeq, lastHash); err != nil {
@@ -309,12 +315,14 @@ func (r *Recorder) updateLocked(ctx context.Context, fn func(*journal.Live, jour
 	if !appended {
 		return nil // the transaction is rolled back: it only read
 	}
-	snap, err := f.live.Snapshot()
-	if err != nil {
-		return err
-	}
-	if _, err := tx.Exec(ctx, `UPDATE walletgate_checkpoints SET seq = $2, hash = $3, live = $4 WHERE wallet = $1`, r.wallet, int64(f.seq), f.hash, string(snap)); err != nil {
-		return &dbError{"store the checkpoint", err}
+	if f.seq-cpSeq >= checkpointEvery {
+		snap, err := f.live.Snapshot()
+		if err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `UPDATE walletgate_checkpoints SET seq = $2, hash = $3, live = $4 WHERE wallet = $1`, r.wallet, int64(f.seq), f.hash, string(snap)); err != nil {
+			return &dbError{"store the checkpoint", err}
+		}
 	}
 	if _, err := tx.Exec(ctx, `UPDATE walletgate_wallets SET last_seq = $2, last_hash = $3 WHERE id = $1`, r.wallet, int64(f.seq), f.hash); err != nil {
 		return &dbError{"advance the wallet's chain", err}

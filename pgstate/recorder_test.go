@@ -41,7 +41,7 @@ func exec(t *testing.T, url, sql string, args ...any) {
 // reserve is a day-cap check and a nonce allocation in one Update, as the
 // engine's store makes them: it reserves 1 unit if the day's total stays
 // within limit, with the lowest nonce no allocation holds.
-func reserve(r *pgstate.Recorder, id string, limit int64) (nonce uint64, ok bool, err error) {
+func reserve(r reserver, id string, limit int64) (nonce uint64, ok bool, err error) {
 	err = r.Update(func(live *journal.Live, appendRecord journal.AppendFunc) error {
 		sum := new(big.Int)
 		for _, c := range live.Caps {
@@ -71,7 +71,7 @@ func reserve(r *pgstate.Recorder, id string, limit int64) (nonce uint64, ok bool
 func TestHostsRacingReservationsNeverPassTheLimitOrShareANonce(t *testing.T) {
 	pg := pgtest.Start(t)
 	hosts := []*pgstate.Recorder{open(t, pg.URL, "a"), open(t, pg.URL, "b"), open(t, pg.URL, "c")}
-	const limit, each = 25, 20
+	const limit, each = 90, 20
 	var mu sync.Mutex
 	nonces := map[uint64]string{}
 	var wg sync.WaitGroup

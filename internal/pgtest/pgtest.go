@@ -3,7 +3,8 @@
 // and removed when the test ends.
 //
 // A machine without PostgreSQL skips the tests that need it, except under
-// CI=true, where they fail: CI installs Debian's postgresql (.ci/run).
+// CI=true or WALLETGATE_REQUIRE_POSTGRES=1, where they fail: CI installs
+// Debian's postgresql (.ci/run).
 package pgtest
 
 import (
@@ -26,12 +27,25 @@ type Server struct {
 	runAs string // "": this user; else the user postgres runs as (this is root)
 }
 
-// Start starts a server for t and stops it when t ends.
+// Start starts a server for t and stops it when t ends. It runs with
+// fsync off: tests need its semantics, not its durability.
 func Start(t testing.TB) *Server {
+	t.Helper()
+	return start(t, false)
+}
+
+// StartDurable is Start with fsync on, as a real server runs: for
+// benchmarks.
+func StartDurable(t testing.TB) *Server {
+	t.Helper()
+	return start(t, true)
+}
+
+func start(t testing.TB, durable bool) *Server {
 	t.Helper()
 	bin := findBin()
 	if bin == "" {
-		if os.Getenv("CI") == "true" {
+		if os.Getenv("CI") == "true" || os.Getenv("WALLETGATE_REQUIRE_POSTGRES") == "1" {
 			t.Fatal("PostgreSQL (initdb, pg_ctl) is not installed: CI must install Debian's postgresql (.ci/run does)")
 		}
 		t.Skip("PostgreSQL (initdb, pg_ctl) is not installed; apt-get install postgresql to run this test")
@@ -57,8 +71,12 @@ func Start(t testing.TB) *Server {
 	}
 	data := filepath.Join(dir, "data")
 	s.run(t, "initdb", "-D", data, "-A", "trust", "-U", "walletgate", "--no-sync", "-E", "UTF8")
+	fsync := "off"
+	if durable {
+		fsync = "on"
+	}
 	s.run(t, "pg_ctl", "-D", data, "-l", filepath.Join(dir, "log"), "-w", "-o",
-		fmt.Sprintf("-k %s -c listen_addresses='' -c fsync=off -c max_connections=60", dir), "start")
+		fmt.Sprintf("-k %s -c listen_addresses='' -c fsync=%s -c max_connections=60", dir, fsync), "start")
 	t.Cleanup(func() { s.Stop(t) })
 	s.URL = "postgres://walletgate@localhost/postgres?host=" + dir + "&sslmode=disable"
 	return s
