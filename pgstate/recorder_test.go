@@ -201,3 +201,33 @@ func TestShownHidesThePassword(t *testing.T) {
 	require.Equal(t, "postgres://unix:/run/pg/wg", pgstate.Shown("postgres://u:secret@localhost/wg?host=/run/pg"))
 	require.NotContains(t, pgstate.Shown("postgres://u:secret@[bad"), "secret")
 }
+
+// The grants README lists are enough, once the schema is applied: no
+// DELETE, no TRUNCATE, no CREATE.
+func TestTheREADMEGrantsAreEnough(t *testing.T) {
+	pg := pgtest.Start(t)
+	open(t, pg.URL, "owner")
+	exec(t, pg.URL, `CREATE ROLE wgapp LOGIN`)
+	exec(t, pg.URL, `REVOKE CREATE ON SCHEMA public FROM PUBLIC`)
+	exec(t, pg.URL, `GRANT SELECT, INSERT, UPDATE ON walletgate_schema, walletgate_wallets, walletgate_records, walletgate_checkpoints TO wgapp`)
+	exec(t, pg.URL, `GRANT USAGE ON SEQUENCE walletgate_wallets_id_seq TO wgapp`)
+	app := strings.Replace(pg.URL, "walletgate@", "wgapp@", 1)
+	other := common.HexToAddress("0x00000000000000000000000000000000000b0b00")
+	for _, w := range []common.Address{wallet, other} { // an existing wallet, and a new one
+		r, err := pgstate.Open(context.Background(), pgstate.Options{URL: app, ChainID: 1337, Address: w, Session: "app"})
+		require.NoError(t, err)
+		for i := 0; i < 70; i++ { // past a checkpoint
+			_, _, err := reserve(r, fmt.Sprint(i), 1000)
+			require.NoError(t, err)
+		}
+		_, err = r.ReleasePhantoms(0)
+		require.NoError(t, err)
+		r.Close()
+	}
+	chains, err := pgstate.VerifyDatabase(context.Background(), pgstate.Options{URL: app})
+	require.NoError(t, err)
+	require.Len(t, chains, 2)
+	for _, c := range chains {
+		require.NoError(t, c.Err)
+	}
+}
