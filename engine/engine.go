@@ -206,7 +206,7 @@ func (e *Engine) LedgerUnavailable(cause error) *Refusal {
 	}
 	var ue *journal.UnavailableError
 	if errors.As(cause, &ue) {
-		return Refuse(caps.CodeNoLedger, "the spend journal cannot be used: %s. Writes are refused until the operator acts; reads keep working. Nothing was signed or sent. What to do: %s", ue.Reason, ue.Fix)
+		return Refuse(caps.CodeNoLedger, "the spend journal cannot be used: %s. Writes are refused until this is fixed; reads keep working. Nothing was signed or sent. What to do: %s", ue.Reason, ue.Fix)
 	}
 	if cause != nil {
 		return Refuse(caps.CodeNoLedger, "the spend journal cannot be used (%s). Writes are refused until the operator acts (check WALLETGATE_STATE_DIR; run walletgate audit verify); reads keep working. Nothing was signed or sent.", cause)

@@ -39,6 +39,11 @@ type Options struct {
 	Now           func() time.Time // nil: time.Now
 	// Timeout bounds one Update or View, including its retries (0: 10 s).
 	Timeout time.Duration
+	// Retry, when set, lets Open return a Recorder for a database that does
+	// not answer yet: each call tries again, failing with the
+	// *journal.UnavailableError until it answers. A URL that cannot be read
+	// or a schema newer than this binary still fails Open.
+	Retry bool
 }
 
 // maxAttempts bounds how often an Update that failed on a serialization
@@ -60,7 +65,8 @@ type Recorder struct {
 	pool    *pgxpool.Pool
 	shown   string // the database, host only, for messages
 	secret  string // the password, scrubbed from every error text
-	wallet  int64
+	chainID uint64
+	address common.Address
 	genesis string
 	session string
 	host    string
@@ -68,8 +74,9 @@ type Recorder struct {
 	now     func() time.Time
 	timeout time.Duration
 
-	mu    sync.Mutex
-	cache *folded // nil: read the checkpoint at the next call
+	mu     sync.Mutex
+	wallet int64   // the wallet's row id; 0 until the database has answered
+	cache  *folded // nil: read the checkpoint at the next call
 }
 
 // folded is the live state as of a record.
@@ -79,8 +86,8 @@ type folded struct {
 	hash string
 }
 
-// Open connects, applies the schema's migrations, and makes sure the
-// wallet's row exists. Its errors are *journal.UnavailableError.
+// Open connects, applies the schema's migrations, makes sure the wallet's
+// row exists, and reads its state. Its errors are *journal.UnavailableError.
 func Open(ctx context.Context, o Options) (*Recorder, error) {
 	shown := Shown(o.URL)
 	cfg, err := pgxpool.ParseConfig(o.URL)
@@ -101,7 +108,7 @@ func Open(ctx context.Context, o Options) (*Recorder, error) {
 		cfg.ConnConfig.ConnectTimeout = 5 * time.Second
 	}
 	r := &Recorder{shown: shown, secret: secret, session: o.Session, host: o.Host, pid: os.Getpid(), now: o.Now, timeout: o.Timeout,
-		genesis: genesisHash(o.ChainID, o.Address)}
+		chainID: o.ChainID, address: o.Address, genesis: genesisHash(o.ChainID, o.Address)}
 	if r.host == "" {
 		r.host, _ = os.Hostname()
 	}
@@ -114,44 +121,72 @@ func Open(ctx context.Context, o Options) (*Recorder, error) {
 	if r.pool, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {
 		return nil, r.unavailable("connect", err)
 	}
-	octx, cancel := context.WithTimeout(ctx, r.timeout+cfg.ConnConfig.ConnectTimeout)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	err = r.connectLocked(ctx)
+	var ne *NewerSchemaError
+	switch {
+	case err == nil:
+		return r, nil
+	case o.Retry && !errors.As(err, &ne):
+		return r, nil // every call tries again; Connected says it has not yet
+	}
+	r.pool.Close()
+	return nil, err
+}
+
+// Connected reports whether the database has answered: the schema is
+// applied and the wallet's row known.
+func (r *Recorder) Connected() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.wallet != 0
+}
+
+// connectLocked applies the migrations, registers the wallet and reads its
+// state, once; until it succeeds every call runs it first.
+func (r *Recorder) connectLocked(ctx context.Context) error {
+	if r.wallet != 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
-	if err := migrate(octx, r.pool); err != nil {
-		r.pool.Close()
+	if err := migrate(ctx, r.pool); err != nil {
 		var ne *NewerSchemaError
 		if errors.As(err, &ne) {
-			return nil, &journal.UnavailableError{Path: shown, Reason: ne.Error(),
+			return &journal.UnavailableError{Path: r.shown, Reason: ne.Error(),
 				Fix: "run a walletgate at least as new as the one that upgraded the database; this one never writes to a schema it does not know"}
 		}
-		return nil, r.unavailable("apply the schema", err)
+		return r.unavailable("apply the schema", err)
 	}
-	addr := strings.ToLower(o.Address.Hex())
-	chainID := new(big.Int).SetUint64(o.ChainID).String()
-	err = r.pool.QueryRow(octx, `SELECT id FROM walletgate_wallets WHERE chain_id = $1::numeric AND address = $2`, chainID, addr).Scan(&r.wallet)
+	addr := strings.ToLower(r.address.Hex())
+	chainID := new(big.Int).SetUint64(r.chainID).String()
+	var id int64
+	err := r.pool.QueryRow(ctx, `SELECT id FROM walletgate_wallets WHERE chain_id = $1::numeric AND address = $2`, chainID, addr).Scan(&id)
 	if errors.Is(err, pgx.ErrNoRows) { // the wallet's first host: register it
-		err = pgx.BeginFunc(octx, r.pool, func(tx pgx.Tx) error {
-			if _, err := tx.Exec(octx, `INSERT INTO walletgate_wallets (chain_id, address, last_hash) VALUES ($1::numeric, $2, $3)
+		err = pgx.BeginFunc(ctx, r.pool, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, `INSERT INTO walletgate_wallets (chain_id, address, last_hash) VALUES ($1::numeric, $2, $3)
 				ON CONFLICT (chain_id, address) DO NOTHING`, chainID, addr, r.genesis); err != nil {
 				return err
 			}
-			if err := tx.QueryRow(octx, `SELECT id FROM walletgate_wallets WHERE chain_id = $1::numeric AND address = $2`, chainID, addr).Scan(&r.wallet); err != nil {
+			if err := tx.QueryRow(ctx, `SELECT id FROM walletgate_wallets WHERE chain_id = $1::numeric AND address = $2`, chainID, addr).Scan(&id); err != nil {
 				return err
 			}
 			empty, _ := json.Marshal(journal.Live{})
-			_, err := tx.Exec(octx, `INSERT INTO walletgate_checkpoints (wallet, seq, hash, live) VALUES ($1, 0, $2, $3)
-				ON CONFLICT (wallet) DO NOTHING`, r.wallet, r.genesis, string(empty))
+			_, err := tx.Exec(ctx, `INSERT INTO walletgate_checkpoints (wallet, seq, hash, live) VALUES ($1, 0, $2, $3)
+				ON CONFLICT (wallet) DO NOTHING`, id, r.genesis, string(empty))
 			return err
 		})
 	}
 	if err != nil {
-		r.pool.Close()
-		return nil, r.unavailable("register the wallet", err)
+		return r.unavailable("register the wallet", err)
 	}
-	if err := r.View(func(*journal.Live) error { return nil }); err != nil {
-		r.pool.Close()
-		return nil, err
+	r.wallet = id
+	if err := r.viewLocked(ctx); err != nil {
+		r.wallet = 0
+		return err
 	}
-	return r, nil
+	return nil
 }
 
 // Shown is a state URL as it may be printed: scheme://host[:port]/database,
@@ -250,6 +285,9 @@ func (r *Recorder) Update(fn func(live *journal.Live, appendRecord journal.Appen
 	defer r.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), r.timeout)
 	defer cancel()
+	if err := r.connectLocked(ctx); err != nil {
+		return err
+	}
 	var err error
 	for attempt := 1; ; attempt++ {
 		err = r.updateLocked(ctx, fn)
@@ -342,6 +380,18 @@ func (r *Recorder) View(fn func(live *journal.Live) error) error {
 	defer r.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), r.timeout)
 	defer cancel()
+	if r.wallet == 0 {
+		if err := r.connectLocked(ctx); err != nil {
+			return err
+		}
+	} else if err := r.viewLocked(ctx); err != nil {
+		return err
+	}
+	return fn(&r.cache.live)
+}
+
+// viewLocked catches the cache up with the committed records.
+func (r *Recorder) viewLocked(ctx context.Context) error {
 	err := func() error {
 		tx, err := r.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 		if err != nil {
@@ -363,10 +413,7 @@ func (r *Recorder) View(fn func(live *journal.Live) error) error {
 	if errors.As(err, &de) {
 		return r.unavailable(de.op, de.err)
 	}
-	if err != nil {
-		return err
-	}
-	return fn(&r.cache.live)
+	return err
 }
 
 // catchUpLocked brings the cache to lastSeq: from the cache, or the

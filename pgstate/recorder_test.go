@@ -231,3 +231,22 @@ func TestTheREADMEGrantsAreEnough(t *testing.T) {
 		require.NoError(t, c.Err)
 	}
 }
+
+// With Retry, a database that is down at Open is tried again by each call.
+func TestRetryOpensOnceTheDatabaseAnswers(t *testing.T) {
+	pg := pgtest.Start(t)
+	pg.Stop(t)
+	r, err := pgstate.Open(context.Background(), pgstate.Options{URL: pg.URL, ChainID: 1337, Address: wallet, Session: "a", Retry: true})
+	require.NoError(t, err)
+	defer r.Close()
+	require.False(t, r.Connected())
+	_, err = r.Append(journal.KindToolStart, map[string]any{})
+	var ue *journal.UnavailableError
+	require.ErrorAs(t, err, &ue)
+	pg.Resume(t)
+	_, err = r.Append(journal.KindToolStart, map[string]any{})
+	require.NoError(t, err)
+	require.True(t, r.Connected())
+	_, err = pgstate.Open(context.Background(), pgstate.Options{URL: pg.URL, ChainID: 1337, Address: wallet, Session: "b"})
+	require.NoError(t, err)
+}

@@ -173,3 +173,57 @@ func TestHostKilledMidConfirmIsSettledByAnotherHost(t *testing.T) {
 	require.Error(t, err, out)
 	require.Contains(t, out, fmt.Sprintf("BROKEN postgres://unix:%s/postgres chain 1337 wallet %s: record seq %d: its content does not match its hash", pg.Dir, info.DevAccount, seq))
 }
+
+// The database going away under a running host, or absent at its start:
+// writes are refused with LEDGER_UNAVAILABLE naming the database host-only,
+// reads keep working, and nothing is sent.
+func TestUnreachableStateDatabaseRefusesWritesAndKeepsReads(t *testing.T) {
+	info := startDevnet(t)
+	pg := pgtest.Start(t)
+	view := newChainView(t, info)
+	dbExec(t, pg.URL, `ALTER ROLE walletgate PASSWORD 'hunter2hunter2'`)
+	url := strings.Replace(pg.URL, "walletgate@", "walletgate:hunter2hunter2@", 1)
+	env := sharedEnv(t, info.RPC, info.KeyFile, url)
+	c := startServer(t, env)
+	c.initialize()
+	pol := c.callTool("wallet_policy", map[string]any{})
+	require.Contains(t, text(pol), "kept in the PostgreSQL database postgres://unix:"+pg.Dir+"/postgres")
+	to := common.HexToAddress("0x00000000000000000000000000000000000e2e1b")
+	args := map[string]any{"to": to.Hex(), "amount": "2", "asset": "USDT"}
+	args["confirm"] = c.callTool("wallet_send", args)["structuredContent"].(map[string]any)["confirm_token"]
+	nonce := view.nonce()
+
+	pg.Stop(t)
+	res := c.callTool("wallet_send", args)
+	require.Equal(t, "LEDGER_UNAVAILABLE", refusalCode(res), text(res))
+	t.Logf("refused: %s", text(res))
+	require.Contains(t, text(res), "postgres://unix:"+pg.Dir+"/postgres")
+	require.Contains(t, text(res), "reachable")
+	require.NotContains(t, text(res), "hunter2")
+	bal := c.callTool("wallet_balance", map[string]any{})
+	require.NotEqual(t, true, bal["isError"], text(bal))
+	require.Equal(t, nonce, view.nonce(), "nothing sent")
+	c.stop()
+
+	// A start with the database down: reads work, writes are refused.
+	c2 := startServer(t, env)
+	c2.initialize()
+	bal = c2.callTool("wallet_balance", map[string]any{})
+	require.NotEqual(t, true, bal["isError"], text(bal))
+	res = c2.callTool("wallet_send", map[string]any{"to": to.Hex(), "amount": "2", "asset": "USDT"})
+	require.Equal(t, "LEDGER_UNAVAILABLE", refusalCode(res), text(res))
+	require.NotContains(t, text(res), "hunter2")
+	t.Logf("refused at start: %s", text(res))
+	pol = c2.callTool("wallet_policy", map[string]any{})
+	require.Contains(t, text(pol), "postgres://unix:"+pg.Dir)
+	require.NotContains(t, text(pol), "hunter2")
+
+	// The database is back: the same process writes again, no restart.
+	pg.Resume(t)
+	args = map[string]any{"to": to.Hex(), "amount": "2", "asset": "USDT"}
+	args["confirm"] = c2.callTool("wallet_send", args)["structuredContent"].(map[string]any)["confirm_token"]
+	res = c2.callTool("wallet_send", args)
+	require.Equal(t, "confirmed", res["structuredContent"].(map[string]any)["status"], text(res))
+	require.Equal(t, big.NewInt(2_000_000), view.usdtOf(to))
+	require.Equal(t, nonce+1, view.nonce())
+}

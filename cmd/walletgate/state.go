@@ -70,14 +70,20 @@ const phantomAge = 5 * time.Minute
 
 // openShared opens the shared state in PostgreSQL (WALLETGATE_STATE_URL) for
 // the wallet and chain, records this session, and releases the reservations
-// a host that died before signing left open. Its error refuses every write;
-// reads keep working.
+// a host that died before signing left open. Its error (a URL that cannot
+// be read, a schema newer than this binary) refuses every write; a database
+// that does not answer yet refuses each write until it does. Reads keep
+// working.
 func openShared(ctx context.Context, cfg policy.Config, chainID uint64, wallet common.Address, session, signerKind string, logger *slog.Logger) (*pgstate.Recorder, error) {
 	shown := pgstate.Shown(cfg.StateURL)
-	r, err := pgstate.Open(ctx, pgstate.Options{URL: cfg.StateURL, PasswordFile: cfg.StatePasswordFile, ChainID: chainID, Address: wallet, Session: session})
+	r, err := pgstate.Open(ctx, pgstate.Options{URL: cfg.StateURL, PasswordFile: cfg.StatePasswordFile, ChainID: chainID, Address: wallet, Session: session, Retry: true})
 	if err != nil {
 		logger.Error("the shared state database cannot be used: writes are refused until this is fixed; reads keep working", "state", shown, "err", err)
 		return nil, err
+	}
+	if !r.Connected() {
+		logger.Error("the shared state database does not answer: writes are refused until it does (each write tries again); reads keep working", "state", shown)
+		return r, nil
 	}
 	logger.Info("caps, nonces and open transactions are shared through PostgreSQL", "state", shown, "schema", pgstate.SchemaVersion)
 	_, _ = r.Append(tools.KindSessionStart, journal.SessionStart{V: journal.Version, Version: versionString(), PID: os.Getpid(),

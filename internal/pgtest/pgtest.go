@@ -25,6 +25,7 @@ type Server struct {
 	URL   string
 	bin   string
 	runAs string // "": this user; else the user postgres runs as (this is root)
+	opts  string // the server's options
 }
 
 // Start starts a server for t and stops it when t ends. It runs with
@@ -75,8 +76,8 @@ func start(t testing.TB, durable bool) *Server {
 	if durable {
 		fsync = "on"
 	}
-	s.run(t, "pg_ctl", "-D", data, "-l", filepath.Join(dir, "log"), "-w", "-o",
-		fmt.Sprintf("-k %s -c listen_addresses='' -c fsync=%s -c max_connections=60", dir, fsync), "start")
+	s.opts = fmt.Sprintf("-k %s -c listen_addresses='' -c fsync=%s -c max_connections=60", dir, fsync)
+	s.Resume(t)
 	t.Cleanup(func() { s.Stop(t) })
 	s.URL = "postgres://walletgate@localhost/postgres?host=" + dir + "&sslmode=disable"
 	return s
@@ -92,6 +93,12 @@ func (s *Server) Stop(t testing.TB) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Logf("pg_ctl stop: %v\n%s", err, out)
 	}
+}
+
+// Resume starts the stopped server again, on the same data and socket.
+func (s *Server) Resume(t testing.TB) {
+	t.Helper()
+	s.run(t, "pg_ctl", "-D", filepath.Join(s.Dir, "data"), "-l", filepath.Join(s.Dir, "log"), "-w", "-o", s.opts, "start")
 }
 
 func (s *Server) command(name string, args ...string) *exec.Cmd {
