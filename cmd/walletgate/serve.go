@@ -225,7 +225,12 @@ func wire(ctx context.Context, cfg policy.Config, dev bool, logger *slog.Logger)
 				deps.JournalErr = err
 			} else {
 				deps.Recorder = r
-				undo = append(undo, r.Close)
+				undo = append(undo, func() {
+					if r.Connected() { // a database that never answered is not waited for
+						_, _ = r.Append(tools.KindSessionEnd, journal.SessionEnd{V: journal.Version, PID: os.Getpid()})
+					}
+					r.Close()
+				})
 			}
 		}
 	}
