@@ -63,7 +63,7 @@ func TestTokenMayConfirmOnlyATokenTierPlan(t *testing.T) {
 	token := "wgc_" + strings.Repeat("a", 32)
 	ask := func(confirm string, p *engine.Plan) *Refusal {
 		h := &humanMode{s: s}
-		if _, ref := h.Redeem(confirm, "wallet_send", nil); ref != nil {
+		if _, ref := h.Redeem(context.Background(), confirm, "wallet_send", nil); ref != nil {
 			return ref
 		}
 		return h.Ask(context.Background(), p)
