@@ -250,3 +250,35 @@ func TestRetryOpensOnceTheDatabaseAnswers(t *testing.T) {
 	_, err = pgstate.Open(context.Background(), pgstate.Options{URL: pg.URL, ChainID: 1337, Address: wallet, Session: "b"})
 	require.NoError(t, err)
 }
+
+// A reservation another host made and signed nothing for is released once
+// it is older than the bound, never sooner, and never this session's own.
+func TestReleasePhantomsGoesByAgeAcrossHosts(t *testing.T) {
+	pg := pgtest.Start(t)
+	a := open(t, pg.URL, "a")
+	now := time.Now().UTC()
+	for id, at := range map[string]time.Time{"old": now.Add(-10 * time.Minute), "young": now.Add(-time.Minute)} {
+		_, err := a.Append(journal.KindCapReserve, journal.CapChange{V: journal.Version, ID: id, At: at, Change: map[string]string{"ETH": "5"}})
+		require.NoError(t, err)
+	}
+	released, err := a.ReleasePhantoms(6 * time.Minute)
+	require.NoError(t, err)
+	require.Empty(t, released, "a session's own reservations are its own to settle")
+
+	b := open(t, pg.URL, "b")
+	released, err = b.ReleasePhantoms(6 * time.Minute)
+	require.NoError(t, err)
+	require.Len(t, released, 1)
+	require.Equal(t, "old", released[0].ID)
+	require.NoError(t, b.View(func(l *journal.Live) error {
+		require.Len(t, l.Reservations, 1)
+		require.Equal(t, "young", l.Reservations[0].ID)
+		sum := new(big.Int)
+		for _, c := range l.Caps {
+			v, _ := new(big.Int).SetString(c.Change["ETH"], 10)
+			sum.Add(sum, v)
+		}
+		require.Equal(t, int64(5), sum.Int64(), "only the young one still counts")
+		return nil
+	}))
+}
