@@ -45,8 +45,9 @@ type Deps struct {
 	// refused. With neither, records are kept in memory.
 	Journal    *journal.Journal
 	JournalErr error
-	// Recorder, when set, is used instead of Journal (tests: a recorder that
-	// fails like a full disk).
+	// Recorder, when set, is used instead of Journal: the shared state in
+	// PostgreSQL (package pgstate), or in tests a recorder that fails like a
+	// full disk.
 	Recorder Recorder
 	// Allowed is the policy check both calls of a write make, with the
 	// recipient checked against the allow-list (nil: the wallet itself).
@@ -207,7 +208,7 @@ func (e *Engine) LedgerUnavailable(cause error) *Refusal {
 	}
 	var ue *journal.UnavailableError
 	if errors.As(cause, &ue) {
-		return Refuse(caps.CodeNoLedger, "the spend journal cannot be used: %s. Writes are refused until the operator acts; reads keep working. Nothing was signed or sent. What to do: %s", ue.Reason, ue.Fix)
+		return Refuse(caps.CodeNoLedger, "the spend journal cannot be used: %s. Writes are refused until this is fixed; reads keep working. Nothing was signed or sent. What to do: %s", ue.Reason, ue.Fix)
 	}
 	if cause != nil {
 		return Refuse(caps.CodeNoLedger, "the spend journal cannot be used (%s). Writes are refused until the operator acts (check WALLETGATE_STATE_DIR; run walletgate audit verify); reads keep working. Nothing was signed or sent.", cause)

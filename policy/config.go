@@ -46,6 +46,8 @@ const (
 	EnvConfirm             = "WALLETGATE_CONFIRM"
 	EnvConfirmTTL          = "WALLETGATE_CONFIRM_TTL"
 	EnvStateDir            = "WALLETGATE_STATE_DIR"
+	EnvStateURL            = "WALLETGATE_STATE_URL"
+	EnvStatePasswordFile   = "WALLETGATE_STATE_PASSWORD_FILE"
 	EnvLog                 = "WALLETGATE_LOG"
 	EnvReceiptTimeout      = "WALLETGATE_RECEIPT_TIMEOUT"
 	EnvRPCTimeout          = "WALLETGATE_RPC_TIMEOUT"
@@ -85,6 +87,8 @@ var Variables = []Variable{
 	{EnvConfirm, "confirmation mode: token, human or elicit", "token"},
 	{EnvConfirmTTL, "lifetime of a confirmation token, a Go duration between 10s and 1h", "5m"},
 	{EnvStateDir, "directory of the spend journal and audit log", "under the user's state directory"},
+	{EnvStateURL, "postgres:// URL of a PostgreSQL database that holds the wallet's caps, nonces, open transactions and audit chain, shared by every walletgate on that wallet and chain (shown host-only)", "not set: the local journal"},
+	{EnvStatePasswordFile, "path of a file holding the password of WALLETGATE_STATE_URL's database user, instead of putting it in the URL", "not set"},
 	{EnvLog, "stderr log level: debug, info, warn or error", "info"},
 	{EnvReceiptTimeout, "how long to wait for a sent transaction's receipt, a Go duration between 1s and 30m", "60s"},
 	{EnvRPCTimeout, "how long one request to the node may take before it fails (RPC_ERROR), a Go duration between 1s and 5m", "20s"},
@@ -139,15 +143,20 @@ type Config struct {
 	SignatureValidity   time.Duration    // MinSignatureMaxValidity..MaxSignatureMaxValidity
 	AllowPayTo          PayeesAllowed    // zero: any payee
 
-	Tools          string        // "all", "read", or "" (decided by whether a key exists)
-	Confirm        string        // "token", "human" or "elicit"
-	ConfirmTTL     time.Duration // MinConfirmTTL..MaxConfirmTTL
-	StateDir       string        // "": the caller's default
-	DevArtifacts   string        // Uniswap artifacts for the dev chain; "": searched for
-	LogLevel       slog.Level
-	ReceiptTimeout time.Duration // MinReceiptTimeout..MaxReceiptTimeout
-	RPCTimeout     time.Duration // MinRPCTimeout..MaxRPCTimeout: the bound on one request to the node
-	Confirmations  uint64        // 1..MaxConfirmations
+	Tools      string        // "all", "read", or "" (decided by whether a key exists)
+	Confirm    string        // "token", "human" or "elicit"
+	ConfirmTTL time.Duration // MinConfirmTTL..MaxConfirmTTL
+	StateDir   string        // "": the caller's default
+	// StateURL is the PostgreSQL database of the shared state ("": the
+	// local journal); it may hold a password: show it only through
+	// RedactURL. StatePasswordFile is a file holding that password.
+	StateURL          string
+	StatePasswordFile string
+	DevArtifacts      string // Uniswap artifacts for the dev chain; "": searched for
+	LogLevel          slog.Level
+	ReceiptTimeout    time.Duration // MinReceiptTimeout..MaxReceiptTimeout
+	RPCTimeout        time.Duration // MinRPCTimeout..MaxRPCTimeout: the bound on one request to the node
+	Confirmations     uint64        // 1..MaxConfirmations
 	// HumanAbove, in human mode, is the tier below which a token suffices:
 	// a write whose every spent asset is named here and spends at most its
 	// amount needs no person. nil: a person approves every write.
@@ -324,7 +333,12 @@ func (c *Config) set(name, value string) *ConfigError {
 			return configError(name, value, "a decimal chain id greater than 0, like 1 for Ethereum mainnet or 11155111 for Sepolia")
 		}
 		c.ChainID = id
-	case EnvKeystore, EnvPasswordFile, EnvKeyFile, EnvStateDir, EnvDevArtifacts:
+	case EnvStateURL:
+		if problem := stateURLProblem(value); problem != "" {
+			return &ConfigError{Var: name, Value: RedactURL(value), Expected: "a postgres:// or postgresql:// URL with a host, like postgres://walletgate@db.internal:5432/walletgate (" + problem + ")"}
+		}
+		c.StateURL = value
+	case EnvKeystore, EnvPasswordFile, EnvKeyFile, EnvStateDir, EnvDevArtifacts, EnvStatePasswordFile:
 		if err := checkPath(name, value); err != nil {
 			return err
 		}
@@ -337,6 +351,8 @@ func (c *Config) set(name, value string) *ConfigError {
 			c.KeyFile = value
 		case EnvStateDir:
 			c.StateDir = value
+		case EnvStatePasswordFile:
+			c.StatePasswordFile = value
 		case EnvDevArtifacts:
 			c.DevArtifacts = value
 		}

@@ -227,6 +227,22 @@ func TestLoadEachVariable(t *testing.T) {
 		}, []bad{
 			{"newline", "/var/lib\n", "without control characters"},
 		}},
+		{EnvStateURL, nil, []good{
+			{"tcp", "postgres://walletgate:s3cret@db.internal:5432/walletgate?sslmode=require", func(t *testing.T, c Config) {
+				require.Equal(t, "postgres://walletgate:s3cret@db.internal:5432/walletgate?sslmode=require", c.StateURL)
+			}},
+			{"unix socket", "postgresql://walletgate@localhost/walletgate?host=/run/postgresql", func(t *testing.T, c Config) {
+				require.Equal(t, "postgresql://walletgate@localhost/walletgate?host=/run/postgresql", c.StateURL)
+			}},
+		}, []bad{
+			{"mysql", "mysql://db.internal/walletgate", "scheme mysql"},
+			{"no host", "postgres:///walletgate", "no host"},
+		}},
+		{EnvStatePasswordFile, nil, []good{
+			{"path", "/run/secrets/pg", func(t *testing.T, c Config) { require.Equal(t, "/run/secrets/pg", c.StatePasswordFile) }},
+		}, []bad{
+			{"newline", "/run\n", "without control characters"},
+		}},
 		{EnvDevArtifacts, nil, []good{
 			{"path", "/opt/uniswap/node_modules", func(t *testing.T, c Config) { require.Equal(t, "/opt/uniswap/node_modules", c.DevArtifacts) }},
 		}, []bad{
@@ -310,6 +326,13 @@ func TestLoadEachVariable(t *testing.T) {
 	for _, v := range Variables {
 		require.True(t, covered[v.Name], "no test cases for %s", v.Name)
 	}
+}
+
+func TestStateURLPasswordIsNeverShown(t *testing.T) {
+	_, err := Load([]string{"WALLETGATE_STATE_URL=mysql://walletgate:s3cret@db.internal/walletgate"})
+	require.Error(t, err)
+	require.NotContains(t, err.Error(), "s3cret")
+	require.Contains(t, err.Error(), "mysql://db.internal")
 }
 
 func TestConfigErrorMessage(t *testing.T) {

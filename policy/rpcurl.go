@@ -74,3 +74,20 @@ func RedactURL(raw string) string {
 	}
 	return u.Scheme + "://" + u.Host
 }
+
+// stateURLProblem says what is wrong with a WALLETGATE_STATE_URL, or "". It
+// must name a host (a unix socket directory goes in the host query
+// parameter, with any host name in the URL); everything else is the
+// driver's to read.
+func stateURLProblem(raw string) string {
+	u, err := url.Parse(raw)
+	switch {
+	case err != nil:
+		return "not a valid URL"
+	case u.Scheme != "postgres" && u.Scheme != "postgresql":
+		return "scheme " + u.Scheme
+	case u.Host == "" || u.Hostname() == "":
+		return "no host"
+	}
+	return ""
+}

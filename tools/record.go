@@ -32,7 +32,7 @@ const (
 // record appends to the journal when there is one; without one it does
 // nothing (the engine keeps its own records in memory then).
 func (s *Server) record(kind string, data any) error {
-	if s.journal == nil {
+	if s.journal == nil && s.shared == "" {
 		return nil
 	}
 	return s.engine.Record(kind, data)

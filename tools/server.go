@@ -50,6 +50,11 @@ type Deps struct {
 	// kept in memory only.
 	Journal    *journal.Journal
 	JournalErr error
+	// Recorder, when set, keeps the write pipeline's records and the
+	// per-day caps and nonces instead of Journal (WALLETGATE_STATE_URL:
+	// shared by every host on the wallet); Journal still keeps this
+	// process's call records. Describe, when it has one, says where.
+	Recorder engine.Recorder
 	// Approvals holds the previews a person approves in human mode (the
 	// page and the terminal read it). Without it, human mode offers no
 	// write tools.
@@ -87,6 +92,7 @@ type Server struct {
 
 	journal    *journal.Journal
 	journalErr error
+	shared     string // where the shared state is kept (Deps.Recorder), or ""
 	approvals  *approval.Broker
 	pageURL    string
 	session    string
@@ -147,6 +153,9 @@ func New(d Deps) *Server {
 		s.caps.assets = map[common.Address]asset{}
 	}
 	s.journal, s.journalErr, s.session = d.Journal, d.JournalErr, d.Session
+	if dr, ok := d.Recorder.(interface{ Describe() string }); ok {
+		s.shared = dr.Describe()
+	}
 	s.approvals, s.pageURL = d.Approvals, d.ApprovalPage
 	if s.approvals != nil {
 		s.approvals.SetRevoke(func(token string) { s.gate.Revoke(token) })
@@ -161,7 +170,7 @@ func New(d Deps) *Server {
 	s.engine = engine.New(engine.Deps{
 		Chain: s.chain, Signer: s.signer, Address: s.address, Gate: s.gate,
 		Limits: d.Caps.Limits, Capped: resolved, AllowUncapped: s.cfg.AllowUncappedTokens,
-		Journal: d.Journal, JournalErr: d.JournalErr,
+		Journal: d.Journal, JournalErr: d.JournalErr, Recorder: d.Recorder,
 		Allowed: s.writeAllowed, Asset: s.displayAsset,
 		Confirmations: s.cfg.Confirmations, ReceiptTimeout: s.cfg.ReceiptTimeout,
 		Session: s.session, Logger: s.log, Now: s.now,

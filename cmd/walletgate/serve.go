@@ -229,6 +229,20 @@ func wire(ctx context.Context, cfg policy.Config, dev bool, logger *slog.Logger)
 				j.Close()
 			})
 		}
+		if cfg.StateURL != "" && deps.JournalErr == nil {
+			r, err := openShared(ctx, cfg, chainID, deps.Address, deps.Session, deps.Signer.Kind(), logger)
+			if err != nil {
+				deps.JournalErr = err
+			} else {
+				deps.Recorder = r
+				undo = append(undo, func() {
+					if r.Connected() { // a database that never answered is not waited for
+						_, _ = r.Append(tools.KindSessionEnd, journal.SessionEnd{V: journal.Version, PID: os.Getpid()})
+					}
+					r.Close()
+				})
+			}
+		}
 	}
 	return deps, root, cleanup, nil
 }

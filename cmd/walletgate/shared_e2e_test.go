@@ -1,0 +1,229 @@
+package main_test
+
+// One wallet, many hosts: walletgates with their own state directories and
+// one WALLETGATE_STATE_URL (a real PostgreSQL server, started per test) on
+// the dev chain.
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/big"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/walletgate/walletgate/internal/pgtest"
+)
+
+// sharedEnv is a host's environment: its own state directory, the shared
+// database, and caps of USDT 3 per transaction and 50 per day.
+func sharedEnv(t *testing.T, rpc, keyFile, stateURL string) []string {
+	return cleanEnv("WALLETGATE_RPC="+rpc, "WALLETGATE_CHAIN_ID=1337", "WALLETGATE_KEY_FILE="+keyFile,
+		"WALLETGATE_STATE_DIR="+t.TempDir(), "WALLETGATE_STATE_URL="+stateURL,
+		"WALLETGATE_CAP_PER_TX=ETH=1,USDT=11", "WALLETGATE_CAP_PER_SESSION=ETH=10,USDT=1000", "WALLETGATE_CAP_PER_DAY=ETH=10,USDT=50")
+}
+
+// dbHas reports whether the shared database holds a record of kind.
+func dbHas(t *testing.T, url, kind string) bool {
+	c, err := pgx.Connect(context.Background(), url)
+	require.NoError(t, err)
+	defer c.Close(context.Background())
+	var n int
+	require.NoError(t, c.QueryRow(context.Background(), `SELECT count(*) FROM walletgate_records WHERE kind = $1`, kind).Scan(&n))
+	return n > 0
+}
+
+func dbExec(t *testing.T, url, sql string, args ...any) {
+	c, err := pgx.Connect(context.Background(), url)
+	require.NoError(t, err)
+	defer c.Close(context.Background())
+	_, err = c.Exec(context.Background(), sql, args...)
+	require.NoError(t, err)
+}
+
+// Three hosts race confirms on one wallet: together they stay within the
+// day cap, take no nonce twice, and every confirmed send lands once.
+func TestThreeHostsSharingPostgresNeverPassTheDayCapOrShareANonce(t *testing.T) {
+	info := startDevnet(t)
+	pg := pgtest.Start(t)
+	view := newChainView(t, info)
+	to := common.HexToAddress("0x00000000000000000000000000000000000e2e19")
+	nonce := view.nonce()
+	const each, amount = 8, 3 // 24 sends of 3 USDT against a day cap of 50: 16 fit
+	hosts := make([]*stdioClient, 3)
+	for i := range hosts {
+		hosts[i] = startServer(t, sharedEnv(t, info.RPC, info.KeyFile, pg.URL))
+	}
+	outcomes := make([][]string, len(hosts))
+	var wg sync.WaitGroup
+	for i, c := range hosts {
+		c.initialize()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := 0; k < each; k++ {
+				args := map[string]any{"to": to.Hex(), "amount": fmt.Sprint(amount), "asset": "USDT"}
+				res := c.callTool("wallet_send", args)
+				sc, ok := res["structuredContent"].(map[string]any)
+				if !ok || res["isError"] == true {
+					outcomes[i] = append(outcomes[i], refusalCode(res))
+					continue
+				}
+				args["confirm"] = sc["confirm_token"]
+				res = c.callTool("wallet_send", args)
+				if sc, ok := res["structuredContent"].(map[string]any); ok && res["isError"] != true {
+					outcomes[i] = append(outcomes[i], sc["status"].(string))
+				} else {
+					outcomes[i] = append(outcomes[i], refusalCode(res)+": "+text(res))
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	confirmed := 0
+	for i := range outcomes {
+		for _, o := range outcomes[i] {
+			if o == "confirmed" {
+				confirmed++
+				continue
+			}
+			require.True(t, strings.HasPrefix(o, "CAP_EXCEEDED"), "host %d: %s", i, o)
+		}
+	}
+	t.Logf("outcomes %v", outcomes)
+	require.Equal(t, 50/amount, confirmed, "every send that fits the day confirmed, no more")
+	require.Equal(t, big.NewInt(int64(confirmed*amount)*1_000_000), view.usdtOf(to), "on chain: each confirmed send once, within the day cap")
+	require.Equal(t, nonce+uint64(confirmed), view.nonce(), "one nonce per confirmed send: none taken twice, none lost")
+	for _, c := range hosts {
+		require.Equal(t, fmt.Sprint(confirmed*amount), dayUsed(t, c, "USDT"), "every host sees the shared day")
+	}
+}
+
+// A host killed mid-confirm, after its broadcast and before the receipt:
+// another host's next start settles it, never sends it twice, and keeps it
+// counted. audit verify passes on the database's chain, and names a row
+// edited afterwards.
+func TestHostKilledMidConfirmIsSettledByAnotherHost(t *testing.T) {
+	info := startDevnet(t)
+	pg := pgtest.Start(t)
+	proxy := newRPCProxy(t, info.RPC)
+	view := newChainView(t, info)
+	a := startServer(t, sharedEnv(t, proxy.srv.URL, info.KeyFile, pg.URL))
+	a.initialize()
+	to := common.HexToAddress("0x00000000000000000000000000000000000e2e1a")
+	args := map[string]any{"to": to.Hex(), "amount": "11", "asset": "USDT"}
+	args["confirm"] = a.callTool("wallet_send", args)["structuredContent"].(map[string]any)["confirm_token"]
+	nonce := view.nonce()
+
+	proxy.hold("eth_getTransactionReceipt")
+	go func() {
+		b, _ := jsonMarshal(map[string]any{"jsonrpc": "2.0", "id": 999, "method": "tools/call", "params": map[string]any{"name": "wallet_send", "arguments": args}})
+		a.stdin.Write(append(b, '\n'))
+	}()
+	waitFor(t, "the broadcast record in the database", func() bool { return dbHas(t, pg.URL, "broadcast") })
+	require.NoError(t, a.cmd.Process.Kill()) // SIGKILL
+	_ = a.cmd.Wait()
+	proxy.unhold()
+	require.False(t, dbHas(t, pg.URL, "receipt"))
+
+	envB := sharedEnv(t, info.RPC, info.KeyFile, pg.URL)
+	b := startServer(t, envB)
+	b.initialize()
+	waitFor(t, "the receipt in the database", func() bool { return dbHas(t, pg.URL, "receipt") })
+	time.Sleep(300 * time.Millisecond)
+	require.Equal(t, big.NewInt(11_000_000), view.usdtOf(to), "exactly one transfer")
+	require.Equal(t, nonce+1, view.nonce(), "exactly one transaction")
+	require.Equal(t, "11", dayUsed(t, b, "USDT"), "the killed host's send still counts")
+
+	args = map[string]any{"to": to.Hex(), "amount": "5", "asset": "USDT"}
+	args["confirm"] = b.callTool("wallet_send", args)["structuredContent"].(map[string]any)["confirm_token"]
+	res := b.callTool("wallet_send", args)
+	require.Equal(t, "confirmed", res["structuredContent"].(map[string]any)["status"], text(res))
+	require.Equal(t, nonce+2, view.nonce())
+	b.stop()
+
+	verify := func() (string, error) {
+		cmd := exec.Command(binary, "audit", "verify")
+		cmd.Env = envB
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		err := cmd.Run()
+		return out.String(), err
+	}
+	out, err := verify()
+	require.NoError(t, err, out)
+	require.Contains(t, out, "chain 1337 wallet "+info.DevAccount)
+	require.Contains(t, out, "hash chain intact")
+	require.NotContains(t, out, "BROKEN")
+
+	dbExec(t, pg.URL, `UPDATE walletgate_records SET data = replace(data, '"11000000"', '"1000000"') WHERE kind = 'cap_reserve' AND data LIKE '%"11000000"%'`)
+	var seq int64
+	c, err := pgx.Connect(context.Background(), pg.URL)
+	require.NoError(t, err)
+	require.NoError(t, c.QueryRow(context.Background(), `SELECT seq FROM walletgate_records WHERE kind = 'cap_reserve' AND data LIKE '%"1000000"%'`).Scan(&seq))
+	c.Close(context.Background())
+	out, err = verify()
+	require.Error(t, err, out)
+	require.Contains(t, out, fmt.Sprintf("BROKEN postgres://unix:%s/postgres chain 1337 wallet %s: record seq %d: its content does not match its hash", pg.Dir, info.DevAccount, seq))
+}
+
+// The database going away under a running host, or absent at its start:
+// writes are refused with LEDGER_UNAVAILABLE naming the database host-only,
+// reads keep working, and nothing is sent.
+func TestUnreachableStateDatabaseRefusesWritesAndKeepsReads(t *testing.T) {
+	info := startDevnet(t)
+	pg := pgtest.Start(t)
+	view := newChainView(t, info)
+	dbExec(t, pg.URL, `ALTER ROLE walletgate PASSWORD 'hunter2hunter2'`)
+	url := strings.Replace(pg.URL, "walletgate@", "walletgate:hunter2hunter2@", 1)
+	env := sharedEnv(t, info.RPC, info.KeyFile, url)
+	c := startServer(t, env)
+	c.initialize()
+	pol := c.callTool("wallet_policy", map[string]any{})
+	require.Contains(t, text(pol), "kept in the PostgreSQL database postgres://unix:"+pg.Dir+"/postgres")
+	to := common.HexToAddress("0x00000000000000000000000000000000000e2e1b")
+	args := map[string]any{"to": to.Hex(), "amount": "2", "asset": "USDT"}
+	args["confirm"] = c.callTool("wallet_send", args)["structuredContent"].(map[string]any)["confirm_token"]
+	nonce := view.nonce()
+
+	pg.Stop(t)
+	res := c.callTool("wallet_send", args)
+	require.Equal(t, "LEDGER_UNAVAILABLE", refusalCode(res), text(res))
+	t.Logf("refused: %s", text(res))
+	require.Contains(t, text(res), "postgres://unix:"+pg.Dir+"/postgres")
+	require.Contains(t, text(res), "reachable")
+	require.NotContains(t, text(res), "hunter2")
+	bal := c.callTool("wallet_balance", map[string]any{})
+	require.NotEqual(t, true, bal["isError"], text(bal))
+	require.Equal(t, nonce, view.nonce(), "nothing sent")
+	c.stop()
+
+	// A start with the database down: reads work, writes are refused.
+	c2 := startServer(t, env)
+	c2.initialize()
+	bal = c2.callTool("wallet_balance", map[string]any{})
+	require.NotEqual(t, true, bal["isError"], text(bal))
+	res = c2.callTool("wallet_send", map[string]any{"to": to.Hex(), "amount": "2", "asset": "USDT"})
+	require.Equal(t, "LEDGER_UNAVAILABLE", refusalCode(res), text(res))
+	require.NotContains(t, text(res), "hunter2")
+	t.Logf("refused at start: %s", text(res))
+	pol = c2.callTool("wallet_policy", map[string]any{})
+	require.Contains(t, text(pol), "postgres://unix:"+pg.Dir)
+	require.NotContains(t, text(pol), "hunter2")
+
+	// The database is back: the same process writes again, no restart.
+	pg.Resume(t)
+	args = map[string]any{"to": to.Hex(), "amount": "2", "asset": "USDT"}
+	args["confirm"] = c2.callTool("wallet_send", args)["structuredContent"].(map[string]any)["confirm_token"]
+	res = c2.callTool("wallet_send", args)
+	require.Equal(t, "confirmed", res["structuredContent"].(map[string]any)["status"], text(res))
+	require.Equal(t, big.NewInt(2_000_000), view.usdtOf(to))
+	require.Equal(t, nonce+1, view.nonce())
+}
