@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"math/big"
 	"strings"
-	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -210,13 +209,8 @@ type approvePreview struct {
 	previewCommon
 }
 
-type approvePreviewResult struct {
-	Status       string         `json:"status" enum:"confirmation_required" jsonschema:"a preview: nothing was signed or sent"`
-	Preview      approvePreview `json:"preview" jsonschema:"the previewed approval"`
-	ConfirmToken string         `json:"confirm_token,omitempty" jsonschema:"single-use token for confirming exactly this preview (not given in human mode)"`
-	Approval     *approvalJSON  `json:"approval,omitempty" jsonschema:"human mode: which preview the person must approve, and how"`
-	ExpiresAt    string         `json:"expires_at" jsonschema:"when the confirmation expires (RFC 3339, UTC)"`
-}
+// approvePreviewResult is its tool's preview result.
+type approvePreviewResult = previewOf[approvePreview]
 
 func (s *Server) previewApprove(ctx context.Context, in approveIntent) (*mcp.CallToolResult, *Refusal) {
 	sp := in.spender
@@ -294,7 +288,7 @@ func (s *Server) previewApprove(ctx context.Context, in approveIntent) (*mcp.Cal
 		return d
 	}
 	return s.offer(approveTool, in.canonical(s.chainID), p, display, func(c confirmation) (any, string) {
-		r := approvePreviewResult{Status: "confirmation_required", Preview: pv, ConfirmToken: c.Token, Approval: c.approval(approveTool), ExpiresAt: c.Expires.UTC().Format(time.RFC3339)}
+		r := previewFor(pv, c, approveTool)
 		var b strings.Builder
 		b.WriteString("PREVIEW — nothing has been signed or sent.\n")
 		pv.networkLine(&b)

@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"math/big"
 	"strings"
-	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -154,13 +153,8 @@ type callPreview struct {
 	previewCommon
 }
 
-type callPreviewResult struct {
-	Status       string        `json:"status" enum:"confirmation_required" jsonschema:"a preview: nothing was signed or sent"`
-	Preview      callPreview   `json:"preview" jsonschema:"the previewed calls"`
-	ConfirmToken string        `json:"confirm_token,omitempty" jsonschema:"single-use token for confirming exactly this preview (not given in human mode)"`
-	Approval     *approvalJSON `json:"approval,omitempty" jsonschema:"human mode: which preview the person must approve, and how"`
-	ExpiresAt    string        `json:"expires_at" jsonschema:"when the confirmation expires (RFC 3339, UTC)"`
-}
+// callPreviewResult is its tool's preview result.
+type callPreviewResult = previewOf[callPreview]
 
 func (s *Server) previewCall(ctx context.Context, in callIntent) (*mcp.CallToolResult, *Refusal) {
 	if bad := s.writeAllowed(nil); bad != nil {
@@ -213,7 +207,7 @@ func (s *Server) previewCall(ctx context.Context, in callIntent) (*mcp.CallToolR
 		return d
 	}
 	return s.offer(callTool, in.canonical(s.chainID), p, display, func(c confirmation) (any, string) {
-		r := callPreviewResult{Status: "confirmation_required", Preview: pv, ConfirmToken: c.Token, Approval: c.approval(callTool), ExpiresAt: c.Expires.UTC().Format(time.RFC3339)}
+		r := previewFor(pv, c, callTool)
 		var b strings.Builder
 		b.WriteString("PREVIEW — nothing has been signed or sent.\n")
 		pv.networkLine(&b)

@@ -48,6 +48,21 @@ type approvalJSON struct {
 	How  string `json:"how" jsonschema:"what to do next"`
 }
 
+// previewOf is every write tool's preview result: the preview P, and how it
+// is confirmed (a token, or in human mode the approval a person gives).
+type previewOf[P any] struct {
+	Status       string        `json:"status" enum:"confirmation_required" jsonschema:"a preview: nothing was signed or sent"`
+	Preview      P             `json:"preview" jsonschema:"what the call would do, as walletgate built and checked it"`
+	ConfirmToken string        `json:"confirm_token,omitempty" jsonschema:"single-use token for confirming exactly this preview (not given in human mode)"`
+	Approval     *approvalJSON `json:"approval,omitempty" jsonschema:"human mode: which preview the person must approve, and how"`
+	ExpiresAt    string        `json:"expires_at" jsonschema:"when the confirmation expires (RFC 3339, UTC)"`
+}
+
+// previewFor is the preview result of pv for tool, confirmed as c says.
+func previewFor[P any](pv P, c confirmation, tool string) previewOf[P] {
+	return previewOf[P]{Status: "confirmation_required", Preview: pv, ConfirmToken: c.Token, Approval: c.approval(tool), ExpiresAt: c.Expires.UTC().Format(time.RFC3339)}
+}
+
 func (c confirmation) approval(tool string) *approvalJSON {
 	if c.ApprovalID == "" {
 		return nil

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/big"
 	"strings"
-	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -110,14 +109,8 @@ type sendPreview struct {
 	ExpectedEffect []effectJSON `json:"expected_effects" jsonschema:"what the receipt must show for the confirm to report success"`
 }
 
-// previewResult is a preview's structured result.
-type previewResult struct {
-	Status       string        `json:"status" enum:"confirmation_required" jsonschema:"a preview: nothing was signed or sent"`
-	Preview      sendPreview   `json:"preview" jsonschema:"the previewed send"`
-	ConfirmToken string        `json:"confirm_token,omitempty" jsonschema:"single-use token for confirming exactly this preview (not given in human mode)"`
-	Approval     *approvalJSON `json:"approval,omitempty" jsonschema:"human mode: which preview the person must approve, and how"`
-	ExpiresAt    string        `json:"expires_at" jsonschema:"when the confirmation expires (RFC 3339, UTC)"`
-}
+// previewResult is its tool's preview result.
+type previewResult = previewOf[sendPreview]
 
 func (s *Server) previewSend(ctx context.Context, in sendIntent) (*mcp.CallToolResult, *Refusal) {
 	if ref := s.writeAllowed(&in.to); ref != nil {
@@ -194,7 +187,7 @@ func (s *Server) previewSend(ctx context.Context, in sendIntent) (*mcp.CallToolR
 		return d
 	}
 	return s.offer(sendTool, in.canonical(s.chainID), p, display, func(c confirmation) (any, string) {
-		r := previewResult{Status: "confirmation_required", Preview: pv, ConfirmToken: c.Token, Approval: c.approval(sendTool), ExpiresAt: c.Expires.UTC().Format(time.RFC3339)}
+		r := previewFor(pv, c, sendTool)
 		return r, s.previewText(r, c)
 	})
 }

@@ -196,13 +196,8 @@ type signPreview struct {
 	previewCommon
 }
 
-type signPreviewResult struct {
-	Status       string        `json:"status" enum:"confirmation_required" jsonschema:"a preview: nothing was signed"`
-	Preview      signPreview   `json:"preview" jsonschema:"the previewed signature"`
-	ConfirmToken string        `json:"confirm_token,omitempty" jsonschema:"single-use token for confirming exactly this preview (not given in human mode)"`
-	Approval     *approvalJSON `json:"approval,omitempty" jsonschema:"human mode: which preview the person must approve, and how"`
-	ExpiresAt    string        `json:"expires_at" jsonschema:"when the confirmation expires (RFC 3339, UTC)"`
-}
+// signPreviewResult is its tool's preview result.
+type signPreviewResult = previewOf[signPreview]
 
 // signedResult is a confirmed signature.
 type signedResult struct {
@@ -308,7 +303,7 @@ func (s *Server) previewSign(ctx context.Context, in signIntent) (*mcp.CallToolR
 		return d
 	}
 	return s.offer(signTypedDataTool, in.canonical(s.chainID), p, display, func(c confirmation) (any, string) {
-		r := signPreviewResult{Status: "confirmation_required", Preview: pv, ConfirmToken: c.Token, Approval: c.approval(signTypedDataTool), ExpiresAt: c.Expires.UTC().Format(time.RFC3339)}
+		r := previewFor(pv, c, signTypedDataTool)
 		var b strings.Builder
 		b.WriteString("PREVIEW — nothing has been signed.\n")
 		pv.networkLine(&b)

@@ -356,14 +356,8 @@ type legPreview struct {
 	Calldata string `json:"calldata" jsonschema:"its calldata, hex"`
 }
 
-// swapPreviewResult is a swap preview's structured result.
-type swapPreviewResult struct {
-	Status       string        `json:"status" enum:"confirmation_required" jsonschema:"a preview: nothing was signed or sent"`
-	Preview      swapPreview   `json:"preview" jsonschema:"the previewed swap"`
-	ConfirmToken string        `json:"confirm_token,omitempty" jsonschema:"single-use token for confirming exactly this preview (not given in human mode)"`
-	Approval     *approvalJSON `json:"approval,omitempty" jsonschema:"human mode: which preview the person must approve, and how"`
-	ExpiresAt    string        `json:"expires_at" jsonschema:"when the confirmation expires (RFC 3339, UTC)"`
-}
+// swapPreviewResult is its tool's preview result.
+type swapPreviewResult = previewOf[swapPreview]
 
 func (s *Server) previewSwap(ctx context.Context, in swapIntent) (*mcp.CallToolResult, *Refusal) {
 	if ref := s.writeAllowed(nil); ref != nil {
@@ -530,7 +524,7 @@ func (s *Server) previewSwap(ctx context.Context, in swapIntent) (*mcp.CallToolR
 		return d
 	}
 	return s.offer(swapTool, in.canonical(s.chainID), p, display, func(c confirmation) (any, string) {
-		r := swapPreviewResult{Status: "confirmation_required", Preview: pv, ConfirmToken: c.Token, Approval: c.approval(swapTool), ExpiresAt: c.Expires.UTC().Format(time.RFC3339)}
+		r := previewFor(pv, c, swapTool)
 		return r, s.swapPreviewText(r, c)
 	})
 }

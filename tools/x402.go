@@ -221,7 +221,7 @@ func (s *Server) previewPay(ctx context.Context, in payIntent) (*mcp.CallToolRes
 		return d
 	}
 	return s.offer(payX402Tool, in.canonical(s.chainID, s.address), p, display, func(c confirmation) (any, string) {
-		r := signPreviewResult{Status: "confirmation_required", Preview: pv, ConfirmToken: c.Token, Approval: c.approval(payX402Tool), ExpiresAt: c.Expires.UTC().Format(time.RFC3339)}
+		r := previewFor(pv, c, payX402Tool)
 		var b strings.Builder
 		b.WriteString("PREVIEW — nothing has been signed or paid.\n")
 		pv.networkLine(&b)
