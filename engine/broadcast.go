@@ -213,7 +213,18 @@ func (e *Engine) Reconcile(ctx context.Context) ([]string, error) {
 		if !t.broadcast() && t.end == "" && t.inFlight(e.now(), e.bounds.Confirm) {
 			continue // another process is broadcasting it right now
 		}
-		line, _ := e.resolve(ctx, w, t)
+		line, done := e.resolve(ctx, w, t)
+		// A start often races a busy node: a lookup that failed is tried
+		// again a few times before the transaction is left to the next
+		// confirm's follow-up.
+		for try := 0; !done && t.end == "" && !t.broadcast() && try < 3; try++ {
+			select {
+			case <-ctx.Done():
+				return lines, ctx.Err()
+			case <-time.After(time.Second):
+			}
+			line, done = e.resolve(ctx, w, t)
+		}
 		if t.end == "" {
 			nonce := t.Nonce
 			info := e.chain.WaitOwn(ctx, t.hash, t.from, e.receiptTimeout, func(i *chain.TxInfo) bool { return i.Mined && notOurs(i, e, nonce) == "" })

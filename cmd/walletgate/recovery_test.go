@@ -43,6 +43,18 @@ func (v *chainView) nonce() uint64 {
 	return n
 }
 
+// waitForOr is waitFor that shows what explain says when it times out.
+func waitForOr(t *testing.T, what string, cond func() bool, explain func() string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s; walletgate's stderr:\n%s", what, explain())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // waitFor polls cond for up to 15 s.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
@@ -138,7 +150,7 @@ func TestKilledBetweenSignedAndBroadcast(t *testing.T) {
 	env, state, view, to, nonce := crashAt(t, "eth_sendRawTransaction", "signed")
 	c2 := startServer(t, env)
 	c2.initialize()
-	waitFor(t, "the abandoned record", func() bool { return journalHas(t, state, "abandoned") })
+	waitForOr(t, "the abandoned record", func() bool { return journalHas(t, state, "abandoned") }, func() string { return c2.stderr.String() })
 	time.Sleep(300 * time.Millisecond)
 	require.Zero(t, view.usdtOf(to).Sign(), "never sent")
 	require.Equal(t, nonce, view.nonce(), "no transaction")
