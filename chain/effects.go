@@ -126,25 +126,12 @@ func Inertish(s string) string {
 // StateAndTrace reads the send state and, in the same round trip, a traced
 // simulation of calls in sequence on the latest state, with any views.
 func (c *Client) StateAndTrace(ctx context.Context, from common.Address, calls []Call, views ...*View) (SendState, []Traced, error) {
-	elems, decode := c.sendStateElems(from)
-	n := len(elems)
 	el, decodeT := tracedElem(calls, true)
-	elems = append(elems, el)
-	v0 := len(elems)
-	for _, v := range views {
-		elems = append(elems, v.elem())
-	}
-	if err := c.batch(ctx, elems); err != nil {
-		return SendState{}, nil, err
-	}
-	st, err := decode()
+	st, err := c.stateBatch(ctx, from, &el, views)
 	if err != nil {
 		return SendState{}, nil, err
 	}
-	for i, v := range views {
-		v.done(elems[v0+i])
-	}
-	if err := elems[n].Error; err != nil {
+	if err := el.Error; err != nil {
 		return st, nil, simulateV1Error(err)
 	}
 	res, err := decodeT()

@@ -169,39 +169,28 @@ func (c *Client) StateAndViews(ctx context.Context, from common.Address, views .
 // and fees included, so the node also checks the sender can pay), several in
 // sequence with eth_simulateV1 — and any views.
 func (c *Client) StateAndSimulate(ctx context.Context, from common.Address, calls []Call, views ...*View) (SendState, []SimResult, error) {
-	elems, decode := c.sendStateElems(from)
-	n := len(elems)
 	var (
 		ret      hexutil.Bytes
 		decodeV1 func() ([]Traced, error)
+		sim      *rpc.BatchElem
 	)
 	switch {
 	case len(calls) == 1:
-		elems = append(elems, rpc.BatchElem{Method: "eth_call", Args: []any{calls[0].toArg(), "latest"}, Result: &ret})
+		sim = &rpc.BatchElem{Method: "eth_call", Args: []any{calls[0].toArg(), "latest"}, Result: &ret}
 	case len(calls) > 1:
 		var el rpc.BatchElem
 		el, decodeV1 = tracedElem(calls, false)
-		elems = append(elems, el)
+		sim = &el
 	}
-	v0 := len(elems)
-	for _, v := range views {
-		elems = append(elems, v.elem())
-	}
-	if err := c.batch(ctx, elems); err != nil {
-		return SendState{}, nil, err
-	}
-	st, err := decode()
+	st, err := c.stateBatch(ctx, from, sim, views)
 	if err != nil {
 		return SendState{}, nil, err
-	}
-	for i, v := range views {
-		v.done(elems[v0+i])
 	}
 	switch {
 	case len(calls) == 0:
 		return st, nil, nil
 	case len(calls) == 1:
-		if err := elems[n].Error; err != nil {
+		if err := sim.Error; err != nil {
 			re := asRevert(err)
 			var rev *RevertError
 			if errors.As(re, &rev) {
@@ -211,11 +200,40 @@ func (c *Client) StateAndSimulate(ctx context.Context, from common.Address, call
 		}
 		return st, []SimResult{{Return: ret}}, nil
 	}
-	if err := elems[n].Error; err != nil {
+	if err := sim.Error; err != nil {
 		return st, nil, simulateV1Error(err)
 	}
 	res, err := decodeV1()
 	return st, simResults(res), err
+}
+
+// stateBatch reads the send state, the element extra (when not nil) and the
+// views in one round trip. It decodes the state and the views and leaves
+// extra's own failure in extra.Error for the caller to judge.
+func (c *Client) stateBatch(ctx context.Context, from common.Address, extra *rpc.BatchElem, views []*View) (SendState, error) {
+	elems, decode := c.sendStateElems(from)
+	n := len(elems)
+	if extra != nil {
+		elems = append(elems, *extra)
+	}
+	v0 := len(elems)
+	for _, v := range views {
+		elems = append(elems, v.elem())
+	}
+	if err := c.batch(ctx, elems); err != nil {
+		return SendState{}, err
+	}
+	st, err := decode()
+	if err != nil {
+		return SendState{}, err
+	}
+	for i, v := range views {
+		v.done(elems[v0+i])
+	}
+	if extra != nil {
+		extra.Error = elems[n].Error
+	}
+	return st, nil
 }
 
 // sendStateElems are the batch elements of a send-state read and how to
