@@ -66,7 +66,7 @@ func tokenSpenderSchema(withOwner bool, amountHint, confirm string) map[string]a
 func (s *Server) allowanceTool() Tool {
 	return s.readTool(allowanceTool, "Token allowance",
 		"Read an ERC-20 allowance: how much of the owner's token (default: the wallet's) a spender may move, in human and base units, whether the token is verified and what the spender is. Reads only.",
-		tokenSpenderSchema(true, "", ""), outputSchema[allowanceResult](), argSpec{"token": argString, "spender": argString, "owner": argString}, s.allowanceHandler)
+		tokenSpenderSchema(true, "", ""), argSpec{"token": argString, "spender": argString, "owner": argString}, s.allowanceHandler)
 }
 
 // parseTokenSpender resolves the token (never ETH) and the spender.
@@ -161,7 +161,7 @@ func (s *Server) approveTool() Tool {
 	return s.writeTool(approveTool, "Approve or revoke a token allowance",
 		"Set an exact ERC-20 allowance for a spender (\"0\" revokes). Never unlimited. Two calls: the first returns a preview with the allowance before and after and a confirm_token; nothing is signed. Only with the user's agreement call again with the same arguments plus confirm.",
 		tokenSpenderSchema(false, "the exact allowance, a decimal string in the token's units (\"0\" revokes). A raised allowance counts against the token's caps: "+s.capsHint()+" The first call only previews.", s.confirmDescription()),
-		writeOutputSchema[approvePreviewResult](), spec,
+		spec,
 		twoStep(s, approveTool, s.parseApprove, func(i approveIntent) []byte { return i.canonical(s.chainID) }, s.previewApprove))
 }
 

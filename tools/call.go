@@ -81,7 +81,7 @@ func (s *Server) callTool() Tool {
 	}, "calls")
 	return s.writeTool(callTool, "Send contract calls",
 		"Send one or more contract calls as a builder (a DEX aggregator, a lending protocol) returns them, to contracts the operator allows. Each call is simulated first: the preview names each function and says exactly what the calls will move out of and into the wallet and which allowances they leave; the caps bind those simulated effects. Two calls: the first returns the preview and a confirm_token; nothing is signed. Only with the user's agreement call again with the same arguments plus confirm.",
-		in, writeOutputSchema[callPreviewResult](), argSpec{"calls": argCalls, "confirm": argString},
+		in, argSpec{"calls": argCalls, "confirm": argString},
 		twoStep(s, callTool, s.parseCall, func(i callIntent) []byte { return i.canonical(s.chainID) }, s.previewCall))
 }
 

@@ -15,6 +15,10 @@ package tools
 //     passing as an allowed null.
 //   - A write tool answers either a preview or a confirm's outcome: oneOf
 //     the two, told apart by status.
+//   - The derivation runs at `go generate ./tools` time, not at start-up
+//     (it was most of a cold start): resultSchemas names each tool's
+//     derivation, outschema_gen.go holds what they produced, and
+//     TestGeneratedOutputSchemasMatchTheTypes fails when the two differ.
 
 import (
 	"encoding/json"
@@ -24,6 +28,38 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 )
+
+//go:generate go test -run ^TestGeneratedOutputSchemasMatchTheTypes$ -update-schemas .
+
+// resultSchemas derive each tool's output schema from its result types.
+var resultSchemas = map[string]func() json.RawMessage{
+	"wallet_address":   outputSchema[addressResult],
+	"wallet_balance":   outputSchema[balanceResult],
+	"wallet_verify_tx": outputSchema[verifyResult],
+	"wallet_policy":    outputSchema[policyResult],
+	quoteTool:          outputSchema[quoteResult],
+	allowanceTool:      outputSchema[allowanceResult],
+	sendTool:           writeOutputSchema[previewResult],
+	swapTool:           writeOutputSchema[swapPreviewResult],
+	approveTool:        writeOutputSchema[approvePreviewResult],
+	callTool:           writeOutputSchema[callPreviewResult],
+	signTypedDataTool:  signOutputSchema[signPreviewResult, signedResult],
+	payX402Tool:        signOutputSchema[signPreviewResult, x402Result],
+}
+
+// resultSchema is tool's output schema: as generated from resultSchemas, or
+// derived now for a tool the generated file does not know yet (a tree the
+// tests have not passed).
+func resultSchema(tool string) json.RawMessage {
+	if s, ok := generatedSchemas[tool]; ok {
+		return json.RawMessage(s)
+	}
+	derive, ok := resultSchemas[tool]
+	if !ok {
+		panic("no output schema for " + tool) // every tool declares one
+	}
+	return derive()
+}
 
 // patterns are the named patterns a `pattern` tag may use.
 var patterns = map[string]string{

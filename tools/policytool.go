@@ -58,7 +58,7 @@ type signingPolicy struct {
 func (s *Server) policyTool() Tool {
 	return s.readTool("wallet_policy", "Policy and limits",
 		"What this wallet may do right now: network, signer, write tools offered, opt-ins, recipient allow-list and confirmation mode.",
-		object(map[string]any{}), outputSchema[policyResult](), argSpec{},
+		object(map[string]any{}), argSpec{},
 		func(ctx context.Context, _ args) (*mcp.CallToolResult, *Refusal) {
 			r := s.policyResult()
 			return success(r, policyText(r)), nil

@@ -29,7 +29,7 @@ type addressResult struct {
 func (s *Server) addressTool() Tool {
 	return s.readTool("wallet_address", "Wallet address",
 		"The wallet's address, chain id, network (MAINNET / testnet / local dev chain) and signer kind.",
-		object(map[string]any{}), outputSchema[addressResult](), argSpec{},
+		object(map[string]any{}), argSpec{},
 		func(ctx context.Context, _ args) (*mcp.CallToolResult, *Refusal) {
 			r := addressResult{
 				Address:     s.address.Hex(),
@@ -84,7 +84,7 @@ func (s *Server) balanceTool() Tool {
 	})
 	return s.readTool("wallet_balance", "Balances",
 		"ETH and ERC-20 balances, nonce and contract status of an address (default: the wallet), all read at one block.",
-		in, outputSchema[balanceResult](), argSpec{"address": argString, "tokens": argStringList},
+		in, argSpec{"address": argString, "tokens": argStringList},
 		func(ctx context.Context, a args) (*mcp.CallToolResult, *Refusal) {
 			addr := s.address
 			if v, ok := a.str("address"); ok {

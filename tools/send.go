@@ -59,7 +59,7 @@ func (s *Server) sendTool() Tool {
 	}, "to", "amount")
 	return s.writeTool(sendTool, "Send ETH or a token",
 		"Send ETH or an ERC-20 token. Two calls: the first returns a preview and a confirm_token (nothing is signed); show the preview to the user, and only with their agreement call again with the same arguments plus confirm.",
-		in, writeOutputSchema[previewResult](), argSpec{"to": argString, "amount": argString, "asset": argString, "confirm": argString},
+		in, argSpec{"to": argString, "amount": argString, "asset": argString, "confirm": argString},
 		twoStep(s, sendTool, s.parseSend, func(i sendIntent) []byte { return i.canonical(s.chainID) }, s.previewSend))
 }
 

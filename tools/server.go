@@ -201,11 +201,10 @@ func (s *Server) MCP(version string) *server.MCPServer {
 	for _, t := range tools {
 		schemas[t.Tool.Name] = t.Tool.RawOutputSchema
 	}
-	outputs, err := schemacheck.Compile(schemas)
-	if err != nil {
-		panic(err) // a schema derived from a result type that does not compile is a programming error
-	}
-	s.outputs = outputs
+	// Compiled on each tool's first answer: compiling them all was most of
+	// a cold start. That they all compile is a test
+	// (TestGeneratedOutputSchemasMatchTheTypes).
+	s.outputs = schemacheck.Lazy(schemas)
 	for _, t := range tools {
 		ms.AddTool(t.Tool, t.Handler)
 	}
@@ -276,12 +275,13 @@ func (s *Server) writesDisabledReason() string {
 	return ""
 }
 
-// writeTool builds a destructive tool with the preview/confirm output schema.
-func (s *Server) writeTool(name, title, description string, in map[string]any, out json.RawMessage, spec argSpec,
+// writeTool builds a destructive tool; its output schema (a preview or an
+// outcome) is resultSchema(name).
+func (s *Server) writeTool(name, title, description string, in map[string]any, spec argSpec,
 	h func(ctx context.Context, a args) (*mcp.CallToolResult, *Refusal)) Tool {
 	t := mcp.NewToolWithRawSchema(name, description, mustJSON(in))
 	t.Title = title
-	t.RawOutputSchema = out
+	t.RawOutputSchema = resultSchema(name)
 	t.Annotations = mcp.ToolAnnotation{
 		Title:           title,
 		ReadOnlyHint:    mcp.ToBoolPtr(false),
@@ -292,12 +292,13 @@ func (s *Server) writeTool(name, title, description string, in map[string]any, o
 	return Tool{Tool: t, Handler: s.handler(name, spec, h)}
 }
 
-// readTool builds a read-only tool whose handler gets strictly parsed args.
-func (s *Server) readTool(name, title, description string, in map[string]any, out json.RawMessage, spec argSpec,
+// readTool builds a read-only tool whose handler gets strictly parsed args;
+// its output schema is resultSchema(name).
+func (s *Server) readTool(name, title, description string, in map[string]any, spec argSpec,
 	h func(ctx context.Context, a args) (*mcp.CallToolResult, *Refusal)) Tool {
 	t := mcp.NewToolWithRawSchema(name, description, mustJSON(in))
 	t.Title = title
-	t.RawOutputSchema = out
+	t.RawOutputSchema = resultSchema(name)
 	t.Annotations = mcp.ToolAnnotation{
 		Title:           title,
 		ReadOnlyHint:    mcp.ToBoolPtr(true),

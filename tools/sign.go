@@ -60,7 +60,7 @@ func (s *Server) signTypedDataTool() Tool {
 	}, "typed_data")
 	return s.writeTool(signTypedDataTool, "Sign EIP-712 typed data",
 		"Sign EIP-712 typed data (eth_signTypedData_v4). A permit or transfer authorization can move the wallet's tokens without a transaction, so it is decoded, capped and bounded in time; other kinds are refused unless the operator allows them. Two calls: the first returns a preview of what the signature allows and a confirm_token; nothing is signed. Only with the user's agreement call again with the same arguments plus confirm; the answer carries the signature.",
-		in, signOutputSchema[signPreviewResult, signedResult](), spec,
+		in, spec,
 		twoStepSign(s, signTypedDataTool, s.parseSign, func(i signIntent) []byte { return i.canonical(s.chainID) }, s.previewSign, s.renderSigned))
 }
 

@@ -246,7 +246,7 @@ type quoteResult struct {
 func (s *Server) quoteTool() Tool {
 	return s.readTool(quoteTool, "Swap quote",
 		"Quote an exact-input swap in one Uniswap v3 pool (QuoterV2 quoteExactInputSingle): amount out, the minimum at a slippage, and the pool price after. Reads only.",
-		swapInputSchema("", ""), outputSchema[quoteResult](), swapSpec, s.quoteHandler)
+		swapInputSchema("", ""), swapSpec, s.quoteHandler)
 }
 
 func (s *Server) quoteHandler(ctx context.Context, a args) (*mcp.CallToolResult, *Refusal) {
@@ -328,7 +328,7 @@ func (s *Server) swapTool() Tool {
 	}
 	return s.writeTool(swapTool, "Swap tokens",
 		"Swap an exact amount of one token for another in a Uniswap v3 pool. Two calls: the first quotes, fixes the minimum output and a deadline, and returns a preview of every transaction (an exact approval when needed, then the swap) with a confirm_token; nothing is signed. Only with the user's agreement call again with the same arguments plus confirm.",
-		swapInputSchema(s.capsHint()+" The first call only previews.", s.confirmDescription()), writeOutputSchema[swapPreviewResult](), spec,
+		swapInputSchema(s.capsHint()+" The first call only previews.", s.confirmDescription()), spec,
 		twoStep(s, swapTool, s.parseSwap, func(i swapIntent) []byte { return i.canonical(s.chainID) }, s.previewSwap))
 }
 

@@ -61,7 +61,7 @@ func (s *Server) verifyTool() Tool {
 	}, "tx")
 	return s.readTool("wallet_verify_tx", "Verify a transaction",
 		"Look a transaction up by hash: status, block, confirmations, sender, recipient, ETH value, fee and decoded ERC-20 transfers; optionally check it against an expected recipient and amount of an asset.",
-		in, outputSchema[verifyResult](), argSpec{"tx": argString, "expected_to": argString, "expected_amount": argString, "asset": argString},
+		in, argSpec{"tx": argString, "expected_to": argString, "expected_amount": argString, "asset": argString},
 		s.verify)
 }
 

@@ -79,7 +79,7 @@ func (s *Server) payX402Tool() Tool {
 	}, "payment_required")
 	return s.writeTool(payX402Tool, "Pay for an x402 resource",
 		"Pay an x402 payment requirement (HTTP 402) with an EIP-3009 transfer authorization (the x402 \"exact\" scheme on EVM). Two calls: the first returns a preview of who is paid how much for which resource and a confirm_token; nothing is signed. Only with the user's agreement call again with the same arguments plus confirm; the answer carries the PAYMENT-SIGNATURE header value to retry the request with.",
-		in, signOutputSchema[signPreviewResult, x402Result](), spec,
+		in, spec,
 		twoStepSign(s, payX402Tool, s.parsePay, func(i payIntent) []byte { return i.canonical(s.chainID, s.address) }, s.previewPay, s.renderPaid))
 }
 

@@ -13,51 +13,86 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
-// Set holds the compiled output schemas of a server's tools. The zero value
-// knows no tool and refuses every check. A Set is safe for concurrent use.
+// Set holds the output schemas of a server's tools, each compiled when
+// first needed or all at once (Compile). The zero value knows no tool and
+// refuses every check. A Set is safe for concurrent use.
 type Set struct {
-	schemas map[string]*jsonschema.Schema
+	schemas map[string]*entry
+}
+
+// entry is one tool's schema: its JSON, and the compiled form once asked.
+type entry struct {
+	raw  json.RawMessage
+	once sync.Once
+	sch  *jsonschema.Schema
+	err  error
+}
+
+// compiled compiles the schema the first time, and returns it or why not.
+func (e *entry) compiled(name string) (*jsonschema.Schema, error) {
+	e.once.Do(func() { e.sch, e.err = compile(name, e.raw) })
+	return e.sch, e.err
 }
 
 // Compile compiles each tool's output schema (tool name → schema JSON). A
 // schema that does not compile is an error: a check must never pass because
 // its schema could not be read.
 func Compile(schemas map[string]json.RawMessage) (*Set, error) {
-	s := &Set{schemas: map[string]*jsonschema.Schema{}}
+	s := Lazy(schemas)
 	names := make([]string, 0, len(schemas))
 	for n := range schemas {
 		names = append(names, n)
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schemas[name]))
-		if err != nil {
-			return nil, fmt.Errorf("output schema of %s: %w", name, err)
+		if _, err := s.schemas[name].compiled(name); err != nil {
+			return nil, err
 		}
-		c := jsonschema.NewCompiler()
-		url := "mem://walletgate/" + name + ".json"
-		if err := c.AddResource(url, doc); err != nil {
-			return nil, fmt.Errorf("output schema of %s: %w", name, err)
-		}
-		sch, err := c.Compile(url)
-		if err != nil {
-			return nil, fmt.Errorf("output schema of %s: %w", name, err)
-		}
-		s.schemas[name] = sch
 	}
 	return s, nil
+}
+
+// Lazy is Compile without compiling: each schema is compiled on its tool's
+// first Check (a few ms for a large one, which a server's start need not
+// pay for every tool). A schema that does not compile fails every Check of
+// its tool.
+func Lazy(schemas map[string]json.RawMessage) *Set {
+	s := &Set{schemas: make(map[string]*entry, len(schemas))}
+	for name, raw := range schemas {
+		s.schemas[name] = &entry{raw: raw}
+	}
+	return s
+}
+
+// compile compiles one tool's schema.
+func compile(name string, raw json.RawMessage) (*jsonschema.Schema, error) {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return nil, fmt.Errorf("output schema of %s: %w", name, err)
+	}
+	c := jsonschema.NewCompiler()
+	url := "mem://walletgate/" + name + ".json"
+	if err := c.AddResource(url, doc); err != nil {
+		return nil, fmt.Errorf("output schema of %s: %w", name, err)
+	}
+	sch, err := c.Compile(url)
+	if err != nil {
+		return nil, fmt.Errorf("output schema of %s: %w", name, err)
+	}
+	return sch, nil
 }
 
 // Check reports whether a result of tool (its structuredContent, and whether
 // it is an error result) is what the tool's output schema promises. A tool
 // the Set does not know fails the check.
 func (s *Set) Check(tool string, structured any, isError bool) error {
-	sch, ok := s.schemas[tool]
-	if !ok || sch == nil {
+	e, ok := s.schemas[tool]
+	if !ok || e == nil {
 		return fmt.Errorf("%s: no output schema known for this tool", tool)
 	}
 	if structured == nil {
@@ -65,6 +100,10 @@ func (s *Set) Check(tool string, structured any, isError bool) error {
 			return nil
 		}
 		return fmt.Errorf("%s: the tool declares an output schema but the result carries no structuredContent", tool)
+	}
+	sch, err := e.compiled(tool)
+	if err != nil {
+		return fmt.Errorf("%s: the output schema does not compile, so no answer can be checked: %w", tool, err)
 	}
 	b, err := json.Marshal(structured)
 	if err != nil {

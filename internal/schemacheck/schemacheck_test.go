@@ -48,3 +48,20 @@ func TestCompileRefusesABrokenSchema(t *testing.T) {
 	_, err = schemacheck.Compile(map[string]json.RawMessage{"t": json.RawMessage(`{`)})
 	require.Error(t, err)
 }
+
+// A lazily compiled Set checks like a compiled one, and a schema that does
+// not compile fails every check of its tool that has content to check —
+// never passes one.
+func TestLazyCompilesOnFirstCheckAndFailsClosed(t *testing.T) {
+	set := schemacheck.Lazy(map[string]json.RawMessage{
+		"t":      json.RawMessage(closed),
+		"broken": json.RawMessage(`{"type":"object","properties":{"a":{"type":"no-such-type"}}}`),
+	})
+	require.NoError(t, set.Check("t", map[string]any{"kind": "a"}, false))
+	require.Error(t, set.Check("t", map[string]any{"kind": "b"}, false))
+	for range 2 {
+		err := set.Check("broken", map[string]any{"a": 1}, false)
+		require.ErrorContains(t, err, "does not compile")
+		require.ErrorContains(t, set.Check("broken", map[string]any{"a": 1}, true), "does not compile", "nor an error result with content")
+	}
+}
