@@ -32,23 +32,30 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
 //go:embed page.css page.html
 var pageFiles embed.FS
 
+// The page's parts are read and parsed on first use: a walletgate that never
+// serves the page (token mode, most starts) does not pay for them.
 var (
-	pageCSS  = mustRead("page.css")
-	pageTmpl = template.Must(template.New("page.html").Funcs(template.FuncMap{
-		"clock":       func(t time.Time) string { return t.UTC().Format("15:04:05") + " UTC" },
-		"left":        func(v View) string { return LeftText(v.Left()) },
-		"groups":      AddressGroups,
-		"live":        func(vs []View) []View { return filterViews(vs, true) },
-		"past":        func(vs []View) []View { return filterViews(vs, false) },
-		"outcomeWord": OutcomeHeadline,
-	}).ParseFS(pageFiles, "page.html"))
-	cspHeader = "default-src 'none'; style-src 'sha256-" + cssHash() + "'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+	pageCSS  = sync.OnceValue(func() string { return mustRead("page.css") })
+	pageTmpl = sync.OnceValue(func() *template.Template {
+		return template.Must(template.New("page.html").Funcs(template.FuncMap{
+			"clock":       func(t time.Time) string { return t.UTC().Format("15:04:05") + " UTC" },
+			"left":        func(v View) string { return LeftText(v.Left()) },
+			"groups":      AddressGroups,
+			"live":        func(vs []View) []View { return filterViews(vs, true) },
+			"past":        func(vs []View) []View { return filterViews(vs, false) },
+			"outcomeWord": OutcomeHeadline,
+		}).ParseFS(pageFiles, "page.html"))
+	})
+	cspHeader = sync.OnceValue(func() string {
+		return "default-src 'none'; style-src 'sha256-" + cssHash() + "'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+	})
 )
 
 func mustRead(name string) string {
@@ -60,7 +67,7 @@ func mustRead(name string) string {
 }
 
 func cssHash() string {
-	sum := sha256.Sum256([]byte(pageCSS))
+	sum := sha256.Sum256([]byte(pageCSS()))
 	return base64.StdEncoding.EncodeToString(sum[:])
 }
 
@@ -117,7 +124,7 @@ func (p *Page) Server() *http.Server {
 // /a/<secret>/p/<id>/approve and /reject.
 func (p *Page) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
-	h.Set("Content-Security-Policy", cspHeader)
+	h.Set("Content-Security-Policy", cspHeader())
 	h.Set("X-Frame-Options", "DENY")
 	h.Set("Referrer-Policy", "same-origin")
 	h.Set("Cache-Control", "no-store")
@@ -257,11 +264,11 @@ type pageData struct {
 
 func (p *Page) render(w http.ResponseWriter, status int, d pageData) {
 	d.Base = "/a/" + p.secret + "/"
-	d.CSS = template.CSS(pageCSS)
+	d.CSS = template.CSS(pageCSS())
 	d.Now = p.now
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	var b strings.Builder
-	if err := pageTmpl.Execute(&b, d); err != nil {
+	if err := pageTmpl().Execute(&b, d); err != nil {
 		http.Error(w, "walletgate: the page could not be rendered", http.StatusInternalServerError)
 		return
 	}

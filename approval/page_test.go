@@ -679,8 +679,8 @@ func TestPageCSSInlinedVerbatim(t *testing.T) {
 	_, body := f.get(t, f.base())
 	m := styleRE.FindStringSubmatch(body)
 	require.NotNil(t, m)
-	require.Equal(t, pageCSS, m[1])
-	require.NotEmpty(t, strings.TrimSpace(pageCSS))
+	require.Equal(t, pageCSS(), m[1])
+	require.NotEmpty(t, strings.TrimSpace(pageCSS()))
 }
 
 // TestPageOverHTTP drives the page through a real loopback listener and

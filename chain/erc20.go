@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/big"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/ethereum/go-ethereum/accounts/abi"
@@ -28,8 +29,9 @@ const erc20ABI = `[
  {"type":"event","name":"Transfer","anonymous":false,"inputs":[{"name":"from","type":"address","indexed":true},{"name":"to","type":"address","indexed":true},{"name":"value","type":"uint256","indexed":false}]}
 ]`
 
-// ERC20 is the parsed ERC-20 ABI subset.
-var ERC20 = mustABI(erc20ABI)
+// ERC20 is the parsed ERC-20 ABI subset, parsed on first use (not at
+// every start).
+var ERC20 = sync.OnceValue(func() abi.ABI { return mustABI(erc20ABI) })
 
 // TransferTopic is topic 0 of an ERC-20 (and ERC-721) Transfer event.
 var TransferTopic = crypto.Keccak256Hash([]byte("Transfer(address,address,uint256)"))
@@ -47,7 +49,7 @@ func mustABI(s string) abi.ABI {
 }
 
 func pack(method string, args ...any) hexutil.Bytes {
-	data, err := ERC20.Pack(method, args...)
+	data, err := ERC20().Pack(method, args...)
 	if err != nil {
 		panic(fmt.Sprintf("pack %s: %v", method, err)) // static ABI, static argument types
 	}
@@ -101,7 +103,7 @@ func decodeText(ret []byte) (string, error) {
 	case len(ret) == 32:
 		s = string(bytes.TrimRight(ret, "\x00"))
 	case len(ret) >= 64:
-		out, err := ERC20.Methods["symbol"].Outputs.Unpack(ret)
+		out, err := ERC20().Methods["symbol"].Outputs.Unpack(ret)
 		if err != nil {
 			return "", err
 		}

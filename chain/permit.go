@@ -7,17 +7,21 @@ package chain
 import (
 	"github.com/ethereum/go-ethereum/accounts/abi"
 	"github.com/ethereum/go-ethereum/common"
+	"sync"
 )
 
-// Permits is the ABI of the permit and authorization reads and calls.
-var Permits = mustABI(`[
+// Permits is the ABI of the permit and authorization reads and calls,
+// parsed on first use.
+var Permits = sync.OnceValue(func() abi.ABI { return mustABI(permitsABI) })
+
+const permitsABI = `[
  {"type":"function","name":"nonces","stateMutability":"view","inputs":[{"name":"owner","type":"address"}],"outputs":[{"type":"uint256"}]},
  {"type":"function","name":"authorizationState","stateMutability":"view","inputs":[{"name":"authorizer","type":"address"},{"name":"nonce","type":"bytes32"}],"outputs":[{"type":"bool"}]},
  {"type":"function","name":"DOMAIN_SEPARATOR","stateMutability":"view","inputs":[],"outputs":[{"type":"bytes32"}]}
-]`)
+]`
 
 func packPermits(method string, args ...any) []byte {
-	data, err := Permits.Pack(method, args...)
+	data, err := Permits().Pack(method, args...)
 	if err != nil {
 		panic("pack " + method + ": " + err.Error()) // static ABI, static argument types
 	}

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/ethereum/go-ethereum/accounts/abi"
 	"math/big"
 	"strings"
+	"sync"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
@@ -34,8 +36,8 @@ const uniswapABI = `[
   "outputs":[{"name":"results","type":"bytes[]"}]}
 ]`
 
-// UniswapABI is the parsed QuoterV2/SwapRouter02 subset.
-var UniswapABI = mustABI(uniswapABI)
+// UniswapABI is the parsed QuoterV2/SwapRouter02 subset, parsed on first use.
+var UniswapABI = sync.OnceValue(func() abi.ABI { return mustABI(uniswapABI) })
 
 type quoteParams struct {
 	TokenIn           common.Address
@@ -57,7 +59,7 @@ type swapParams struct {
 
 // QuoteData is the calldata of QuoterV2.quoteExactInputSingle with no price limit.
 func QuoteData(tokenIn, tokenOut common.Address, amountIn *big.Int, fee uint32) []byte {
-	data, err := UniswapABI.Pack("quoteExactInputSingle", quoteParams{tokenIn, tokenOut, amountIn, big.NewInt(int64(fee)), new(big.Int)})
+	data, err := UniswapABI().Pack("quoteExactInputSingle", quoteParams{tokenIn, tokenOut, amountIn, big.NewInt(int64(fee)), new(big.Int)})
 	if err != nil {
 		panic(err) // static types
 	}
@@ -68,11 +70,11 @@ func QuoteData(tokenIn, tokenOut common.Address, amountIn *big.Int, fee uint32) 
 // [exactInputSingle(...)]): SwapRouter02's exactInputSingle has no deadline
 // of its own, so the multicall carries it.
 func SwapData(tokenIn, tokenOut common.Address, fee uint32, recipient common.Address, amountIn, minOut *big.Int, deadline uint64) []byte {
-	inner, err := UniswapABI.Pack("exactInputSingle", swapParams{tokenIn, tokenOut, big.NewInt(int64(fee)), recipient, amountIn, minOut, new(big.Int)})
+	inner, err := UniswapABI().Pack("exactInputSingle", swapParams{tokenIn, tokenOut, big.NewInt(int64(fee)), recipient, amountIn, minOut, new(big.Int)})
 	if err != nil {
 		panic(err)
 	}
-	data, err := UniswapABI.Pack("multicall", new(big.Int).SetUint64(deadline), [][]byte{inner})
+	data, err := UniswapABI().Pack("multicall", new(big.Int).SetUint64(deadline), [][]byte{inner})
 	if err != nil {
 		panic(err)
 	}
@@ -119,7 +121,7 @@ func DecodeUint256(ret []byte) (*big.Int, error) { return decodeUint256(ret) }
 
 // DecodeQuote decodes the quoter's answer to calldata, read at head.
 func DecodeQuote(out, calldata []byte, head Head) (*Quote, error) {
-	vals, err := UniswapABI.Methods["quoteExactInputSingle"].Outputs.Unpack(out)
+	vals, err := UniswapABI().Methods["quoteExactInputSingle"].Outputs.Unpack(out)
 	if err != nil || len(vals) != 4 {
 		return nil, fmt.Errorf("quoter answered %d bytes that are not a quote", len(out))
 	}

@@ -22,7 +22,8 @@ func TestUniswapSelectorsAndLayout(t *testing.T) {
 	require.Equal(t, big.NewInt(500), new(big.Int).SetBytes(q[100:132]))
 
 	s := chain.SwapData(a, b, 500, a, big.NewInt(9), big.NewInt(8), 1234)
-	method, err := chain.UniswapABI.MethodById(s[:4])
+	uni := chain.UniswapABI()
+	method, err := uni.MethodById(s[:4])
 	require.NoError(t, err)
 	require.Equal(t, "multicall", method.Name)
 	vals, err := method.Inputs.Unpack(s[4:])

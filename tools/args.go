@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -24,7 +25,9 @@ import (
 const maxArgsBytes = 16 << 10
 
 // jsonNumberRE is a JSON number literal: safe to repeat in a message as is.
-var jsonNumberRE = regexp.MustCompile(`^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$`)
+var jsonNumberRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$`)
+})
 
 // maxListLen bounds a string-list argument.
 const maxListLen = 32
@@ -267,7 +270,7 @@ func describeJSON(v []byte) string {
 	case '"':
 		return "a string"
 	default:
-		if len(v) <= 40 && jsonNumberRE.Match(v) {
+		if len(v) <= 40 && jsonNumberRE().Match(v) {
 			return "the number " + string(v)
 		}
 		return "a number"

@@ -41,8 +41,9 @@ const wethABI = `[
 ]`
 
 var (
-	erc20Moving = mustParseABI(erc20MovingABI)
-	wethFuncs   = mustParseABI(wethABI)
+	// parsed on first use, not at every start
+	erc20Moving = sync.OnceValue(func() abi.ABI { return mustParseABI(erc20MovingABI) })
+	wethFuncs   = sync.OnceValue(func() abi.ABI { return mustParseABI(wethABI) })
 
 	fourbyteOnce sync.Once
 	fourbyteDB   *fourbyte.Database // nil when it could not be loaded
@@ -65,16 +66,16 @@ func (s *Server) decodeCall(to common.Address, data []byte) decodedCall {
 		return decodedCall{Function: "malformed calldata 0x" + hex.EncodeToString(data), Args: []string{}, Source: "unknown"}
 	}
 	if u := s.network.Uniswap; u != nil && to == u.SwapRouter02 {
-		if d, ok := decodeWith(chain.UniswapABI, data, "abi"); ok {
+		if d, ok := decodeWith(chain.UniswapABI(), data, "abi"); ok {
 			return d
 		}
 	}
 	if to == s.weth() && to != (common.Address{}) {
-		if d, ok := decodeWith(wethFuncs, data, "abi"); ok {
+		if d, ok := decodeWith(wethFuncs(), data, "abi"); ok {
 			return d
 		}
 	}
-	if d, ok := decodeWith(erc20Moving, data, "erc20"); ok {
+	if d, ok := decodeWith(erc20Moving(), data, "erc20"); ok {
 		return d
 	}
 	fourbyteOnce.Do(func() { fourbyteDB, _ = fourbyte.New() })

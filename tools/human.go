@@ -16,6 +16,7 @@ import (
 	"math/big"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -228,7 +229,7 @@ func personText(text string) string {
 }
 
 // hashInTextRE finds transaction hashes in a message (an earlier leg's, say).
-var hashInTextRE = regexp.MustCompile(`0x[0-9a-fA-F]{64}`)
+var hashInTextRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`0x[0-9a-fA-F]{64}`) })
 
 // finishApproval tells the broker how a human-mode confirm with code ended,
 // in words for the person: the approval page then shows it where they
@@ -291,7 +292,7 @@ func outcomeOf(res *mcp.CallToolResult, ref *Refusal) approval.Outcome {
 func hashesIn(msg, last string) []string {
 	var out []string
 	seen := map[string]bool{}
-	for _, h := range append(hashInTextRE.FindAllString(msg, -1), last) {
+	for _, h := range append(hashInTextRE().FindAllString(msg, -1), last) {
 		if h != "" && !seen[strings.ToLower(h)] {
 			seen[strings.ToLower(h)] = true
 			out = append(out, h)

@@ -558,7 +558,7 @@ func (s *Server) swapUndo(in swapIntent, router common.Address, before *big.Int)
 // swapOutput decodes multicall's bytes[] result whose one element is
 // exactInputSingle's amountOut.
 func swapOutput(ret []byte) *big.Int {
-	vals, err := chain.UniswapABI.Methods["multicall"].Outputs.Unpack(ret)
+	vals, err := chain.UniswapABI().Methods["multicall"].Outputs.Unpack(ret)
 	if err != nil || len(vals) != 1 {
 		return new(big.Int)
 	}

@@ -6,6 +6,7 @@ import (
 	"math/big"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -14,7 +15,7 @@ import (
 	"github.com/walletgate/walletgate/policy"
 )
 
-var txHashRE = regexp.MustCompile(hashPattern)
+var txHashRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(hashPattern) })
 
 // Transaction statuses reported by wallet_verify_tx.
 const (
@@ -67,7 +68,7 @@ func (s *Server) verifyTool() Tool {
 
 func (s *Server) verify(ctx context.Context, a args) (*mcp.CallToolResult, *Refusal) {
 	raw, _ := a.str("tx")
-	if !txHashRE.MatchString(raw) {
+	if !txHashRE().MatchString(raw) {
 		return nil, refuse(CodeBadTx, "tx %s is not a transaction hash. Give 0x followed by 64 hex digits, as returned by a confirmed send.", displayInput(raw))
 	}
 	hash := common.HexToHash(raw)
