@@ -254,6 +254,27 @@ func (l *Ledger) Usage(asset common.Address) []WindowUsage {
 	return out
 }
 
+// Limits returns asset's cap in each window, in the order PerTx,
+// PerSession, PerDay (nil where it has none). It reads the configuration
+// only, never the spend, so it does not wait on the journal. The zero Ledger
+// returns nil.
+func (l *Ledger) Limits(asset common.Address) []*big.Int {
+	if l == nil {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]*big.Int, 0, len(windows))
+	for _, w := range windows {
+		var lim *big.Int
+		if v, ok := l.limits.window(w)[asset]; ok {
+			lim = new(big.Int).Set(v)
+		}
+		out = append(out, lim)
+	}
+	return out
+}
+
 // Assets returns every asset with a cap (possibly zero) in any window: ETH
 // first, then tokens in ascending address order. The zero Ledger returns nil.
 func (l *Ledger) Assets() []common.Address {

@@ -277,6 +277,13 @@ func TestUsage(t *testing.T) {
 
 	// An asset never spent and never capped.
 	require.Equal(t, []WindowUsage{{Window: PerTx, Used: n(0)}, {Window: PerSession, Used: n(0)}, {Window: PerDay, Used: n(0)}}, l.Usage(usdc))
+
+	// Limits are the caps alone, whatever was spent, in Usage's order.
+	require.Equal(t, []*big.Int{n(70), n(200), n(100)}, l.Limits(eth))
+	require.Equal(t, []*big.Int{nil, nil, nil}, l.Limits(usdc))
+	require.Equal(t, []Window{PerTx, PerSession, PerDay}, Windows())
+	l.Limits(eth)[0].SetInt64(1)
+	require.Equal(t, n(70), l.Limits(eth)[0], "a copy: changing it changes no cap")
 }
 
 func TestRollingDay(t *testing.T) {

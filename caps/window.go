@@ -25,6 +25,9 @@ const DayLength = 24 * time.Hour
 // windows lists every window in the order checks and Usage report them.
 var windows = [...]Window{PerTx, PerSession, PerDay}
 
+// Windows lists the windows in the order Usage and Limits report them.
+func Windows() []Window { return append([]Window(nil), windows[:]...) }
+
 // String returns "per transaction", "per session" or "per day".
 func (w Window) String() string {
 	switch w {

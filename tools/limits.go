@@ -173,9 +173,11 @@ func (s *Server) capsHint() string {
 	for _, a := range s.ledger.Assets() {
 		as := s.assetInfo(a)
 		var w []string
-		for _, u := range s.ledger.Usage(a) {
-			if u.Limit != nil {
-				w = append(w, policy.FormatAmount(u.Limit, as.Decimals)+" "+u.Window.String())
+		// limits only: the tools' descriptions are built at start-up, which
+		// must not wait on the journal for what was spent
+		for i, lim := range s.ledger.Limits(a) {
+			if lim != nil {
+				w = append(w, policy.FormatAmount(lim, as.Decimals)+" "+caps.Windows()[i].String())
 			}
 		}
 		if len(w) > 0 {
