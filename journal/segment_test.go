@@ -421,3 +421,30 @@ func TestCloseNeverMovesTheHeadBack(t *testing.T) {
 	require.NoError(t, err)
 	require.EqualValues(t, 4, h.Seq, "a's Close wrote the head of the journal, not of what a had seen")
 }
+
+// A stopping process seals a tail longer than asked, so that the next start
+// reads only the checkpoint; a short tail is left as it is.
+func TestSealIfLongerLeavesTheNextStartLittleToRead(t *testing.T) {
+	noSync(t)
+	dir := stateDir(t)
+	j := smallSegments(t, dir, "s", 1<<30) // never sealed while running
+	history(t, j, 0, 5)
+	require.NoError(t, j.SealIfLonger(1<<20))
+	require.Empty(t, sealed(t, dir), "a short tail stays")
+	history(t, j, 5, 100)
+	require.NoError(t, j.SealIfLonger(4<<10))
+	require.Len(t, sealed(t, dir), 1, "a long tail is sealed")
+	recs, err := j.Records()
+	require.NoError(t, err)
+	require.Len(t, recs, 1)
+	require.Equal(t, KindCheckpoint, recs[0].Kind)
+	require.NoError(t, j.Close())
+
+	j2 := smallSegments(t, dir, "t", 1<<30)
+	recs, err = j2.Records()
+	require.NoError(t, err)
+	require.Len(t, recs, 1, "the next start reads the checkpoint only")
+	require.JSONEq(t, string(snapshotOf(t, foldAll(t, dir))), string(liveOf(t, j2)), "and has the state of all history")
+	_, err = Verify(journalPath(dir))
+	require.NoError(t, err)
+}
