@@ -23,7 +23,8 @@ import (
 // then, and done remembers it for requests that come without a session.
 // Safe for concurrent use.
 type handshake struct {
-	done sync.Map // session id ("" without a session) → struct{}
+	done   sync.Map // session id ("" without a session) → struct{}
+	listed func()   // called after each tools/list; nil for none
 }
 
 // errNotInitialized is the refusal; mcp-go answers it as -32600 (invalid
@@ -42,6 +43,9 @@ func (h *handshake) hooks() *server.Hooks {
 	hooks.AddAfterInitialize(func(ctx context.Context, _ any, _ *mcp.InitializeRequest, _ *mcp.InitializeResult) {
 		h.done.Store(sessionKey(ctx), struct{}{})
 	})
+	if h.listed != nil {
+		hooks.AddAfterListTools(func(context.Context, any, *mcp.ListToolsRequest, *mcp.ListToolsResult) { h.listed() })
+	}
 	hooks.AddOnUnregisterSession(func(_ context.Context, s server.ClientSession) {
 		h.done.Delete(s.SessionID())
 	})

@@ -1,8 +1,10 @@
 package tools_test
 
 import (
+	"github.com/mark3labs/mcp-go/mcp"
 	"math/big"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -280,4 +282,15 @@ func TestWatchOnlyServesReads(t *testing.T) {
 	require.Equal(t, watched.Hex(), out.Address)
 	require.Equal(t, "watch-only", out.Signer)
 	require.False(t, out.Writes)
+}
+
+// Deps.Listed runs once, after the client's first tools/list (the end of
+// its handshake), and never again.
+func TestListedRunsOnceAfterTheFirstToolsList(t *testing.T) {
+	var calls atomic.Int32
+	e := newEnv(t, func(d *tools.Deps) { d.Listed = func() { calls.Add(1) } })
+	require.Equal(t, int32(1), calls.Load(), "the handshake's tools/list")
+	_, err := e.mcp.ListTools(e.ctx, mcp.ListToolsRequest{})
+	require.NoError(t, err)
+	require.Equal(t, int32(1), calls.Load(), "a later tools/list does not call it again")
 }

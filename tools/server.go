@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"math/big"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -68,6 +69,10 @@ type Deps struct {
 	Logger  *slog.Logger     // stderr only; nil discards
 	Now     func() time.Time // nil: time.Now
 	Version string
+	// Listed, when set, is called once, after the first tools/list has been
+	// handled: the client's handshake is done, so what a start put off may
+	// run now.
+	Listed func()
 }
 
 // Server holds the tools' shared state. It is safe for concurrent use: mcp-go
@@ -97,6 +102,9 @@ type Server struct {
 	pageURL    string
 	session    string
 	calls      atomic.Uint64
+
+	// listed is Deps.Listed, at most once; nil when not set.
+	listed func()
 
 	// outputs are the tools' compiled output schemas (set by MCP before it
 	// serves); every answer is checked against its tool's before it leaves.
@@ -157,6 +165,9 @@ func New(d Deps) *Server {
 		s.shared = dr.Describe()
 	}
 	s.approvals, s.pageURL = d.Approvals, d.ApprovalPage
+	if d.Listed != nil {
+		s.listed = sync.OnceFunc(d.Listed)
+	}
 	if s.approvals != nil {
 		s.approvals.SetRevoke(func(token string) { s.gate.Revoke(token) })
 		s.approvals.OnDecision(func(d approval.Decision) {
@@ -194,7 +205,7 @@ func (s *Server) MCP(version string) *server.MCPServer {
 		server.WithElicitation(),
 		server.WithInstructions(s.instructions()),
 		server.WithRecovery(),
-		server.WithHooks((&handshake{}).hooks()),
+		server.WithHooks((&handshake{listed: s.listed}).hooks()),
 	)
 	tools := s.Tools()
 	schemas := map[string]json.RawMessage{}

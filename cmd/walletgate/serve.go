@@ -33,6 +33,8 @@ func cmdServe(argv []string, stderr io.Writer) error {
 	if err := parseFlags(fs, argv); err != nil {
 		return err
 	}
+	releaseGC := holdGC()
+	defer releaseGC()
 	cfg, err := policy.Load(os.Environ())
 	if err != nil {
 		return err
@@ -63,6 +65,7 @@ func cmdServe(argv []string, stderr io.Writer) error {
 	}
 	net := policy.LookupNetwork(deps.Chain.ChainID().Uint64())
 	logger.Info("serving MCP on stdio", "wallet", deps.Address.Hex(), "network", net.Name, "kind", string(net.Kind), "rpc", deps.Chain.Host())
+	deps.Listed = func() { time.AfterFunc(listedGCDelay, releaseGC) }
 	srv := tools.New(deps)
 	// What a crash or a lost connection left open is settled in the
 	// background: answering initialize waits for no network work.
@@ -226,6 +229,10 @@ func wire(ctx context.Context, cfg policy.Config, dev bool, logger *slog.Logger)
 			undo = append(undo, func() {
 				<-started
 				_, _ = j.Append(tools.KindSessionEnd, journal.SessionEnd{V: journal.Version, PID: os.Getpid()})
+				// Seal a long tail now, so that the next start reads little.
+				if err := j.SealIfLonger(journal.StopTail); err != nil {
+					logger.Warn("sealing the journal's segment at stop failed; the next start reads it whole", "err", err)
+				}
 				j.Close()
 			})
 		}
