@@ -204,7 +204,7 @@ func cmdPolicy(argv []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	deps, _, cleanup, err := wire(context.Background(), cfg, dev, slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	deps, _, cleanup, err := wire(context.Background(), cfg, dev, slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})), nil)
 	defer cleanup()
 	if err != nil {
 		return err

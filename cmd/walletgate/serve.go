@@ -35,6 +35,7 @@ func cmdServe(argv []string, stderr io.Writer) error {
 	}
 	releaseGC := holdGC()
 	defer releaseGC()
+	shaken := newHandshake()
 	cfg, err := policy.Load(os.Environ())
 	if err != nil {
 		return err
@@ -49,7 +50,7 @@ func cmdServe(argv []string, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	deps, root, cleanup, err := wire(ctx, cfg, *dev, logger)
+	deps, root, cleanup, err := wire(ctx, cfg, *dev, logger, shaken)
 	defer cleanup()
 	if err != nil {
 		return err
@@ -65,11 +66,15 @@ func cmdServe(argv []string, stderr io.Writer) error {
 	}
 	net := policy.LookupNetwork(deps.Chain.ChainID().Uint64())
 	logger.Info("serving MCP on stdio", "wallet", deps.Address.Hex(), "network", net.Name, "kind", string(net.Kind), "rpc", deps.Chain.Host())
-	deps.Listed = func() { time.AfterFunc(listedGCDelay, releaseGC) }
+	deps.Listed = func() {
+		shaken.done()
+		time.AfterFunc(listedGCDelay, releaseGC)
+	}
 	srv := tools.New(deps)
 	// What a crash or a lost connection left open is settled in the
 	// background: answering initialize waits for no network work.
 	go func() {
+		shaken.wait(ctx)
 		lines, err := srv.Reconcile(ctx)
 		for _, l := range lines {
 			logger.Warn("recovered: " + l)
@@ -79,6 +84,7 @@ func cmdServe(argv []string, stderr io.Writer) error {
 		}
 	}()
 	err = serveStdio(ctx, srv.MCP(deps.Version), os.Stdin, os.Stdout, stderr)
+	shaken.done() // a client that left before its handshake waits for nothing
 	// A confirm past its signature finishes before the process stops.
 	if !srv.Drain(drainTimeout) {
 		logger.Warn("stopping with a confirm still under way; the next start follows it up")
@@ -108,8 +114,9 @@ func parseFlags(fs *flag.FlagSet, argv []string) error {
 // wire builds everything the tools need from the configuration: the chain
 // (the embedded dev chain, or the configured node after the chain-id check),
 // the key, the caps and the journal. It returns the state root in use ("" for
-// a watch-only wallet). cleanup undoes it, in every case.
-func wire(ctx context.Context, cfg policy.Config, dev bool, logger *slog.Logger) (tools.Deps, string, func(), error) {
+// a watch-only wallet). cleanup undoes it, in every case. The journal's
+// session start and phantom release wait for shaken (nil: they do not wait).
+func wire(ctx context.Context, cfg policy.Config, dev bool, logger *slog.Logger, shaken *handshake) (tools.Deps, string, func(), error) {
 	var undo []func()
 	journalOpened := false
 	cleanup := func() {
@@ -207,13 +214,14 @@ func wire(ctx context.Context, cfg policy.Config, dev bool, logger *slog.Logger)
 		}
 		if j := deps.Journal; j != nil {
 			// The session's start (fsync'd) and the release of phantom
-			// reservations need not hold up initialize: they run beside it.
-			// This session's own reservations are never phantoms, and its end
-			// is written after its start.
+			// reservations need not hold up the client's handshake: they run
+			// once it is done. This session's own reservations are never
+			// phantoms, and its end is written after its start.
 			started := make(chan struct{})
 			signerKind := deps.Signer.Kind()
 			go func() {
 				defer close(started)
+				shaken.wait(ctx)
 				_, _ = j.Append(tools.KindSessionStart, journal.SessionStart{V: journal.Version, Version: versionString(), PID: os.Getpid(),
 					ChainID: chainID, Wallet: deps.Address.Hex(), Signer: signerKind})
 				// A reservation whose process died before it signed sent

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"os"
 	"runtime/debug"
 	"sync"
@@ -37,4 +38,35 @@ func holdGC() (release func()) {
 	})
 	time.AfterFunc(startGCBound, release)
 	return release
+}
+
+// handshake is the end of the client's handshake (its first tools/list):
+// what a start can put off — the journal's session start and phantom
+// release, the recovery of journaled transactions, the collection above —
+// waits for it rather than compete with it for the CPU. Nothing waits longer
+// than startGCBound, and a confirm never depends on it: it follows up
+// unknown transactions itself, and its own reservations are never phantoms.
+type handshake struct {
+	once sync.Once
+	ch   chan struct{}
+}
+
+func newHandshake() *handshake { return &handshake{ch: make(chan struct{})} }
+
+// done marks the handshake done (again is fine).
+func (h *handshake) done() { h.once.Do(func() { close(h.ch) }) }
+
+// wait returns when the handshake is done, startGCBound has passed, or ctx
+// ends; at once for a nil handshake.
+func (h *handshake) wait(ctx context.Context) {
+	if h == nil {
+		return
+	}
+	t := time.NewTimer(startGCBound)
+	defer t.Stop()
+	select {
+	case <-h.ch:
+	case <-t.C:
+	case <-ctx.Done():
+	}
 }
