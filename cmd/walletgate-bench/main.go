@@ -21,6 +21,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -277,14 +278,45 @@ func (b *bench) buildPkg(ctx context.Context, pkg, name string) (string, error) 
 		b.buildDir = dir
 	}
 	bin := filepath.Join(b.buildDir, name)
+	linked := bin + ".linked"
 	logf("building %s into %s", pkg, b.buildDir)
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, pkg)
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", linked, pkg)
 	cmd.Dir = filepath.Dir(gomod)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Run(); err != nil {
 		return "", fmt.Errorf("go build %s: %w", pkg, err)
 	}
+	if err := install(linked, bin); err != nil {
+		return "", err
+	}
 	return bin, nil
+}
+
+// install copies a freshly linked binary with plain writes, as cp, tar, a
+// package manager or an MCP bundle's unpacking leaves it, and removes the
+// linker's file. The Go linker writes its output through mmap, which leaves
+// the file in the page cache in 2 MiB folios that the kernel maps whole at
+// the first touch: measured from the linker's file, walletgate's idle RSS
+// was 5 MiB higher (the floor's 0.5 MiB), memory that no installed copy of
+// the binary shows.
+func install(from, to string) error {
+	src, err := os.Open(from)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	dst, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o755)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(struct{ io.Writer }{dst}, src); err != nil { // plain writes, no copy_file_range
+		dst.Close()
+		return fmt.Errorf("install %s: %w", to, err)
+	}
+	if err := dst.Close(); err != nil {
+		return fmt.Errorf("install %s: %w", to, err)
+	}
+	return os.Remove(from)
 }
 
 // ---- cold start ----
