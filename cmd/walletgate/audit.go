@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/walletgate/walletgate/journal"
-	"github.com/walletgate/walletgate/pgstate"
 	"github.com/walletgate/walletgate/policy"
 	"github.com/walletgate/walletgate/tools"
 )
@@ -43,8 +42,8 @@ func cmdAudit(argv []string, stdout, stderr io.Writer) error {
 		return usagef(use)
 	}
 	if cmd == "verify" && len(args) == 0 {
-		if cfg, err := policy.Load(os.Environ()); err == nil && cfg.StateURL != "" {
-			return auditVerifyShared(cfg, stdout)
+		if cfg, err := policy.Load(os.Environ()); err == nil && cfg.StateURL != "" && sharedState != nil {
+			return sharedState.verify(cfg, stdout)
 		}
 	}
 	files, err := journalFiles(args)
@@ -119,43 +118,6 @@ func auditVerify(files []string, stdout io.Writer) error {
 	}
 	if broken > 0 {
 		return fmt.Errorf("%d of %d journals are broken: restore them from a backup, or move the state directory aside to start anew (which resets the per-day caps)", broken, len(files))
-	}
-	return nil
-}
-
-// auditVerifyShared verifies every wallet's chain in the shared state
-// database, then the local journals, if any: each host still keeps its own
-// calls there.
-func auditVerifyShared(cfg policy.Config, stdout io.Writer) error {
-	shown := pgstate.Shown(cfg.StateURL)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	chains, err := pgstate.VerifyDatabase(ctx, pgstate.Options{URL: cfg.StateURL, PasswordFile: cfg.StatePasswordFile})
-	if err != nil {
-		fmt.Fprintf(stdout, "BROKEN %s: %v\n", shown, err)
-		return fmt.Errorf("the shared state database %s cannot be verified", shown)
-	}
-	broken := 0
-	for _, c := range chains {
-		name := fmt.Sprintf("%s chain %d wallet %s", shown, c.ChainID, c.Address.Hex())
-		if c.Err != nil {
-			broken++
-			fmt.Fprintf(stdout, "BROKEN %s: %v\n", name, c.Err)
-			fmt.Fprintf(stdout, "       walletgate refuses writes once it reads that record. Restore the walletgate_records table from a backup.\n")
-			continue
-		}
-		fmt.Fprintf(stdout, "ok     %s: %d records, hash chain intact\n", name, c.Records)
-	}
-	if len(chains) == 0 {
-		fmt.Fprintf(stdout, "ok     %s: no wallet recorded yet\n", shown)
-	}
-	if files, err := journalFiles(nil); err == nil {
-		if err := auditVerify(files, stdout); err != nil {
-			return err
-		}
-	}
-	if broken > 0 {
-		return fmt.Errorf("%d of %d wallet chains in %s are broken", broken, len(chains), shown)
 	}
 	return nil
 }

@@ -33,7 +33,24 @@ func TestServingBinaryLinksNoNode(t *testing.T) {
 			}
 		}
 	}
+	for _, dep := range deps {
+		if strings.HasPrefix(dep, "github.com/jackc/") || dep == "github.com/walletgate/walletgate/pgstate" {
+			t.Errorf("walletgate links %s (the PostgreSQL client is for walletgate-shared only)", dep)
+		}
+	}
 	if len(deps) > 400 {
 		t.Errorf("walletgate links %d packages; the split brought it to ~335: what grew?", len(deps))
+	}
+}
+
+// walletgate-shared, the same command with the tag, has the PostgreSQL
+// shared state.
+func TestSharedBinaryLinksPostgres(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "-tags", "shared", ".").Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	if !strings.Contains(" "+strings.Join(strings.Fields(string(out)), " ")+" ", " github.com/walletgate/walletgate/pgstate ") {
+		t.Errorf("walletgate-shared does not link pgstate")
 	}
 }

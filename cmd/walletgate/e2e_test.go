@@ -43,8 +43,10 @@ func TestMain(m *testing.M) {
 	binary = filepath.Join(dir, "walletgate")
 	devnetBin = filepath.Join(dir, "walletgate-devnet")
 	dataHome = filepath.Join(dir, "data")
-	for _, b := range [][2]string{{binary, "."}, {devnetBin, "../walletgate-devnet"}} {
-		build := exec.Command("go", "build", "-o", b[0], b[1])
+	// walletgate-shared (the PostgreSQL client) beside walletgate, which
+	// becomes it when WALLETGATE_STATE_URL is set.
+	for _, b := range [][3]string{{binary, ".", ""}, {devnetBin, "../walletgate-devnet", ""}, {filepath.Join(dir, "walletgate-shared"), ".", "shared"}} {
+		build := exec.Command("go", "build", "-tags", b[2], "-o", b[0], b[1])
 		build.Stdout, build.Stderr = os.Stderr, os.Stderr
 		if err := build.Run(); err != nil {
 			fmt.Fprintln(os.Stderr, "build", b[1]+":", err)

@@ -29,11 +29,17 @@ const exitUsage = 2
 
 func run(argv []string, stdout, stderr io.Writer) int {
 	cmd := "serve"
+	all := argv
 	if len(argv) > 0 && !strings.HasPrefix(argv[0], "-") {
 		cmd, argv = argv[0], argv[1:]
 	}
 	var err error
+	if needsShared(cmd) {
+		err = becomeShared(all) // returns only when it could not
+		cmd = "none"
+	}
 	switch cmd {
+	case "none":
 	case "serve":
 		err = cmdServe(argv, stderr)
 	case "devnet":

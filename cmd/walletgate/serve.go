@@ -244,8 +244,14 @@ func wire(ctx context.Context, cfg policy.Config, dev bool, logger *slog.Logger,
 				j.Close()
 			})
 		}
-		if cfg.StateURL != "" && deps.JournalErr == nil {
-			r, err := openShared(ctx, cfg, chainID, deps.Address, deps.Session, deps.Signer.Kind(), logger)
+		if cfg.StateURL != "" && deps.JournalErr == nil && sharedState == nil {
+			// Never reached from run (it becomes walletgate-shared first);
+			// caps kept in this host's journal alone would not be shared,
+			// so every write is refused.
+			deps.JournalErr = errNoSharedState()
+		}
+		if cfg.StateURL != "" && deps.JournalErr == nil && sharedState != nil {
+			r, err := sharedState.open(ctx, cfg, chainID, deps.Address, deps.Session, deps.Signer.Kind(), logger)
 			if err != nil {
 				deps.JournalErr = err
 			} else {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
@@ -12,11 +11,8 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 
-	"github.com/walletgate/walletgate/engine"
 	"github.com/walletgate/walletgate/journal"
-	"github.com/walletgate/walletgate/pgstate"
 	"github.com/walletgate/walletgate/policy"
-	"github.com/walletgate/walletgate/tools"
 )
 
 // stateRoot is WALLETGATE_STATE_DIR, or the user's state directory.
@@ -61,39 +57,4 @@ func openJournal(root string, chainID uint64, wallet common.Address, session str
 		return nil, err
 	}
 	return j, nil
-}
-
-// phantomAge is how old another host's reservation with nothing signed
-// must be before a start releases it: the engine signs nothing past its
-// confirm bound, and the margin covers hosts' clocks differing.
-const phantomAge = 5 * time.Minute
-
-// openShared opens the shared state in PostgreSQL (WALLETGATE_STATE_URL) for
-// the wallet and chain, records this session, and releases the reservations
-// a host that died before signing left open. Its error (a URL that cannot
-// be read, a schema newer than this binary) refuses every write; a database
-// that does not answer yet refuses each write until it does. Reads keep
-// working.
-func openShared(ctx context.Context, cfg policy.Config, chainID uint64, wallet common.Address, session, signerKind string, logger *slog.Logger) (*pgstate.Recorder, error) {
-	shown := pgstate.Shown(cfg.StateURL)
-	r, err := pgstate.Open(ctx, pgstate.Options{URL: cfg.StateURL, PasswordFile: cfg.StatePasswordFile, ChainID: chainID, Address: wallet, Session: session, Retry: true})
-	if err != nil {
-		logger.Error("the shared state database cannot be used: writes are refused until this is fixed; reads keep working", "state", shown, "err", err)
-		return nil, err
-	}
-	if !r.Connected() {
-		logger.Error("the shared state database does not answer: writes are refused until it does (each write tries again); reads keep working", "state", shown)
-		return r, nil
-	}
-	logger.Info("caps, nonces and open transactions are shared through PostgreSQL", "state", shown, "schema", pgstate.SchemaVersion)
-	_, _ = r.Append(tools.KindSessionStart, journal.SessionStart{V: journal.Version, Version: versionString(), PID: os.Getpid(),
-		ChainID: chainID, Wallet: wallet.Hex(), Signer: signerKind})
-	released, err := r.ReleasePhantoms(engine.DefaultBounds.Confirm + phantomAge)
-	for _, o := range released {
-		logger.Warn("released a phantom cap reservation: its host reserved and signed nothing in time, so nothing was sent", "reservation", o.ID, "session", o.Session, "change", o.Change)
-	}
-	if err != nil {
-		logger.Error("releasing phantom cap reservations failed; they stay counted", "err", err)
-	}
-	return r, nil
 }

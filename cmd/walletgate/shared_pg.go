@@ -1,0 +1,112 @@
+//go:build shared
+
+package main
+
+// The PostgreSQL backend of the shared state, linked into walletgate-shared
+// only (see shared.go).
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+
+	"github.com/walletgate/walletgate/engine"
+	"github.com/walletgate/walletgate/journal"
+	"github.com/walletgate/walletgate/pgstate"
+	"github.com/walletgate/walletgate/policy"
+	"github.com/walletgate/walletgate/tools"
+)
+
+func init() { sharedState = pgBackend{} }
+
+// pgBackend is sharedBackend on pgstate.
+type pgBackend struct{}
+
+func (pgBackend) open(ctx context.Context, cfg policy.Config, chainID uint64, wallet common.Address, session, signerKind string, logger *slog.Logger) (sharedRecorder, error) {
+	r, err := openShared(ctx, cfg, chainID, wallet, session, signerKind, logger)
+	if err != nil {
+		return nil, err // never a typed nil in the interface
+	}
+	return r, nil
+}
+
+func (pgBackend) verify(cfg policy.Config, stdout io.Writer) error {
+	return auditVerifyShared(cfg, stdout)
+}
+
+// phantomAge is how old another host's reservation with nothing signed
+// must be before a start releases it: the engine signs nothing past its
+// confirm bound, and the margin covers hosts' clocks differing.
+const phantomAge = 5 * time.Minute
+
+// openShared opens the shared state in PostgreSQL (WALLETGATE_STATE_URL) for
+// the wallet and chain, records this session, and releases the reservations
+// a host that died before signing left open. Its error (a URL that cannot
+// be read, a schema newer than this binary) refuses every write; a database
+// that does not answer yet refuses each write until it does. Reads keep
+// working.
+func openShared(ctx context.Context, cfg policy.Config, chainID uint64, wallet common.Address, session, signerKind string, logger *slog.Logger) (*pgstate.Recorder, error) {
+	shown := pgstate.Shown(cfg.StateURL)
+	r, err := pgstate.Open(ctx, pgstate.Options{URL: cfg.StateURL, PasswordFile: cfg.StatePasswordFile, ChainID: chainID, Address: wallet, Session: session, Retry: true})
+	if err != nil {
+		logger.Error("the shared state database cannot be used: writes are refused until this is fixed; reads keep working", "state", shown, "err", err)
+		return nil, err
+	}
+	if !r.Connected() {
+		logger.Error("the shared state database does not answer: writes are refused until it does (each write tries again); reads keep working", "state", shown)
+		return r, nil
+	}
+	logger.Info("caps, nonces and open transactions are shared through PostgreSQL", "state", shown, "schema", pgstate.SchemaVersion)
+	_, _ = r.Append(tools.KindSessionStart, journal.SessionStart{V: journal.Version, Version: versionString(), PID: os.Getpid(),
+		ChainID: chainID, Wallet: wallet.Hex(), Signer: signerKind})
+	released, err := r.ReleasePhantoms(engine.DefaultBounds.Confirm + phantomAge)
+	for _, o := range released {
+		logger.Warn("released a phantom cap reservation: its host reserved and signed nothing in time, so nothing was sent", "reservation", o.ID, "session", o.Session, "change", o.Change)
+	}
+	if err != nil {
+		logger.Error("releasing phantom cap reservations failed; they stay counted", "err", err)
+	}
+	return r, nil
+}
+
+// auditVerifyShared verifies every wallet's chain in the shared state
+// database, then the local journals, if any: each host still keeps its own
+// calls there.
+func auditVerifyShared(cfg policy.Config, stdout io.Writer) error {
+	shown := pgstate.Shown(cfg.StateURL)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	chains, err := pgstate.VerifyDatabase(ctx, pgstate.Options{URL: cfg.StateURL, PasswordFile: cfg.StatePasswordFile})
+	if err != nil {
+		fmt.Fprintf(stdout, "BROKEN %s: %v\n", shown, err)
+		return fmt.Errorf("the shared state database %s cannot be verified", shown)
+	}
+	broken := 0
+	for _, c := range chains {
+		name := fmt.Sprintf("%s chain %d wallet %s", shown, c.ChainID, c.Address.Hex())
+		if c.Err != nil {
+			broken++
+			fmt.Fprintf(stdout, "BROKEN %s: %v\n", name, c.Err)
+			fmt.Fprintf(stdout, "       walletgate refuses writes once it reads that record. Restore the walletgate_records table from a backup.\n")
+			continue
+		}
+		fmt.Fprintf(stdout, "ok     %s: %d records, hash chain intact\n", name, c.Records)
+	}
+	if len(chains) == 0 {
+		fmt.Fprintf(stdout, "ok     %s: no wallet recorded yet\n", shown)
+	}
+	if files, err := journalFiles(nil); err == nil {
+		if err := auditVerify(files, stdout); err != nil {
+			return err
+		}
+	}
+	if broken > 0 {
+		return fmt.Errorf("%d of %d wallet chains in %s are broken", broken, len(chains), shown)
+	}
+	return nil
+}
