@@ -153,3 +153,30 @@ func TestBlockTimeEstimate(t *testing.T) {
 	bt := c.BlockTime(ctx)
 	require.InDelta(t, float64(5*time.Second), float64(bt), float64(500*time.Millisecond), "estimated %s", bt)
 }
+
+// Open asks the node nothing: the client reports the id it was opened with;
+// CheckChainID then asks, returns what the node said (the client's id stays
+// what the caller expects), moves past a dead endpoint, and never carries an
+// URL's secret in its error.
+func TestOpenThenCheckChainID(t *testing.T) {
+	ctx := context.Background()
+	d := startDevnet(t, devnet.Options{HTTPAddr: "127.0.0.1:0"})
+	dead := "http://" + closedPort(t) + "/SECRET-path"
+
+	c, err := chain.Open(ctx, []string{dead, d.HTTPURL()}, big.NewInt(5))
+	require.NoError(t, err)
+	defer c.Close()
+	require.Equal(t, big.NewInt(5), c.ChainID(), "before the check: the expected id")
+	id, err := c.CheckChainID(ctx)
+	require.NoError(t, err)
+	require.Equal(t, big.NewInt(devnet.ChainID), id, "what the node says")
+	require.Equal(t, big.NewInt(5), c.ChainID(), "the caller compares; the client keeps the expected id")
+	require.Equal(t, strings.TrimSuffix(d.HTTPURL(), "/"), c.Host(), "the endpoint that answered is current")
+
+	none, err := chain.Open(ctx, []string{dead}, big.NewInt(devnet.ChainID))
+	require.NoError(t, err, "opening an HTTP endpoint asks nothing")
+	defer none.Close()
+	_, err = none.CheckChainID(ctx)
+	require.Error(t, err)
+	require.NotContains(t, err.Error(), "SECRET-path")
+}

@@ -91,6 +91,52 @@ func Dial(ctx context.Context, urls []string) (*Client, error) {
 	return c, nil
 }
 
+// Open connects to urls like Dial but does not ask the node for its chain
+// id: the client reports id until CheckChainID has asked, and keeps
+// reporting it (the caller compares what the node said). What uses the
+// client can be built during that round trip; nothing may be sent through
+// it before CheckChainID has returned the id the caller expects.
+func Open(ctx context.Context, urls []string, id *big.Int) (*Client, error) {
+	if len(urls) == 0 {
+		return nil, errors.New("dial: no RPC endpoint configured")
+	}
+	c := &Client{chainID: new(big.Int).Set(id)}
+	for _, raw := range urls {
+		host, secrets := redact(raw)
+		rc, err := rpc.DialOptions(ctx, raw)
+		if err != nil {
+			c.Close()
+			return nil, fmt.Errorf("dial %s: %s", host, scrub(err.Error(), raw, host, secrets))
+		}
+		c.endpoints = append(c.endpoints, &endpoint{rpc: rc, host: host, raw: raw, secrets: secrets})
+	}
+	return c, nil
+}
+
+// CheckChainID asks the endpoints, in order, for their chain id and makes
+// the first that answers the current one; it returns the id that endpoint
+// reported, or why none answered. The client's ChainID does not change.
+func (c *Client) CheckChainID(ctx context.Context) (*big.Int, error) {
+	var firstErr error
+	for i, ep := range c.endpoints {
+		id, err := ep.chainID(ctx)
+		if err != nil {
+			if firstErr == nil {
+				firstErr = err
+			}
+			continue
+		}
+		c.mu.Lock()
+		c.current = i
+		if id.Cmp(c.chainID) == 0 {
+			ep.verified = true
+		}
+		c.mu.Unlock()
+		return id, nil
+	}
+	return nil, fmt.Errorf("read chain id: %w", firstErr)
+}
+
 // NewFromRPC wraps an already connected RPC client (the in-process dev chain)
 // and reads its chain id.
 func NewFromRPC(ctx context.Context, rc *rpc.Client, host string) (*Client, error) {
@@ -206,7 +252,10 @@ func (c *Client) do(ctx context.Context, method string, f func(*endpoint) error)
 	for k := 0; k < n; k++ {
 		i := (start + k) % n
 		ep := c.endpoints[i]
-		if !ep.verified {
+		c.mu.Lock()
+		verified := ep.verified
+		c.mu.Unlock()
+		if !verified {
 			id, err := ep.chainID(ctx)
 			if err != nil {
 				firstErr = firstOf(firstErr, err)

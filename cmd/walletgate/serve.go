@@ -8,8 +8,10 @@ import (
 	"io"
 	"log"
 	"log/slog"
+	"math/big"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 	"time"
 
@@ -50,12 +52,15 @@ func cmdServe(argv []string, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	deps, root, cleanup, err := wire(ctx, cfg, *dev, logger, shaken)
+	deps, root, ready, cleanup, err := wire(ctx, cfg, *dev, logger, shaken)
 	defer cleanup()
 	if err != nil {
 		return err
 	}
 	if cfg.Confirm == policy.ConfirmHuman && deps.Signer != nil && cfg.Tools != "read" {
+		if err := ready(); err != nil { // no approval page for a node on another chain
+			return err
+		}
 		a, err := startApprovals(root, deps, logger, stderr)
 		if err != nil {
 			logger.Error("human approval cannot start: write tools stay off", "err", err)
@@ -64,13 +69,18 @@ func cmdServe(argv []string, stderr io.Writer) error {
 			deps.Approvals, deps.ApprovalPage = a.broker, a.pageURL
 		}
 	}
-	net := policy.LookupNetwork(deps.Chain.ChainID().Uint64())
-	logger.Info("serving MCP on stdio", "wallet", deps.Address.Hex(), "network", net.Name, "kind", string(net.Kind), "rpc", deps.Chain.Host())
 	deps.Listed = func() {
 		shaken.done()
 		time.AfterFunc(listedGCDelay, releaseGC)
 	}
 	srv := tools.New(deps)
+	ms := srv.MCP(deps.Version)
+	// Built; now the node must have said it is on the configured chain.
+	if err := ready(); err != nil {
+		return err
+	}
+	net := policy.LookupNetwork(deps.Chain.ChainID().Uint64())
+	logger.Info("serving MCP on stdio", "wallet", deps.Address.Hex(), "network", net.Name, "kind", string(net.Kind), "rpc", deps.Chain.Host())
 	// What a crash or a lost connection left open is settled in the
 	// background: answering initialize waits for no network work.
 	go func() {
@@ -83,7 +93,7 @@ func cmdServe(argv []string, stderr io.Writer) error {
 			logger.Error("recovery of journaled transactions failed; they stay pending", "err", err)
 		}
 	}()
-	err = serveStdio(ctx, srv.MCP(deps.Version), os.Stdin, os.Stdout, stderr)
+	err = serveStdio(ctx, ms, os.Stdin, os.Stdout, stderr)
 	shaken.done() // a client that left before its handshake waits for nothing
 	// A confirm past its signature finishes before the process stops.
 	if !srv.Drain(drainTimeout) {
@@ -116,20 +126,18 @@ func parseFlags(fs *flag.FlagSet, argv []string) error {
 // the key, the caps and the journal. It returns the state root in use ("" for
 // a watch-only wallet). cleanup undoes it, in every case. The journal's
 // session start and phantom release wait for shaken (nil: they do not wait).
-func wire(ctx context.Context, cfg policy.Config, dev bool, logger *slog.Logger, shaken *handshake) (tools.Deps, string, func(), error) {
+func wire(ctx context.Context, cfg policy.Config, dev bool, logger *slog.Logger, shaken *handshake) (deps tools.Deps, root string, ready func() error, cleanup func(), err error) {
 	var undo []func()
-	journalOpened := false
-	cleanup := func() {
+	cleanup = func() {
 		for i := len(undo) - 1; i >= 0; i-- {
 			undo[i]()
 		}
 	}
-	var deps tools.Deps
-	root := ""
+	ready = func() error { return nil }
 	if dev {
 		d, c, err := startDev(ctx, cfg)
 		if err != nil {
-			return deps, root, cleanup, err
+			return deps, root, ready, cleanup, err
 		}
 		undo = append(undo, d.Close, c.Close)
 		deps = tools.Deps{Chain: c, Signer: signer.Dev(), Address: signer.DevAddress, SwapsOff: d.SwapsOff()}
@@ -142,62 +150,53 @@ func wire(ctx context.Context, cfg policy.Config, dev bool, logger *slog.Logger,
 			// The dev chain is new every start; so is its journal.
 			tmp, err := os.MkdirTemp("", "walletgate-dev-state-")
 			if err != nil {
-				return deps, root, cleanup, err
+				return deps, root, ready, cleanup, err
 			}
 			undo = append(undo, func() { os.RemoveAll(tmp) })
 			root = tmp
 		}
 	} else {
 		if len(cfg.RPC) == 0 {
-			return deps, root, cleanup, usagef("WALLETGATE_RPC is not set: set it to your node's URL (and WALLETGATE_CHAIN_ID to its chain id), or run walletgate --dev for the embedded dev chain")
+			return deps, root, ready, cleanup, usagef("WALLETGATE_RPC is not set: set it to your node's URL (and WALLETGATE_CHAIN_ID to its chain id), or run walletgate --dev for the embedded dev chain")
 		}
 		// The chain-id round trip is the one step of a start that waits on
-		// the network: it goes first, and the key and the journal (files
-		// only) are read while it is in flight. A key refused is still
+		// the network: it goes first, and the key, the caps, the journal
+		// and the tools are built while it is in flight (with the chain id
+		// the operator configured, which the node must turn out to have).
+		// Nothing is served before it answered. A key refused is still
 		// reported before anything the node says.
-		dialed := make(chan dialResult, 1)
-		go func() {
-			c, err := dialChecked(ctx, cfg)
-			dialed <- dialResult{c, err}
-		}()
+		var c *chain.Client
+		if cfg.ChainID != 0 {
+			var err error
+			if c, err = chain.Open(ctx, cfg.RPC, new(big.Int).SetUint64(cfg.ChainID)); err != nil {
+				return deps, root, ready, cleanup, fmt.Errorf("cannot reach the node: %w", err)
+			}
+			c.SetCallTimeout(cfg.RPCTimeout)
+			undo = append(undo, c.Close)
+			checked := make(chan error, 1)
+			go func() { checked <- checkChain(ctx, c, cfg) }()
+			ready = sync.OnceValue(func() error { return <-checked })
+		}
 		s, addr, err := wallet(cfg)
 		if err != nil {
-			go func() { (<-dialed).close() }()
-			return deps, root, cleanup, err
+			return deps, root, ready, cleanup, err
 		}
-		deps.Session = newSession()
-		var early *journal.Journal
-		var earlyErr error
-		opened := false
-		if s != nil && cfg.ChainID != 0 { // the journal of the chain the node must turn out to be
-			if root, err = stateRoot(cfg); err != nil {
-				go func() { (<-dialed).close() }()
-				return deps, root, cleanup, err
-			}
-			early, earlyErr = openJournal(root, cfg.ChainID, addr, deps.Session, logger)
-			opened = true
+		if c == nil { // no WALLETGATE_CHAIN_ID: the node's id is asked for the refusal only
+			_, err := dialChecked(ctx, cfg)
+			return deps, root, ready, cleanup, err
 		}
-		d := <-dialed
-		if d.err != nil {
-			if early != nil {
-				early.Close()
-			}
-			return deps, root, cleanup, d.err
-		}
-		undo = append(undo, d.c.Close)
-		deps = tools.Deps{Chain: d.c, Signer: s, Address: addr, Session: deps.Session}
-		if opened {
-			deps.Journal, deps.JournalErr, journalOpened = early, earlyErr, true
-		}
+		deps = tools.Deps{Chain: c, Signer: s, Address: addr}
 	}
 	deps.Config, deps.Logger, deps.Version = cfg, logger, versionString()
 	defaults := tools.DefaultCaps
 	if dev {
 		defaults = tools.DevCaps
 	}
-	var err error
 	if deps.Caps, err = tools.ResolveCaps(ctx, deps.Chain, cfg, defaults); err != nil {
-		return deps, root, cleanup, usagef("%v", err)
+		if nerr := ready(); nerr != nil {
+			return deps, root, ready, cleanup, nerr // what the node said comes first
+		}
+		return deps, root, ready, cleanup, usagef("%v", err)
 	}
 	if deps.Session == "" {
 		deps.Session = newSession()
@@ -205,13 +204,11 @@ func wire(ctx context.Context, cfg policy.Config, dev bool, logger *slog.Logger,
 	if deps.Signer != nil { // a watch-only wallet writes nothing to account for
 		if root == "" {
 			if root, err = stateRoot(cfg); err != nil {
-				return deps, root, cleanup, err
+				return deps, root, ready, cleanup, err
 			}
 		}
 		chainID := deps.Chain.ChainID().Uint64()
-		if !journalOpened {
-			deps.Journal, deps.JournalErr = openJournal(root, chainID, deps.Address, deps.Session, logger)
-		}
+		deps.Journal, deps.JournalErr = openJournal(root, chainID, deps.Address, deps.Session, logger)
 		if j := deps.Journal; j != nil {
 			// The session's start (fsync'd) and the release of phantom
 			// reservations need not hold up the client's handshake: they run
@@ -251,6 +248,11 @@ func wire(ctx context.Context, cfg policy.Config, dev bool, logger *slog.Logger,
 			deps.JournalErr = errNoSharedState()
 		}
 		if cfg.StateURL != "" && deps.JournalErr == nil && sharedState != nil {
+			// The database records this session: not before the node is
+			// known to be on the configured chain.
+			if err := ready(); err != nil {
+				return deps, root, ready, cleanup, err
+			}
 			r, err := sharedState.open(ctx, cfg, chainID, deps.Address, deps.Session, deps.Signer.Kind(), logger)
 			if err != nil {
 				deps.JournalErr = err
@@ -265,7 +267,7 @@ func wire(ctx context.Context, cfg policy.Config, dev bool, logger *slog.Logger,
 			}
 		}
 	}
-	return deps, root, cleanup, nil
+	return deps, root, ready, cleanup, nil
 }
 
 // serveStdio serves MCP until stdin closes or ctx ends. stdout carries
@@ -316,17 +318,25 @@ func startDev(ctx context.Context, cfg policy.Config) (*devChild, *chain.Client,
 	return d, c, nil
 }
 
-// dialResult is what dialChecked returned, carried over a channel.
-type dialResult struct {
-	c   *chain.Client
-	err error
+// checkChain asks the node behind c (opened with the configured chain id)
+// for its chain id and refuses another, as dialChecked does.
+func checkChain(ctx context.Context, c *chain.Client, cfg policy.Config) error {
+	dctx, cancel := context.WithTimeout(ctx, dialTimeout)
+	defer cancel()
+	got, err := c.CheckChainID(dctx)
+	if err != nil {
+		return fmt.Errorf("cannot reach the node: %w", err)
+	}
+	return chainMismatch(cfg, c.Host(), got)
 }
 
-// close closes the client of a dial whose result is not used.
-func (d dialResult) close() {
-	if d.c != nil {
-		d.c.Close()
+// chainMismatch refuses a node whose chain id is not the configured one.
+func chainMismatch(cfg policy.Config, host string, got *big.Int) error {
+	if !got.IsUint64() || got.Uint64() != cfg.ChainID {
+		return usagef("chain id mismatch: WALLETGATE_CHAIN_ID is %d (%s) but the node at %s reports %s (%s); refusing to start. Point WALLETGATE_RPC at the right node or correct WALLETGATE_CHAIN_ID",
+			cfg.ChainID, policy.LookupNetwork(cfg.ChainID).Name, host, got, policy.LookupNetwork(got.Uint64()).Name)
 	}
+	return nil
 }
 
 // dialChecked connects to the configured node and refuses a chain id other
@@ -345,10 +355,9 @@ func dialChecked(ctx context.Context, cfg policy.Config) (*chain.Client, error) 
 		return nil, usagef("WALLETGATE_CHAIN_ID is not set: the node at %s reports chain id %s (%s); set WALLETGATE_CHAIN_ID=%s if that is the chain you mean",
 			c.Host(), got, policy.LookupNetwork(got.Uint64()).Name, got)
 	}
-	if !got.IsUint64() || got.Uint64() != cfg.ChainID {
+	if err := chainMismatch(cfg, c.Host(), got); err != nil {
 		c.Close()
-		return nil, usagef("chain id mismatch: WALLETGATE_CHAIN_ID is %d (%s) but the node at %s reports %s (%s); refusing to start. Point WALLETGATE_RPC at the right node or correct WALLETGATE_CHAIN_ID",
-			cfg.ChainID, policy.LookupNetwork(cfg.ChainID).Name, c.Host(), got, policy.LookupNetwork(got.Uint64()).Name)
+		return nil, err
 	}
 	return c, nil
 }
