@@ -87,7 +87,7 @@ var Variables = []Variable{
 	{EnvConfirm, "confirmation mode: token, human or elicit", "token"},
 	{EnvConfirmTTL, "lifetime of a confirmation token, a Go duration between 10s and 1h", "5m"},
 	{EnvStateDir, "directory of the spend journal and audit log", "under the user's state directory"},
-	{EnvStateURL, "postgres:// URL of a PostgreSQL database that holds the wallet's caps, nonces, open transactions and audit chain, shared by every walletgate on that wallet and chain (shown host-only)", "not set: the local journal"},
+	{EnvStateURL, "postgres:// URL of a PostgreSQL database that holds the wallet's caps, nonces, open transactions and audit chain, shared by every walletgate on that wallet and chain (shown host-only); needs walletgate-shared beside walletgate, which it becomes", "not set: the local journal"},
 	{EnvStatePasswordFile, "path of a file holding the password of WALLETGATE_STATE_URL's database user, instead of putting it in the URL", "not set"},
 	{EnvLog, "stderr log level: debug, info, warn or error", "info"},
 	{EnvReceiptTimeout, "how long to wait for a sent transaction's receipt, a Go duration between 1s and 30m", "60s"},
