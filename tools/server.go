@@ -222,15 +222,6 @@ func (s *Server) MCP(version string) *server.MCPServer {
 	return ms
 }
 
-// Warm compiles the output schemas the answers are checked against, which
-// MCP left to each tool's first answer: called once the client's handshake
-// is done, so that neither the start nor a first call waits for them.
-func (s *Server) Warm() {
-	if s.outputs != nil {
-		s.outputs.CompileAll()
-	}
-}
-
 // Tool is one tool definition with its handler.
 type Tool struct {
 	Tool    mcp.Tool

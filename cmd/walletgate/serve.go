@@ -69,15 +69,11 @@ func cmdServe(argv []string, stderr io.Writer) error {
 			deps.Approvals, deps.ApprovalPage = a.broker, a.pageURL
 		}
 	}
-	var srv *tools.Server
 	deps.Listed = func() {
 		shaken.done()
-		time.AfterFunc(listedGCDelay, func() {
-			srv.Warm()
-			releaseGC()
-		})
+		time.AfterFunc(listedGCDelay, releaseGC)
 	}
-	srv = tools.New(deps)
+	srv := tools.New(deps)
 	ms := srv.MCP(deps.Version)
 	// Built; now the node must have said it is on the configured chain.
 	if err := ready(); err != nil {

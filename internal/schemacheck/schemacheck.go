@@ -57,15 +57,6 @@ func Compile(schemas map[string]json.RawMessage) (*Set, error) {
 	return s, nil
 }
 
-// CompileAll compiles every schema not compiled yet (a server does it once
-// idle, so that no tool's first answer waits for it); a schema that does not
-// compile keeps failing its tool's checks.
-func (s *Set) CompileAll() {
-	for name, e := range s.schemas {
-		_, _ = e.compiled(name)
-	}
-}
-
 // Lazy is Compile without compiling: each schema is compiled on its tool's
 // first Check (a few ms for a large one, which a server's start need not
 // pay for every tool). A schema that does not compile fails every Check of

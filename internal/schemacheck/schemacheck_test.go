@@ -65,15 +65,3 @@ func TestLazyCompilesOnFirstCheckAndFailsClosed(t *testing.T) {
 		require.ErrorContains(t, set.Check("broken", map[string]any{"a": 1}, true), "does not compile", "nor an error result with content")
 	}
 }
-
-// CompileAll compiles what Lazy left, and a broken schema still fails its
-// checks afterwards.
-func TestCompileAll(t *testing.T) {
-	set := schemacheck.Lazy(map[string]json.RawMessage{
-		"t":      json.RawMessage(closed),
-		"broken": json.RawMessage(`{"type":"object","properties":{"a":{"type":"no-such-type"}}}`),
-	})
-	set.CompileAll()
-	require.NoError(t, set.Check("t", map[string]any{"kind": "a"}, false))
-	require.ErrorContains(t, set.Check("broken", map[string]any{"a": 1}, false), "does not compile")
-}
