@@ -6,7 +6,7 @@ package main
 //	go build -tags shared -o walletgate-shared ./cmd/walletgate
 //
 // so that walletgate, the binary most people run, links no PostgreSQL
-// client: 4 MB of code mapped into every process that holds a key, 1.5 ms of
+// client: 4 MB of code mapped into every process that holds a key, ~1 ms of
 // every start (BENCHMARKS.md). A walletgate started with
 // WALLETGATE_STATE_URL set becomes walletgate-shared, found beside it, with
 // the same arguments and environment, before it reads a key or opens
