@@ -72,17 +72,9 @@ func (e *Error) Transport() bool { return e.Code == 0 }
 // Dial connects to the given endpoint URLs and reads the chain id from the
 // first that answers. The others are checked before their first use.
 func Dial(ctx context.Context, urls []string) (*Client, error) {
-	if len(urls) == 0 {
-		return nil, errors.New("dial: no RPC endpoint configured")
-	}
-	c := &Client{}
-	for _, raw := range urls {
-		host, secrets := redact(raw)
-		rc, err := rpc.DialOptions(ctx, raw)
-		if err != nil {
-			return nil, fmt.Errorf("dial %s: %s", host, scrub(err.Error(), raw, host, secrets))
-		}
-		c.endpoints = append(c.endpoints, &endpoint{rpc: rc, host: host, raw: raw, secrets: secrets})
+	c, err := connect(ctx, urls)
+	if err != nil {
+		return nil, err
 	}
 	if err := c.readChainID(ctx); err != nil {
 		c.Close()
@@ -97,10 +89,21 @@ func Dial(ctx context.Context, urls []string) (*Client, error) {
 // client can be built during that round trip; nothing may be sent through
 // it before CheckChainID has returned the id the caller expects.
 func Open(ctx context.Context, urls []string, id *big.Int) (*Client, error) {
+	c, err := connect(ctx, urls)
+	if err != nil {
+		return nil, err
+	}
+	c.chainID = new(big.Int).Set(id)
+	return c, nil
+}
+
+// connect makes a client with an endpoint per URL (an HTTP endpoint asks
+// nothing yet; a WebSocket one connects).
+func connect(ctx context.Context, urls []string) (*Client, error) {
 	if len(urls) == 0 {
 		return nil, errors.New("dial: no RPC endpoint configured")
 	}
-	c := &Client{chainID: new(big.Int).Set(id)}
+	c := &Client{}
 	for _, raw := range urls {
 		host, secrets := redact(raw)
 		rc, err := rpc.DialOptions(ctx, raw)
@@ -117,24 +120,33 @@ func Open(ctx context.Context, urls []string, id *big.Int) (*Client, error) {
 // the first that answers the current one; it returns the id that endpoint
 // reported, or why none answered. The client's ChainID does not change.
 func (c *Client) CheckChainID(ctx context.Context) (*big.Int, error) {
+	i, id, err := c.firstChainID(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	c.current = i
+	if id.Cmp(c.chainID) == 0 {
+		c.endpoints[i].verified = true
+	}
+	c.mu.Unlock()
+	return id, nil
+}
+
+// firstChainID is the chain id of the first endpoint that answers, and its
+// index.
+func (c *Client) firstChainID(ctx context.Context) (int, *big.Int, error) {
 	var firstErr error
 	for i, ep := range c.endpoints {
 		id, err := ep.chainID(ctx)
-		if err != nil {
-			if firstErr == nil {
-				firstErr = err
-			}
-			continue
+		if err == nil {
+			return i, id, nil
 		}
-		c.mu.Lock()
-		c.current = i
-		if id.Cmp(c.chainID) == 0 {
-			ep.verified = true
+		if firstErr == nil {
+			firstErr = err
 		}
-		c.mu.Unlock()
-		return id, nil
 	}
-	return nil, fmt.Errorf("read chain id: %w", firstErr)
+	return 0, nil, fmt.Errorf("read chain id: %w", firstErr)
 }
 
 // NewFromRPC wraps an already connected RPC client (the in-process dev chain)
@@ -148,21 +160,13 @@ func NewFromRPC(ctx context.Context, rc *rpc.Client, host string) (*Client, erro
 }
 
 func (c *Client) readChainID(ctx context.Context) error {
-	var firstErr error
-	for i, ep := range c.endpoints {
-		id, err := ep.chainID(ctx)
-		if err != nil {
-			if firstErr == nil {
-				firstErr = err
-			}
-			continue
-		}
-		c.chainID = id
-		c.current = i
-		ep.verified = true
-		return nil
+	i, id, err := c.firstChainID(ctx)
+	if err != nil {
+		return err
 	}
-	return fmt.Errorf("read chain id: %w", firstErr)
+	c.chainID, c.current = id, i
+	c.endpoints[i].verified = true
+	return nil
 }
 
 func (ep *endpoint) chainID(ctx context.Context) (*big.Int, error) {
