@@ -78,7 +78,7 @@ func errNoSharedState() error {
 // needsShared reports whether cmd, with this environment, must run as
 // walletgate-shared.
 func needsShared(cmd string) bool {
-	return sharedState == nil && (cmd == "serve" || cmd == "audit") && os.Getenv("WALLETGATE_STATE_URL") != ""
+	return sharedState == nil && (cmd == "serve" || cmd == "audit" || cmd == "policy") && os.Getenv("WALLETGATE_STATE_URL") != ""
 }
 
 // becomeShared replaces this process with walletgate-shared beside the

@@ -30,7 +30,7 @@ func TestStateURLWithoutWalletgateSharedIsRefusedInWords(t *testing.T) {
 	state := t.TempDir()
 	env := cleanEnv("WALLETGATE_RPC=http://127.0.0.1:1", "WALLETGATE_CHAIN_ID=1337", "WALLETGATE_KEY_FILE="+filepath.Join(dir, "no-such-key"),
 		"WALLETGATE_STATE_DIR="+state, "WALLETGATE_STATE_URL=postgres://walletgate@127.0.0.1:1/walletgate")
-	for _, argv := range [][]string{nil, {"audit", "verify"}} {
+	for _, argv := range [][]string{nil, {"audit", "verify"}, {"policy"}} {
 		cmd := exec.Command(bin, argv...)
 		cmd.Env = env
 		out, err := cmd.CombinedOutput()
