@@ -5,9 +5,10 @@ package chain
 // nonce). A signature is used on chain exactly when these change.
 
 import (
+	"sync"
+
 	"github.com/ethereum/go-ethereum/accounts/abi"
 	"github.com/ethereum/go-ethereum/common"
-	"sync"
 )
 
 // Permits is the ABI of the permit and authorization reads and calls,

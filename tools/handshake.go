@@ -24,7 +24,7 @@ import (
 // Safe for concurrent use.
 type handshake struct {
 	done   sync.Map // session id ("" without a session) → struct{}
-	listed func()   // called after each tools/list; nil for none
+	listed func()   // called after each tools/list and before each tools/call; nil for none
 }
 
 // errNotInitialized is the refusal; mcp-go answers it as -32600 (invalid
@@ -45,6 +45,7 @@ func (h *handshake) hooks() *server.Hooks {
 	})
 	if h.listed != nil {
 		hooks.AddAfterListTools(func(context.Context, any, *mcp.ListToolsRequest, *mcp.ListToolsResult) { h.listed() })
+		hooks.AddBeforeCallTool(func(context.Context, any, *mcp.CallToolRequest) { h.listed() }) // a client that never lists
 	}
 	hooks.AddOnUnregisterSession(func(_ context.Context, s server.ClientSession) {
 		h.done.Delete(s.SessionID())

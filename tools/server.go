@@ -70,8 +70,8 @@ type Deps struct {
 	Now     func() time.Time // nil: time.Now
 	Version string
 	// Listed, when set, is called once, after the first tools/list has been
-	// handled: the client's handshake is done, so what a start put off may
-	// run now.
+	// handled or before the first tools/call (a client that never lists):
+	// the client's handshake is done, so what a start put off may run now.
 	Listed func()
 }
 

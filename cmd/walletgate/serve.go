@@ -210,17 +210,19 @@ func wire(ctx context.Context, cfg policy.Config, dev bool, logger *slog.Logger,
 		chainID := deps.Chain.ChainID().Uint64()
 		deps.Journal, deps.JournalErr = openJournal(root, chainID, deps.Address, deps.Session, logger)
 		if j := deps.Journal; j != nil {
-			// The session's start (fsync'd) and the release of phantom
-			// reservations need not hold up the client's handshake: they run
-			// once it is done. This session's own reservations are never
-			// phantoms, and its end is written after its start.
+			// The session's start (fsync'd) runs beside the handshake; the
+			// release of phantom reservations (CPU: the live state) once it
+			// is done. This session's own reservations are never phantoms,
+			// and its end is written after its start.
 			started := make(chan struct{})
 			signerKind := deps.Signer.Kind()
 			go func() {
 				defer close(started)
-				shaken.wait(ctx)
+				// First in the journal, before this session's calls: it
+				// costs the handshake fsync waits, not CPU.
 				_, _ = j.Append(tools.KindSessionStart, journal.SessionStart{V: journal.Version, Version: versionString(), PID: os.Getpid(),
 					ChainID: chainID, Wallet: deps.Address.Hex(), Signer: signerKind})
+				shaken.wait(ctx)
 				// A reservation whose process died before it signed sent
 				// nothing: give it back, on the record.
 				released, err := j.ReleasePhantoms(journal.ProcessAlive)
