@@ -33,13 +33,11 @@ func run(argv []string, stdout, stderr io.Writer) int {
 	if len(argv) > 0 && !strings.HasPrefix(argv[0], "-") {
 		cmd, argv = argv[0], argv[1:]
 	}
-	var err error
 	if needsShared(cmd) {
-		err = becomeShared(all) // returns only when it could not
-		cmd = "none"
+		return exitCode(becomeShared(all), stdout, stderr) // returns only when it could not
 	}
+	var err error
 	switch cmd {
-	case "none":
 	case "serve":
 		err = cmdServe(argv, stderr)
 	case "devnet":
@@ -63,6 +61,12 @@ func run(argv []string, stdout, stderr io.Writer) int {
 		usage(stderr)
 		return exitUsage
 	}
+	return exitCode(err, stdout, stderr)
+}
+
+// exitCode reports a command's error on stderr (or the usage text on stdout
+// for -h) and returns the process's exit code.
+func exitCode(err error, stdout, stderr io.Writer) int {
 	if errors.Is(err, errHelp) {
 		usage(stdout)
 		return 0

@@ -53,3 +53,17 @@ func TestStateURLWithoutWalletgateSharedIsRefusedInWords(t *testing.T) {
 	require.Contains(t, string(out), "built without -tags shared")
 	require.Equal(t, 1, strings.Count(string(out), "walletgate:"), "one refusal, not a chain of starts: %s", out)
 }
+
+// An unknown command is refused with exit code 2, whatever its name ("none"
+// once slipped through as a no-op with exit 0).
+func TestUnknownCommandIsRefused(t *testing.T) {
+	for _, name := range []string{"none", "bogus"} {
+		cmd := exec.Command(binary, name)
+		cmd.Env = cleanEnv()
+		out, err := cmd.CombinedOutput()
+		var ee *exec.ExitError
+		require.ErrorAs(t, err, &ee, "%s: %s", name, out)
+		require.Equal(t, 2, ee.ExitCode())
+		require.Contains(t, string(out), `unknown command "`+name+`"`)
+	}
+}
