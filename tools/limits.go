@@ -170,6 +170,7 @@ func assetID(as asset) string {
 // same numbers the ledger enforces, read from the same Limits.
 func (s *Server) capsHint() string {
 	var parts []string
+	windows := caps.Windows()
 	for _, a := range s.ledger.Assets() {
 		as := s.assetInfo(a)
 		var w []string
@@ -177,7 +178,7 @@ func (s *Server) capsHint() string {
 		// must not wait on the journal for what was spent
 		for i, lim := range s.ledger.Limits(a) {
 			if lim != nil {
-				w = append(w, policy.FormatAmount(lim, as.Decimals)+" "+caps.Windows()[i].String())
+				w = append(w, policy.FormatAmount(lim, as.Decimals)+" "+windows[i].String())
 			}
 		}
 		if len(w) > 0 {

@@ -165,25 +165,21 @@ func wire(ctx context.Context, cfg policy.Config, dev bool, logger *slog.Logger,
 		// the operator configured, which the node must turn out to have).
 		// Nothing is served before it answered. A key refused is still
 		// reported before anything the node says.
-		var c *chain.Client
-		if cfg.ChainID != 0 {
-			var err error
-			if c, err = chain.Open(ctx, cfg.RPC, new(big.Int).SetUint64(cfg.ChainID)); err != nil {
-				return deps, root, ready, cleanup, fmt.Errorf("cannot reach the node: %w", err)
-			}
-			c.SetCallTimeout(cfg.RPCTimeout)
-			undo = append(undo, c.Close)
-			checked := make(chan error, 1)
-			go func() { checked <- checkChain(ctx, c, cfg) }()
-			ready = sync.OnceValue(func() error { return <-checked })
+		c, err := chain.Open(ctx, cfg.RPC, new(big.Int).SetUint64(cfg.ChainID))
+		if err != nil {
+			return deps, root, ready, cleanup, fmt.Errorf("cannot reach the node: %w", err)
 		}
+		c.SetCallTimeout(cfg.RPCTimeout)
+		undo = append(undo, c.Close)
+		checked := make(chan error, 1)
+		go func() { checked <- checkChain(ctx, c, cfg) }()
+		ready = sync.OnceValue(func() error { return <-checked })
 		s, addr, err := wallet(cfg)
 		if err != nil {
 			return deps, root, ready, cleanup, err
 		}
-		if c == nil { // no WALLETGATE_CHAIN_ID: the node's id is asked for the refusal only
-			_, err := dialChecked(ctx, cfg)
-			return deps, root, ready, cleanup, err
+		if cfg.ChainID == 0 { // the node's id is asked for the refusal only
+			return deps, root, ready, cleanup, ready()
 		}
 		deps = tools.Deps{Chain: c, Signer: s, Address: addr}
 	}
@@ -243,13 +239,14 @@ func wire(ctx context.Context, cfg policy.Config, dev bool, logger *slog.Logger,
 				j.Close()
 			})
 		}
-		if cfg.StateURL != "" && deps.JournalErr == nil && sharedState == nil {
+		switch {
+		case cfg.StateURL == "" || deps.JournalErr != nil:
+		case sharedState == nil:
 			// Never reached from run (it becomes walletgate-shared first);
 			// caps kept in this host's journal alone would not be shared,
 			// so every write is refused.
 			deps.JournalErr = errNoSharedState()
-		}
-		if cfg.StateURL != "" && deps.JournalErr == nil && sharedState != nil {
+		default:
 			// The database records this session: not before the node is
 			// known to be on the configured chain.
 			if err := ready(); err != nil {
@@ -321,7 +318,8 @@ func startDev(ctx context.Context, cfg policy.Config) (*devChild, *chain.Client,
 }
 
 // checkChain asks the node behind c (opened with the configured chain id)
-// for its chain id and refuses another, as dialChecked does.
+// for its chain id and refuses one other than the configured, or, with no
+// WALLETGATE_CHAIN_ID, names the node's in the refusal.
 func checkChain(ctx context.Context, c *chain.Client, cfg policy.Config) error {
 	dctx, cancel := context.WithTimeout(ctx, dialTimeout)
 	defer cancel()
@@ -329,39 +327,15 @@ func checkChain(ctx context.Context, c *chain.Client, cfg policy.Config) error {
 	if err != nil {
 		return fmt.Errorf("cannot reach the node: %w", err)
 	}
-	return chainMismatch(cfg, c.Host(), got)
-}
-
-// chainMismatch refuses a node whose chain id is not the configured one.
-func chainMismatch(cfg policy.Config, host string, got *big.Int) error {
-	if !got.IsUint64() || got.Uint64() != cfg.ChainID {
+	switch {
+	case cfg.ChainID == 0:
+		return usagef("WALLETGATE_CHAIN_ID is not set: the node at %s reports chain id %s (%s); set WALLETGATE_CHAIN_ID=%s if that is the chain you mean",
+			c.Host(), got, policy.LookupNetwork(got.Uint64()).Name, got)
+	case !got.IsUint64() || got.Uint64() != cfg.ChainID:
 		return usagef("chain id mismatch: WALLETGATE_CHAIN_ID is %d (%s) but the node at %s reports %s (%s); refusing to start. Point WALLETGATE_RPC at the right node or correct WALLETGATE_CHAIN_ID",
-			cfg.ChainID, policy.LookupNetwork(cfg.ChainID).Name, host, got, policy.LookupNetwork(got.Uint64()).Name)
+			cfg.ChainID, policy.LookupNetwork(cfg.ChainID).Name, c.Host(), got, policy.LookupNetwork(got.Uint64()).Name)
 	}
 	return nil
-}
-
-// dialChecked connects to the configured node and refuses a chain id other
-// than the configured one.
-func dialChecked(ctx context.Context, cfg policy.Config) (*chain.Client, error) {
-	dctx, cancel := context.WithTimeout(ctx, dialTimeout)
-	defer cancel()
-	c, err := chain.Dial(dctx, cfg.RPC)
-	if err != nil {
-		return nil, fmt.Errorf("cannot reach the node: %w", err)
-	}
-	c.SetCallTimeout(cfg.RPCTimeout)
-	got := c.ChainID()
-	if cfg.ChainID == 0 {
-		c.Close()
-		return nil, usagef("WALLETGATE_CHAIN_ID is not set: the node at %s reports chain id %s (%s); set WALLETGATE_CHAIN_ID=%s if that is the chain you mean",
-			c.Host(), got, policy.LookupNetwork(got.Uint64()).Name, got)
-	}
-	if err := chainMismatch(cfg, c.Host(), got); err != nil {
-		c.Close()
-		return nil, err
-	}
-	return c, nil
 }
 
 // wallet opens the configured key source, or the watch-only address.
