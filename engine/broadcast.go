@@ -120,11 +120,11 @@ func (e *Engine) resolve(ctx context.Context, w *walletState, t *txState) (line 
 		e.releaseIfEnded(w, t.Reservation)
 		return fmt.Sprintf("%s never executed: nonce %d was used by another transaction; marked dropped", t.Tx, t.Nonce), true
 	case !t.broadcast() && t.end == KindAbandoned:
-		return fmt.Sprintf("%s was never broadcast and is not sent; it stays counted until nonce %d is used by another transaction", t.Tx, t.Nonce), true
+		return fmt.Sprintf("%s has no journaled broadcast and the node does not have it: walletgate does not send it; it stays counted until nonce %d is used by another transaction, or until it turns up included", t.Tx, t.Nonce), true
 	case !t.broadcast():
-		_ = e.Record(KindAbandoned, EndRecord{V: journal.Version, Tx: t.Tx, Nonce: t.Nonce, Reason: "signed, but no broadcast was ever journaled: its bytes are never sent"})
+		_ = e.Record(KindAbandoned, EndRecord{V: journal.Version, Tx: t.Tx, Nonce: t.Nonce, Reason: "signed, but no broadcast was ever journaled and the node does not have it: walletgate never sends these bytes"})
 		t.end = KindAbandoned
-		return fmt.Sprintf("%s was signed but its broadcast was never journaled: it is not sent, and stays counted until nonce %d is used by another transaction", t.Tx, t.Nonce), true
+		return fmt.Sprintf("%s was signed but its broadcast was never journaled, and the node does not have it: walletgate does not send it; it stays counted until nonce %d is used by another transaction, or until it turns up included (bytes already on their way when walletgate stopped may still arrive)", t.Tx, t.Nonce), true
 	case t.onlyRefused():
 		_ = e.Record(KindRefusedFinal, EndRecord{V: journal.Version, Tx: t.Tx, Nonce: t.Nonce, Reason: "refused by the node, unknown to it, nonce not passed"})
 		t.end = KindRefusedFinal

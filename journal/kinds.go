@@ -45,9 +45,11 @@ const (
 	// KindRefusedFinal ends a transaction shown not to have reached the
 	// node (refused, unknown by hash, nonce not passed): it is never sent
 	// again and its nonce is free. KindAbandoned ends one that was signed
-	// but whose broadcast was never journaled: it is never sent; it stays
-	// counted until its nonce is used by another transaction (then
-	// KindDropped).
+	// but whose broadcast was never journaled and which the node did not
+	// have: walletgate never sends it; it stays counted until its nonce is
+	// used by another transaction (then KindDropped) or it turns up included
+	// (bytes already on their way when the process died can still arrive;
+	// then its receipt is journaled).
 	KindRefusedFinal = "refused_final"
 	KindAbandoned    = "abandoned"
 	// KindSignature is a typed-data signature, journaled before it is
