@@ -24,6 +24,7 @@ type rpcProxy struct {
 	calls    map[string]int
 	held     map[string]bool // method -> requests carrying it wait (and are never forwarded if their client goes away)
 	release  chan struct{}   // closed to let held requests through
+	waiting  int             // held requests still waiting (their client not yet seen gone)
 	dropped  map[string]bool // method -> forwarded, but the answer is lost (HTTP 502)
 	rng      *rand.Rand      // when set, requests fail at random
 	flaky    float64         // the share of requests that fail: half before forwarding, half after
@@ -90,6 +91,15 @@ func (p *rpcProxy) hold(method string) {
 	defer p.mu.Unlock()
 	p.held[method] = true
 	p.release = make(chan struct{})
+}
+
+// heldWaiting is how many held requests are still waiting: after their
+// client died, 0 once the proxy has seen every one of them go (and dropped
+// it, never to reach the node).
+func (p *rpcProxy) heldWaiting() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.waiting
 }
 
 // unhold lets held requests through and stops holding.
@@ -193,11 +203,19 @@ func (p *rpcProxy) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		drop = drop || p.dropped[q.Method]
 	}
+	if wait != nil {
+		p.waiting++
+	}
 	p.mu.Unlock()
 	if wait != nil {
 		select {
 		case <-wait:
 		case <-r.Context().Done():
+		}
+		p.mu.Lock()
+		p.waiting--
+		p.mu.Unlock()
+		if r.Context().Err() != nil {
 			return // the client went away: never forwarded
 		}
 	}

@@ -125,6 +125,11 @@ func crashAt(t *testing.T, method, kind string) (env []string, state string, vie
 	waitFor(t, "the journal's "+kind+" record", func() bool { return journalHas(t, state, kind) })
 	require.NoError(t, c.cmd.Process.Kill()) // SIGKILL
 	_ = c.cmd.Wait()
+	// A held request of the dead process is dropped, not forwarded: the
+	// proxy must have seen its client go before holding stops (else the
+	// request could still reach the node after the crash — a case of its
+	// own, in which the next start finds the transaction included).
+	waitFor(t, "the proxy to drop the dead process's held requests", func() bool { return proxy.heldWaiting() == 0 })
 	proxy.unhold()
 	return env, state, view, to, nonce
 }
