@@ -23,9 +23,12 @@ type lineLimiter struct {
 	line    []byte // the line being collected
 	pending []byte // output not yet returned
 	err     error
+	// divert, when set, sees each whole line within the limit first; a
+	// line it returns true for is answered by it and not passed on.
+	divert func(line []byte) bool
 }
 
-func newLineLimiter(r io.Reader, max int) io.Reader {
+func newLineLimiter(r io.Reader, max int) *lineLimiter {
 	return &lineLimiter{r: bufio.NewReaderSize(r, 64<<10), max: max}
 }
 
@@ -59,9 +62,11 @@ func (l *lineLimiter) fill() {
 		case bufio.ErrBufferFull:
 			continue
 		case nil:
-			if dropping {
+			switch {
+			case dropping:
 				l.pending = []byte(oversizedLine)
-			} else {
+			case l.divert != nil && l.divert(l.line):
+			default:
 				l.pending = append([]byte(nil), l.line...)
 			}
 			return

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log"
 	"log/slog"
 	"math/big"
 	"os"
@@ -16,7 +15,6 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
-	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/walletgate/walletgate/chain"
 	"github.com/walletgate/walletgate/journal"
@@ -267,18 +265,6 @@ func wire(ctx context.Context, cfg policy.Config, dev bool, logger *slog.Logger,
 		}
 	}
 	return deps, root, ready, cleanup, nil
-}
-
-// serveStdio serves MCP until stdin closes or ctx ends. stdout carries
-// JSON-RPC only; the library's own errors go to stderr.
-func serveStdio(ctx context.Context, ms *server.MCPServer, stdin io.Reader, stdout, stderr io.Writer) error {
-	ss := server.NewStdioServer(ms)
-	ss.SetErrorLogger(log.New(stderr, "walletgate: mcp: ", 0))
-	err := ss.Listen(ctx, newLineLimiter(stdin, maxMessageBytes), stdout)
-	if err != nil && !errors.Is(err, context.Canceled) {
-		return fmt.Errorf("stdio: %w", err)
-	}
-	return nil
 }
 
 // newLogger logs to stderr at the configured level.
