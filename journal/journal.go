@@ -38,6 +38,13 @@ type Journal struct {
 	chain    chain       // the verified chain of the active segment: its end and size
 	unsynced int         // records appended by j without an fsync since the last one
 	broken   *UnavailableError
+	preface  *preface // written before j's next record (Preface)
+}
+
+// preface is a record held back by Preface.
+type preface struct {
+	kind string
+	data any
 }
 
 // Options tune a Journal; the zero value is the default.
@@ -458,6 +465,34 @@ func (j *Journal) Append(kind string, data any) (Record, error) {
 	return j.appendLocked(kind, data, true)
 }
 
+// Preface holds back the record a handle begins with (a session's start):
+// it is written, in its place, before the handle's first other record — by
+// WritePreface, or by whichever Append, AppendUnsynced or Update comes
+// first — so that its fsync, head update and the catching up before it need
+// not happen while nothing else could. Its time is when it is written.
+func (j *Journal) Preface(kind string, data any) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.preface = &preface{kind: kind, data: data}
+}
+
+// WritePreface writes the record Preface held back, if it is not written
+// yet, as Append does.
+func (j *Journal) WritePreface() error {
+	end, err := j.begin(lockEx)
+	if err != nil {
+		return err
+	}
+	defer end()
+	p := j.preface
+	if p == nil {
+		return nil
+	}
+	j.preface = nil
+	_, err = j.appendLocked(p.kind, p.data, true)
+	return err
+}
+
 // AppendUnsynced is Append without an fsync or a head update of its own,
 // for records nothing waits on (a read's tool_start and tool_end): the next
 // Append, Close or every 256th unsynced record makes them durable. A crash of
@@ -476,6 +511,13 @@ func (j *Journal) AppendUnsynced(kind string, data any) (Record, error) {
 func (j *Journal) appendLocked(kind string, data any, sync bool) (Record, error) {
 	if j.broken != nil {
 		return Record{}, j.broken
+	}
+	if p := j.preface; p != nil {
+		// The next record's fsync covers it; its own error is the caller's.
+		j.preface = nil
+		if _, err := j.appendLocked(p.kind, p.data, false); err != nil {
+			return Record{}, fmt.Errorf("journal: the record before this one (%s) was not written: %w", p.kind, err)
+		}
 	}
 	if kind == "" {
 		return Record{}, errors.New("journal: append: empty kind")
@@ -682,13 +724,20 @@ func (j *Journal) Close() error {
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if j.file != nil && j.broken == nil && j.unsynced > 0 {
-		// Make the unsynced records durable, and the head current.
+	if j.file != nil && j.broken == nil && (j.unsynced > 0 || j.preface != nil) {
+		// Write a preface still held back (a handle that wrote nothing
+		// else), make the unsynced records durable, and the head current.
 		// Catch up first: a head written from a stale chain would move
 		// backwards past what other processes appended.
 		if unlock, err := j.lock(lockEx); err == nil {
-			if j.catchUpLocked(nil) == nil && j.syncLocked(j.chain.seq) == nil {
-				_ = j.writeHeadLocked()
+			if j.catchUpLocked(nil) == nil {
+				if p := j.preface; p != nil {
+					j.preface = nil
+					_, _ = j.appendLocked(p.kind, p.data, false)
+				}
+				if j.unsynced > 0 && j.syncLocked(j.chain.seq) == nil {
+					_ = j.writeHeadLocked()
+				}
 			}
 			unlock()
 		}

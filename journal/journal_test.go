@@ -343,3 +343,85 @@ func TestZeroAndNilJournalRefuse(t *testing.T) {
 	require.ErrorIs(t, err, os.ErrClosed)
 	require.NoError(t, nilJ.Close())
 }
+
+// A preface is written once, first among its handle's records, by
+// WritePreface or by the handle's next record of any kind (within one
+// fsync), or at Close; another process's records may come before it.
+func TestPreface(t *testing.T) {
+	kinds := func(j *Journal) []string {
+		t.Helper()
+		recs, err := j.Records()
+		require.NoError(t, err)
+		var out []string
+		for _, r := range recs {
+			out = append(out, r.Session+":"+r.Kind)
+		}
+		return out
+	}
+	start := map[string]string{"v": "1"}
+
+	t.Run("WritePreface", func(t *testing.T) {
+		j := openT(t, stateDir(t), "a")
+		j.Preface(KindSessionStart, start)
+		require.Empty(t, kinds(j), "held back")
+		require.NoError(t, j.WritePreface())
+		require.NoError(t, j.WritePreface(), "once")
+		_, err := j.Append("spend", nil)
+		require.NoError(t, err)
+		require.Equal(t, []string{"a:session_start", "a:spend"}, kinds(j))
+		recs, _ := j.Records()
+		require.JSONEq(t, `{"v":"1"}`, string(recs[0].Data))
+	})
+
+	t.Run("the next record writes it first", func(t *testing.T) {
+		dir := stateDir(t)
+		other := openT(t, dir, "b")
+		j := openT(t, dir, "a")
+		j.Preface(KindSessionStart, start)
+		_, err := other.Append("spend", nil)
+		require.NoError(t, err)
+		var synced int
+		real := syncFile
+		t.Cleanup(func() { syncFile = real })
+		syncFile = func(f *os.File) error {
+			if filepath.Base(f.Name()) == FileName {
+				synced++
+			}
+			return real(f)
+		}
+		_, err = j.AppendUnsynced("tool_start", nil)
+		require.NoError(t, err)
+		_, err = j.Append("spend", nil)
+		require.NoError(t, err)
+		require.Equal(t, 1, synced, "the preface rides on the next record's fsync")
+		require.NoError(t, j.WritePreface(), "already written: nothing to do")
+		err = j.Update(func(_ *Live, appendRecord AppendFunc) error {
+			_, err := appendRecord("reserve", nil)
+			return err
+		})
+		require.NoError(t, err)
+		require.Equal(t, []string{"b:spend", "a:session_start", "a:tool_start", "a:spend", "a:reserve"}, kinds(j))
+		n, err := Verify(j.Path())
+		require.NoError(t, err)
+		require.Equal(t, 5, n)
+	})
+
+	t.Run("Update and Close", func(t *testing.T) {
+		dir := stateDir(t)
+		j := openT(t, dir, "a")
+		j.Preface(KindSessionStart, start)
+		require.NoError(t, j.Update(func(live *Live, appendRecord AppendFunc) error {
+			_, err := appendRecord("reserve", nil)
+			return err
+		}))
+		require.Equal(t, []string{"a:session_start", "a:reserve"}, kinds(j))
+		k := openT(t, dir, "c")
+		k.Preface(KindSessionStart, start)
+		require.NoError(t, k.Close())
+		require.Equal(t, []string{"a:session_start", "a:reserve", "c:session_start"}, kinds(j), "a handle closed before writing anything still leaves its preface")
+		require.NoError(t, j.Update(func(live *Live, _ AppendFunc) error {
+			require.Contains(t, live.Sessions, "c", "its session is known to other processes")
+			return nil
+		}))
+	})
+}

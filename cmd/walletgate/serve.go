@@ -204,19 +204,21 @@ func wire(ctx context.Context, cfg policy.Config, dev bool, logger *slog.Logger,
 		chainID := deps.Chain.ChainID().Uint64()
 		deps.Journal, deps.JournalErr = openJournal(root, chainID, deps.Address, deps.Session, logger)
 		if j := deps.Journal; j != nil {
-			// The session's start (fsync'd) runs beside the handshake; the
-			// release of phantom reservations (CPU: the live state) once it
-			// is done. This session's own reservations are never phantoms,
-			// and its end is written after its start.
+			// The session's start is the first record this session writes;
+			// it is written (fsync'd, the head replaced) after the
+			// handshake, with the release of phantom reservations (CPU: the
+			// live state), rather than compete with it — or before, should a
+			// call write first. This session's own reservations are never
+			// phantoms, and its end is written after its start.
+			j.Preface(tools.KindSessionStart, journal.SessionStart{V: journal.Version, Version: versionString(), PID: os.Getpid(),
+				ChainID: chainID, Wallet: deps.Address.Hex(), Signer: deps.Signer.Kind()})
 			started := make(chan struct{})
-			signerKind := deps.Signer.Kind()
 			go func() {
 				defer close(started)
-				// First in the journal, before this session's calls: it
-				// costs the handshake fsync waits, not CPU.
-				_, _ = j.Append(tools.KindSessionStart, journal.SessionStart{V: journal.Version, Version: versionString(), PID: os.Getpid(),
-					ChainID: chainID, Wallet: deps.Address.Hex(), Signer: signerKind})
 				shaken.wait(ctx)
+				if err := j.WritePreface(); err != nil {
+					logger.Error("recording the session's start in the journal failed", "err", err)
+				}
 				// A reservation whose process died before it signed sent
 				// nothing: give it back, on the record.
 				released, err := j.ReleasePhantoms(journal.ProcessAlive)
