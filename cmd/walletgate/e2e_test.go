@@ -443,6 +443,34 @@ func TestSecondWalletgateOnDevnetOverHTTP(t *testing.T) {
 	require.Equal(t, "DAI", tokens[1].(map[string]any)["symbol"])
 }
 
+// A client that leaves before its handshake (stdin closed at once): each
+// walletgate stops without an error — nothing to settle is started against
+// a journal being closed — and the journal still shows each session's
+// start and end, in that order.
+func TestClientLeavingAtOnceStopsCleanly(t *testing.T) {
+	info := startDevnet(t)
+	state := t.TempDir()
+	for range 3 {
+		cmd := exec.Command(binary)
+		cmd.Env = cleanEnv("WALLETGATE_RPC="+info.RPC, "WALLETGATE_CHAIN_ID=1337", "WALLETGATE_KEY_FILE="+info.KeyFile, "WALLETGATE_STATE_DIR="+state)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		require.NoError(t, cmd.Run(), stderr.String())
+		require.Empty(t, stdout.String())
+		require.NotContains(t, stderr.String(), "level=ERROR")
+		require.NotContains(t, stderr.String(), "level=WARN")
+	}
+	journal, err := os.ReadFile(filepath.Join(state, "1337-"+info.DevAccount, "journal.jsonl"))
+	require.NoError(t, err)
+	var kinds []string
+	for _, l := range strings.Split(strings.TrimSpace(string(journal)), "\n") {
+		var r struct{ Kind string }
+		require.NoError(t, json.Unmarshal([]byte(l), &r))
+		kinds = append(kinds, r.Kind)
+	}
+	require.Equal(t, strings.Repeat("session_start session_end ", 3), strings.Join(kinds, " ")+" ")
+}
+
 func TestStartupRefusals(t *testing.T) {
 	dir := t.TempDir()
 	loose := filepath.Join(dir, "loose.key")

@@ -80,9 +80,18 @@ func cmdServe(argv []string, stderr io.Writer) error {
 	net := policy.LookupNetwork(deps.Chain.ChainID().Uint64())
 	logger.Info("serving MCP on stdio", "wallet", deps.Address.Hex(), "network", net.Name, "kind", string(net.Kind), "rpc", deps.Chain.Host())
 	// What a crash or a lost connection left open is settled in the
-	// background: answering initialize waits for no network work.
+	// background: answering initialize waits for no network work. A client
+	// that left before its handshake leaves it to the next start; one under
+	// way is finished before the journal is closed.
+	stopped, recovered := make(chan struct{}), make(chan struct{})
 	go func() {
+		defer close(recovered)
 		shaken.wait(ctx)
+		select {
+		case <-stopped:
+			return
+		default:
+		}
 		lines, err := srv.Reconcile(ctx)
 		for _, l := range lines {
 			logger.Warn("recovered: " + l)
@@ -92,7 +101,9 @@ func cmdServe(argv []string, stderr io.Writer) error {
 		}
 	}()
 	err = serveStdio(ctx, ms, os.Stdin, os.Stdout, stderr)
+	close(stopped)
 	shaken.done() // a client that left before its handshake waits for nothing
+	<-recovered
 	// A confirm past its signature finishes before the process stops.
 	if !srv.Drain(drainTimeout) {
 		logger.Warn("stopping with a confirm still under way; the next start follows it up")
