@@ -107,8 +107,11 @@ func TestCopiedBinaryOffersSwapsAfterInstallArtifacts(t *testing.T) {
 func TestDevChainStopsWhenWalletgateIsKilled(t *testing.T) {
 	c := startServer(t, cleanEnv(), "--dev")
 	c.initialize()
-	m := regexp.MustCompile(`devnet_pid=(\d+)`).FindStringSubmatch(c.stderr.String())
-	require.NotNil(t, m, c.stderr.String())
+	// Logged before serving, but stderr is read apart from stdout: it may
+	// reach the test after the initialize answer.
+	pidRE := regexp.MustCompile(`devnet_pid=(\d+)`)
+	require.Eventually(t, func() bool { return pidRE.MatchString(c.stderr.String()) }, 10*time.Second, 10*time.Millisecond, "no devnet_pid logged")
+	m := pidRE.FindStringSubmatch(c.stderr.String())
 	pid, err := strconv.Atoi(m[1])
 	require.NoError(t, err)
 	require.True(t, alive(pid), "the dev chain should run while walletgate does")
