@@ -468,8 +468,9 @@ func (j *Journal) Append(kind string, data any) (Record, error) {
 // Preface holds back the record a handle begins with (a session's start):
 // it is written, in its place, before the handle's first other record — by
 // WritePreface, or by whichever Append, AppendUnsynced or Update comes
-// first — so that its fsync, head update and the catching up before it need
-// not happen while nothing else could. Its time is when it is written.
+// first, within that record's fsync (an AppendUnsynced one included) — so
+// that its fsync, head update and the catching up before it need not happen
+// while nothing else could. Its time is when it is written.
 func (j *Journal) Preface(kind string, data any) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
@@ -513,11 +514,13 @@ func (j *Journal) appendLocked(kind string, data any, sync bool) (Record, error)
 		return Record{}, j.broken
 	}
 	if p := j.preface; p != nil {
-		// The next record's fsync covers it; its own error is the caller's.
+		// Durable as Append makes it: this record's fsync covers both,
+		// even one AppendUnsynced would leave without.
 		j.preface = nil
 		if _, err := j.appendLocked(p.kind, p.data, false); err != nil {
 			return Record{}, fmt.Errorf("journal: the record before this one (%s) was not written: %w", p.kind, err)
 		}
+		sync = true
 	}
 	if kind == "" {
 		return Record{}, errors.New("journal: append: empty kind")

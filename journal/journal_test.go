@@ -345,8 +345,9 @@ func TestZeroAndNilJournalRefuse(t *testing.T) {
 }
 
 // A preface is written once, first among its handle's records, by
-// WritePreface or by the handle's next record of any kind (within one
-// fsync), or at Close; another process's records may come before it.
+// WritePreface or by the handle's next record of any kind (within its fsync,
+// which an unsynced record then gets too), or at Close; another process's
+// records may come before it.
 func TestPreface(t *testing.T) {
 	kinds := func(j *Journal) []string {
 		t.Helper()
@@ -391,19 +392,22 @@ func TestPreface(t *testing.T) {
 		}
 		_, err = j.AppendUnsynced("tool_start", nil)
 		require.NoError(t, err)
+		require.Equal(t, 1, synced, "the preface is durable even when the record that wrote it needs no fsync")
+		_, err = j.AppendUnsynced("tool_end", nil)
+		require.NoError(t, err)
+		require.Equal(t, 1, synced, "later unsynced records stay unsynced")
 		_, err = j.Append("spend", nil)
 		require.NoError(t, err)
-		require.Equal(t, 1, synced, "the preface rides on the next record's fsync")
 		require.NoError(t, j.WritePreface(), "already written: nothing to do")
 		err = j.Update(func(_ *Live, appendRecord AppendFunc) error {
 			_, err := appendRecord("reserve", nil)
 			return err
 		})
 		require.NoError(t, err)
-		require.Equal(t, []string{"b:spend", "a:session_start", "a:tool_start", "a:spend", "a:reserve"}, kinds(j))
+		require.Equal(t, []string{"b:spend", "a:session_start", "a:tool_start", "a:tool_end", "a:spend", "a:reserve"}, kinds(j))
 		n, err := Verify(j.Path())
 		require.NoError(t, err)
-		require.Equal(t, 5, n)
+		require.Equal(t, 6, n)
 	})
 
 	t.Run("Update and Close", func(t *testing.T) {
