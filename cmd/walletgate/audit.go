@@ -166,7 +166,7 @@ func cmdPolicy(argv []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	deps, _, ready, cleanup, err := wire(context.Background(), cfg, dev, slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})), nil)
+	deps, _, ready, cleanup, err := wire(context.Background(), cfg, dev, nil, slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})), nil)
 	defer cleanup()
 	if err == nil {
 		err = ready()

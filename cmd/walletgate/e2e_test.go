@@ -8,11 +8,13 @@ import (
 	"fmt"
 	"io"
 	"math/big"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -469,6 +471,60 @@ func TestClientLeavingAtOnceStopsCleanly(t *testing.T) {
 		kinds = append(kinds, r.Kind)
 	}
 	require.Equal(t, strings.Repeat("session_start session_end ", 3), strings.Join(kinds, " ")+" ")
+}
+
+// A node that accepts the connection and never answers eth_chainId: a
+// SIGTERM during the start-up check stops walletgate at once (the check
+// ends with the signal), not after the check's 15 s bound; nothing is
+// served.
+func TestSignalDuringTheChainIDCheckStopsAtOnce(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { l.Close() })
+	accepted := make(chan struct{}, 1)
+	go func() {
+		for {
+			conn, err := l.Accept()
+			if err != nil {
+				return
+			}
+			select {
+			case accepted <- struct{}{}:
+			default:
+			}
+			go func() { _, _ = io.Copy(io.Discard, conn) }() // reads, never answers; ends when walletgate does
+		}
+	}()
+	key := filepath.Join(t.TempDir(), "dev.key")
+	require.NoError(t, os.WriteFile(key, []byte(strings.Repeat("ab", 32)+"\n"), 0o600))
+	cmd := exec.Command(binary)
+	cmd.Env = withStateDir(t, cleanEnv("WALLETGATE_RPC=http://"+l.Addr().String(), "WALLETGATE_CHAIN_ID=1337", "WALLETGATE_KEY_FILE="+key))
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	t.Cleanup(func() { stdin.Close() })
+	var stdout, stderr syncBuffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	require.NoError(t, cmd.Start())
+	select {
+	case <-accepted:
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("walletgate never asked the node")
+	}
+	_, _ = io.WriteString(stdin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}`+"\n")
+	time.Sleep(200 * time.Millisecond)
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("walletgate went on waiting for the node after SIGTERM; stderr:\n%s", stderr.String())
+	}
+	require.Empty(t, stdout.String(), "nothing served before the node answered")
+	l.Close()
 }
 
 func TestStartupRefusals(t *testing.T) {
