@@ -357,3 +357,45 @@ func revertData(reason string) string {
 	}
 	return "0x08c379a0" + word(32) + word(len(reason)) + padded
 }
+
+// A client that leaves while the start's recovery waits on a transaction
+// that will not settle (its broadcast was lost and the node keeps failing
+// it): walletgate stops at once, not after the receipt wait
+// (WALLETGATE_RECEIPT_TIMEOUT, 5 minutes in that start); the transaction stays
+// counted; the next start, on an honest node, sends its identical bytes and
+// it lands exactly once.
+func TestStopDuringRecoveryIsPrompt(t *testing.T) {
+	b := startBehindProxy(t, "WALLETGATE_RECEIPT_TIMEOUT=2s")
+	to := common.HexToAddress("0x00000000000000000000000000000000000e2e17")
+	nonce := b.view.nonce()
+	args := b.previewUSDT(t, to, "3")
+	b.proxy.setFault("eth_sendRawTransaction", func(json.RawMessage) *fault { return &fault{http502: true} })
+	res := b.c.callTool("wallet_send", args)
+	require.Equal(t, "pending", res["structuredContent"].(map[string]any)["status"], text(res))
+	b.c.stop()
+
+	long := make([]string, 0, len(b.env))
+	for _, kv := range b.env {
+		if !strings.HasPrefix(kv, "WALLETGATE_RECEIPT_TIMEOUT=") {
+			long = append(long, kv)
+		}
+	}
+	b.c = startServer(t, append(long, "WALLETGATE_RECEIPT_TIMEOUT=5m"))
+	b.c.initialize()
+	b.c.request("tools/list", map[string]any{}) // the handshake is done: the recovery starts
+	time.Sleep(1500 * time.Millisecond)         // it is re-sending and retrying, or waiting for a receipt
+	start := time.Now()
+	b.c.stop()
+	require.Less(t, time.Since(start), 5*time.Second, "a stop waits for no receipt; stderr:\n%s", b.c.stderr.String())
+	require.NotContains(t, b.c.stderr.String(), "level=ERROR")
+	require.Equal(t, nonce, b.view.nonce(), "nothing reached the chain")
+
+	b.proxy.setFault("eth_sendRawTransaction", nil)
+	b.c = startServer(t, b.env)
+	b.c.initialize()
+	require.Equal(t, "3", dayUsed(t, b.c, "USDT"), "still counted")
+	waitFor(t, "the transfer", func() bool { return b.view.usdtOf(to).Sign() > 0 })
+	time.Sleep(300 * time.Millisecond)
+	require.Equal(t, big.NewInt(3_000_000), b.view.usdtOf(to), "exactly once")
+	require.Equal(t, nonce+1, b.view.nonce())
+}

@@ -93,27 +93,32 @@ func cmdServe(argv []string, stderr io.Writer) error {
 	logger.Info("serving MCP on stdio", "wallet", deps.Address.Hex(), "network", net.Name, "kind", string(net.Kind), "rpc", deps.Chain.Host())
 	// What a crash or a lost connection left open is settled in the
 	// background: answering initialize waits for no network work. A client
-	// that left before its handshake leaves it to the next start; one under
-	// way is finished before the journal is closed.
-	stopped, recovered := make(chan struct{}), make(chan struct{})
+	// that left before its handshake leaves it to the next start; one that
+	// leaves while it is under way stops it (a receipt awaited is not
+	// awaited further; nothing is decided on a lookup cut short) before the
+	// journal is closed, and the next start goes on from there.
+	recovering, stopRecovery := context.WithCancel(ctx)
+	defer stopRecovery()
+	recovered := make(chan struct{})
 	go func() {
 		defer close(recovered)
-		shaken.wait(ctx)
-		select {
-		case <-stopped:
+		shaken.wait(recovering)
+		if recovering.Err() != nil {
 			return
-		default:
 		}
-		lines, err := srv.Reconcile(ctx)
+		lines, err := srv.Reconcile(recovering)
 		for _, l := range lines {
 			logger.Warn("recovered: " + l)
 		}
-		if err != nil {
+		switch {
+		case recovering.Err() != nil:
+			logger.Info("stopping before the recovery of journaled transactions finished; the next start goes on with it")
+		case err != nil:
 			logger.Error("recovery of journaled transactions failed; they stay pending", "err", err)
 		}
 	}()
 	err = serveStdio(ctx, ms, os.Stdin, os.Stdout, stderr)
-	close(stopped)
+	stopRecovery()
 	shaken.done() // a client that left before its handshake waits for nothing
 	<-recovered
 	// A confirm past its signature finishes before the process stops.
