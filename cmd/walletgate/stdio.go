@@ -24,12 +24,17 @@ func serveStdio(ctx context.Context, ms *server.MCPServer, stdin io.Reader, stdo
 	out := &lineWriter{w: stdout}
 	in := newLineLimiter(stdin, maxMessageBytes)
 	l := &lister{ms: ms, out: out, errs: log.New(stderr, "walletgate: mcp: ", 0)}
+	var cancel context.CancelFunc = func() {}
 	ss.SetContextFunc(func(ctx context.Context) context.Context {
-		l.ctx = ctx // the session's context, before the first line is read
+		// The session's context, before the first line is read; ended
+		// when serving ends, as mcp-go ends its own requests'.
+		l.ctx, cancel = context.WithCancel(ctx)
 		return ctx
 	})
 	in.divert = l.divert
 	err := ss.Listen(ctx, in, out)
+	l.stop()
+	cancel()
 	l.wg.Wait()
 	if err != nil && !errors.Is(err, context.Canceled) {
 		return fmt.Errorf("stdio: %w", err)
@@ -63,7 +68,10 @@ type lister struct {
 	ctx  context.Context
 	out  io.Writer
 	errs *log.Logger
-	wg   sync.WaitGroup // answers under way
+
+	mu      sync.Mutex
+	stopped bool           // serving ended: what is still read is dropped, as mcp-go drops it
+	wg      sync.WaitGroup // answers under way
 }
 
 func (l *lister) divert(line []byte) bool {
@@ -76,14 +84,25 @@ func (l *lister) divert(line []byte) bool {
 		Params struct {
 			Cursor *string `json:"cursor"`
 		} `json:"params"`
+		Result json.RawMessage `json:"result"`
+		Error  json.RawMessage `json:"error"`
 	}
 	if json.Unmarshal(line, &req) != nil || req.Method != string(mcp.MethodToolsList) ||
-		len(req.ID) == 0 || string(req.ID) == "null" || req.Params.Cursor != nil {
+		len(req.ID) == 0 || string(req.ID) == "null" || req.Params.Cursor != nil ||
+		req.Result != nil || req.Error != nil { // a response is mcp-go's to route
 		return false
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.stopped {
+		return true
 	}
 	line = bytes.Clone(line) // the reader reuses its buffer
 	l.wg.Go(func() {
 		resp := l.answer(line, req.ID)
+		if resp == nil {
+			return // mcp-go answers nothing, so neither does this
+		}
 		b, ok := tools.EncodeListResponse(resp)
 		if !ok {
 			var err error
@@ -99,11 +118,19 @@ func (l *lister) divert(line []byte) bool {
 	return true
 }
 
+// stop drops every later line: serving has ended.
+func (l *lister) stop() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.stopped = true
+}
+
 // answer is mcp-go's answer to the request, or, should it panic, the
 // internal error mcp-go's transport would answer.
 func (l *lister) answer(line []byte, id json.RawMessage) (resp mcp.JSONRPCMessage) {
 	defer func() {
 		if r := recover(); r != nil {
+			l.errs.Printf("panic recovered in stdio message handler: %v", r)
 			var v any
 			_ = json.Unmarshal(id, &v)
 			resp = mcp.JSONRPCError{JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId(v),

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,13 +19,13 @@ import (
 
 // serveLines runs serveStdio with these input lines, waits for answers lines
 // (0: none), closes its stdin, and returns every line it wrote, by JSON-RPC
-// id, once it has returned.
-func serveLines(t *testing.T, ms *server.MCPServer, lines []string, answers int) map[string]string {
+// id, once it has returned, and what it wrote on stderr.
+func serveLines(t *testing.T, ms *server.MCPServer, lines []string, answers int) (map[string]string, string) {
 	t.Helper()
 	inR, inW := io.Pipe()
-	out := &lockedBuffer{}
+	out, errs := &lockedBuffer{}, &lockedBuffer{}
 	done := make(chan error, 1)
-	go func() { done <- serveStdio(context.Background(), ms, inR, out, io.Discard) }()
+	go func() { done <- serveStdio(context.Background(), ms, inR, out, errs) }()
 	for _, l := range lines {
 		_, err := io.WriteString(inW, l+"\n")
 		require.NoError(t, err)
@@ -49,7 +50,7 @@ func serveLines(t *testing.T, ms *server.MCPServer, lines []string, answers int)
 		require.NotContains(t, byID, string(m.ID), "one answer per request")
 		byID[string(m.ID)] = l
 	}
-	return byID
+	return byID, errs.String()
 }
 
 // lockedBuffer is a strings.Builder safe for concurrent use that also
@@ -106,7 +107,7 @@ func TestServeStdioAnswersToolsListAsMCPGo(t *testing.T) {
 		lines = append(lines, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/list","params":{}}`, 100+i),
 			fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"a_echo","arguments":{}}}`, 200+i))
 	}
-	got := serveLines(t, ms, lines, 3+60)
+	got, _ := serveLines(t, ms, lines, 3+60)
 	require.Equal(t, 3+60, len(got), "every request answered")
 
 	want := func(req string) string {
@@ -125,6 +126,39 @@ func TestServeStdioAnswersToolsListAsMCPGo(t *testing.T) {
 	}
 }
 
+// The lister itself: which lines it takes (a tools/list request without a
+// cursor) and what it writes for them (mcp-go's bytes, one line); every
+// other line it leaves to mcp-go.
+func TestListerTakesToolsListOnly(t *testing.T) {
+	ms := echoServer()
+	var out lockedBuffer
+	l := &lister{ms: ms, ctx: context.Background(), out: &out, errs: log.New(io.Discard, "", 0)}
+	req := `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`
+	require.True(t, l.divert([]byte(req+"\r\n")))
+	l.wg.Wait()
+	want, err := json.Marshal(ms.HandleMessage(context.Background(), []byte(req)))
+	require.NoError(t, err)
+	require.Equal(t, string(want)+"\n", out.String())
+	for _, other := range []string{
+		initLine,
+		`{"jsonrpc":"2.0","id":3,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"tools/list"}}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"cursor":"x"}}`,
+		`{"jsonrpc":"2.0","method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":null,"method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/list","result":{}}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/list","error":{"code":1,"message":"x"}}`,
+		`[{"jsonrpc":"2.0","id":3,"method":"tools/list"}]`,
+		`not json "tools/list"`,
+	} {
+		require.False(t, l.divert([]byte(other+"\n")), other)
+	}
+	l.stop()
+	require.True(t, l.divert([]byte(req+"\n")), "after the stop it is taken, and dropped")
+	l.wg.Wait()
+	require.Equal(t, string(want)+"\n", out.String(), "nothing more written")
+}
+
 // The hooks run as under mcp-go's transport, a slow one's answer is written
 // before serveStdio returns (stdin closed meanwhile), and a panicking one is an internal error with the
 // request's id, not a dead process.
@@ -138,11 +172,37 @@ func TestServeStdioListHooks(t *testing.T) {
 			panic("hook failed")
 		}
 	})
-	got := serveLines(t, echoServer(server.WithHooks(hooks)), []string{initLine,
+	got, stderr := serveLines(t, echoServer(server.WithHooks(hooks)), []string{initLine,
 		`{"jsonrpc":"2.0","id":"slow","method":"tools/list"}`,
 		`{"jsonrpc":"2.0","id":"boom","method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":5,"method":"tools/list","result":{}}`, // a response: mcp-go answers nothing
 		`{"jsonrpc":"2.0","id":9,"method":"ping"}`}, 3)
 	require.Contains(t, got[`"slow"`], `"name":"a_echo"`, "answered before serveStdio returned")
 	require.Equal(t, `{"jsonrpc":"2.0","id":"boom","error":{"code":-32603,"message":"internal panic: hook failed"}}`, got[`"boom"`])
+	require.Contains(t, stderr, "panic recovered in stdio message handler: hook failed")
 	require.Equal(t, `{"jsonrpc":"2.0","id":9,"result":{}}`, got["9"])
+	require.Len(t, got, 4, "init, slow, boom, ping: nothing for the response-shaped line")
+}
+
+// Once serving has ended (here: its context), a tools/list still read is
+// not answered, as mcp-go answers no request read then.
+func TestServeStdioAnswersNothingAfterItEnded(t *testing.T) {
+	inR, inW := io.Pipe()
+	t.Cleanup(func() { inW.Close() })
+	out := &lockedBuffer{}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- serveStdio(ctx, echoServer(), inR, out, io.Discard) }()
+	_, err := io.WriteString(inW, initLine+"\n")
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return strings.Count(out.String(), "\n") == 1 }, 10*time.Second, time.Millisecond)
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("serveStdio did not return after its context ended")
+	}
+	go func() { _, _ = io.WriteString(inW, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`+"\n") }()
+	time.Sleep(300 * time.Millisecond)
+	require.Equal(t, 1, strings.Count(out.String(), "\n"), "only the initialize answer: %s", out.String())
 }
