@@ -18,7 +18,10 @@ import (
 //
 // ok is false for anything but a tools/list result whose tools use only the
 // fields walletgate sets (name, title, description, the raw schemas,
-// annotations): then the caller encodes msg the usual way.
+// annotations), or a raw schema not already in the form encoding/json would
+// write (whitespace between tokens, <, >, &, U+2028 or U+2029, which it
+// escapes; a line break would also end the message early): then the caller
+// encodes msg the usual way.
 func EncodeListResponse(msg mcp.JSONRPCMessage) (b []byte, ok bool) {
 	resp, ok := msg.(mcp.JSONRPCResponse)
 	if !ok {
@@ -31,6 +34,9 @@ func EncodeListResponse(msg mcp.JSONRPCMessage) (b []byte, ok bool) {
 	// The envelope (id, _meta, cursor, cache hints) the usual way, with no
 	// tools: "tools" is the result's last field.
 	tools := res.Tools
+	if tools == nil {
+		return nil, false // encoding/json writes null
+	}
 	res.Tools = []mcp.Tool{}
 	resp.Result = res
 	env, err := json.Marshal(resp)
@@ -55,7 +61,8 @@ func EncodeListResponse(msg mcp.JSONRPCMessage) (b []byte, ok bool) {
 // in sorted order.
 func appendTool(b []byte, t mcp.Tool) ([]byte, bool) {
 	if t.Meta != nil || t.Icons != nil || t.Execution != nil || t.DeferLoading ||
-		t.RawInputSchema == nil || t.InputSchema.Type != "" || t.OutputSchema.Type != "" {
+		t.RawInputSchema == nil || t.InputSchema.Type != "" || t.OutputSchema.Type != "" ||
+		!compacted(t.RawInputSchema) || (t.RawOutputSchema != nil && !compacted(t.RawOutputSchema)) {
 		return nil, false
 	}
 	field := func(key string, v any) bool {
@@ -88,4 +95,27 @@ func appendTool(b []byte, t mcp.Tool) ([]byte, bool) {
 	}
 	b[len(b)-1] = '}'
 	return b, true
+}
+
+// compacted reports whether raw is as encoding/json's compaction leaves it:
+// no whitespace between tokens, no control character, and none of the
+// characters it escapes (<, >, &, U+2028, U+2029). It does not validate
+// the JSON: walletgate's raw schemas are encoding/json's own output.
+func compacted(raw []byte) bool {
+	in := false
+	for i := 0; i < len(raw); i++ {
+		switch c := raw[i]; {
+		case c < 0x20, c == '<', c == '>', c == '&':
+			return false
+		case c == 0xE2 && i+2 < len(raw) && raw[i+1] == 0x80 && raw[i+2]&^1 == 0xA8:
+			return false
+		case in && c == '\\':
+			i++ // the escaped byte (an escaped quote does not end the string)
+		case c == '"':
+			in = !in
+		case !in && c == ' ':
+			return false
+		}
+	}
+	return len(raw) > 0 && !in
 }

@@ -77,19 +77,48 @@ func TestEncodeListResponseLeavesTheRest(t *testing.T) {
 	want, err := json.Marshal(list(plain))
 	require.NoError(t, err)
 	sameBytes(t, want, got, "escaping as encoding/json does")
-	got, ok = tools.EncodeListResponse(list())
+	empty := mcp.NewJSONRPCResultResponse(mcp.NewRequestId(7), mcp.ListToolsResult{Tools: []mcp.Tool{}})
+	got, ok = tools.EncodeListResponse(empty)
 	require.True(t, ok)
 	require.Equal(t, `{"jsonrpc":"2.0","id":7,"result":{"tools":[]}}`, string(got))
+	// Raw schemas in any other form than encoding/json's own: the bytes
+	// would differ from mcp-go's (and a line break would end the message).
+	raw := func(in, out string) mcp.Tool {
+		x := plain
+		x.RawInputSchema, x.RawOutputSchema = json.RawMessage(in), json.RawMessage(out)
+		return x
+	}
+	for name, tool := range map[string]mcp.Tool{
+		"space between tokens": raw(`{"type": "object"}`, `{}`),
+		"a line break":         raw("{\"type\":\n\"object\"}", `{}`),
+		"tab in the output":    raw(`{}`, "{\"a\":\t1}"),
+		"raw <":                raw(`{"description":"<b>"}`, `{}`),
+		"raw &":                raw(`{}`, `{"description":"a&b"}`),
+		"raw U+2028":           raw("{\"description\":\"a\u2028b\"}", `{}`),
+		"unterminated string":  raw(`{"a":"b}`, `{}`),
+	} {
+		_, ok := tools.EncodeListResponse(list(tool))
+		require.False(t, ok, name)
+		if b, err := json.Marshal(list(tool)); err == nil {
+			require.NotContains(t, string(b), "\n", "%s: encoding/json compacts it, and that is what mcp-go sends", name)
+		}
+	}
+	spaced := raw(`{"description":"a b \" c","enum":["x y"]}`, `{"a":"\\"}`)
+	got, ok = tools.EncodeListResponse(list(spaced))
+	require.True(t, ok, "spaces and escapes inside strings are as encoding/json writes them")
+	want, _ = json.Marshal(list(spaced))
+	sameBytes(t, want, got, "spaces and escapes inside strings")
 
 	withMeta := plain
 	withMeta.Meta = &mcp.Meta{AdditionalFields: map[string]any{"k": "v"}}
 	structured := mcp.NewTool("s", mcp.WithString("x"))
 	for name, msg := range map[string]mcp.JSONRPCMessage{
-		"_meta":        list(plain, withMeta),
-		"icons":        list(func() mcp.Tool { x := plain; x.Icons = []mcp.Icon{{Src: "a"}}; return x }()),
-		"typed schema": list(structured),
-		"error":        mcp.JSONRPCError{JSONRPC: "2.0", ID: mcp.NewRequestId(1), Error: mcp.NewJSONRPCErrorDetails(mcp.INVALID_REQUEST, "no", nil)},
-		"other result": mcp.NewJSONRPCResultResponse(mcp.NewRequestId(1), mcp.EmptyResult{}),
+		"no tools (nil)": list(),
+		"_meta":          list(plain, withMeta),
+		"icons":          list(func() mcp.Tool { x := plain; x.Icons = []mcp.Icon{{Src: "a"}}; return x }()),
+		"typed schema":   list(structured),
+		"error":          mcp.JSONRPCError{JSONRPC: "2.0", ID: mcp.NewRequestId(1), Error: mcp.NewJSONRPCErrorDetails(mcp.INVALID_REQUEST, "no", nil)},
+		"other result":   mcp.NewJSONRPCResultResponse(mcp.NewRequestId(1), mcp.EmptyResult{}),
 	} {
 		_, ok := tools.EncodeListResponse(msg)
 		require.False(t, ok, name)
