@@ -485,13 +485,23 @@ func (j *Journal) WritePreface() error {
 		return err
 	}
 	defer end()
-	p := j.preface
-	if p == nil {
-		return nil
+	written, err := j.writePrefaceLocked()
+	if err != nil || !written {
+		return err
 	}
-	j.preface = nil
-	_, err = j.appendLocked(p.kind, p.data, true)
-	return err
+	if err := j.syncLocked(j.chain.seq); err != nil {
+		return err
+	}
+	if err := j.writeHeadLocked(); err != nil {
+		return fmt.Errorf("journal: record %d is written, but the head is not: %w", j.chain.seq, err)
+	}
+	if j.chain.tail() >= j.segSize {
+		// As after any record: a sealing that fails leaves it durable.
+		if err := j.rotateLocked(); err != nil && j.broken != nil {
+			return fmt.Errorf("journal: record %d is written, but sealing the segment failed: %w", j.chain.seq, err)
+		}
+	}
+	return nil
 }
 
 // AppendUnsynced is Append without an fsync or a head update of its own,
@@ -513,27 +523,25 @@ func (j *Journal) appendLocked(kind string, data any, sync bool) (Record, error)
 	if j.broken != nil {
 		return Record{}, j.broken
 	}
-	if p := j.preface; p != nil {
-		// Durable as Append makes it: this record's fsync covers both,
-		// even one AppendUnsynced would leave without.
-		j.preface = nil
-		if _, err := j.appendLocked(p.kind, p.data, false); err != nil {
-			return Record{}, fmt.Errorf("journal: the record before this one (%s) was not written: %w", p.kind, err)
-		}
-		sync = true
-	}
 	if kind == "" {
 		return Record{}, errors.New("journal: append: empty kind")
 	}
 	if kind == KindCheckpoint {
 		return Record{}, errors.New("journal: append: checkpoints are written by the journal")
 	}
-	written, err := j.writeLocked(kind, data, maxLine)
+	prefaced, err := j.writePrefaceLocked()
 	if err != nil {
 		return Record{}, err
 	}
-	if err := foldInto(&j.live, written, j.path, j.chain.lines); err != nil {
-		return Record{}, j.breakLocked(j.unavailable(err, err.Error()))
+	// A preface is durable as Append makes it: this record's fsync covers
+	// both, even one AppendUnsynced would leave without.
+	sync = sync || prefaced
+	written, err := j.writeFoldLocked(kind, data)
+	if err != nil {
+		if prefaced && j.broken == nil && j.syncLocked(j.chain.seq) == nil {
+			_ = j.writeHeadLocked() // the preface stays durable though this record was refused
+		}
+		return Record{}, err
 	}
 	reached("append: line written")
 	if !sync {
@@ -559,6 +567,35 @@ func (j *Journal) appendLocked(kind string, data any, sync bool) (Record, error)
 		}
 	}
 	return written, nil
+}
+
+// writeFoldLocked writes one record's line and folds it into the live
+// state, without an fsync.
+func (j *Journal) writeFoldLocked(kind string, data any) (Record, error) {
+	written, err := j.writeLocked(kind, data, maxLine)
+	if err != nil {
+		return Record{}, err
+	}
+	if err := foldInto(&j.live, written, j.path, j.chain.lines); err != nil {
+		return Record{}, j.breakLocked(j.unavailable(err, err.Error()))
+	}
+	return written, nil
+}
+
+// writePrefaceLocked writes the record Preface held back, if any, without
+// an fsync: the caller's record's covers it. It reports whether it wrote
+// one; one it could not write stays held back.
+func (j *Journal) writePrefaceLocked() (bool, error) {
+	p := j.preface
+	if p == nil {
+		return false, nil
+	}
+	if _, err := j.writeFoldLocked(p.kind, p.data); err != nil {
+		return false, fmt.Errorf("journal: %s, the first record of this handle, could not be written, so neither was the next: %w", p.kind, err)
+	}
+	j.preface = nil
+	j.unsynced++
+	return true, nil
 }
 
 // writeLocked builds the next record and writes its line to the active
@@ -734,10 +771,7 @@ func (j *Journal) Close() error {
 		// backwards past what other processes appended.
 		if unlock, err := j.lock(lockEx); err == nil {
 			if j.catchUpLocked(nil) == nil {
-				if p := j.preface; p != nil {
-					j.preface = nil
-					_, _ = j.appendLocked(p.kind, p.data, false)
-				}
+				_, _ = j.writePrefaceLocked()
 				if j.unsynced > 0 && j.syncLocked(j.chain.seq) == nil {
 					_ = j.writeHeadLocked()
 				}

@@ -410,6 +410,29 @@ func TestPreface(t *testing.T) {
 		require.Equal(t, 6, n)
 	})
 
+	t.Run("a refused record", func(t *testing.T) {
+		j := openT(t, stateDir(t), "a")
+		j.Preface(KindSessionStart, start)
+		_, err := j.Append("", nil)
+		require.Error(t, err)
+		require.Empty(t, kinds(j), "a record refused before it is written writes no preface either")
+		var synced int
+		real := syncFile
+		t.Cleanup(func() { syncFile = real })
+		syncFile = func(f *os.File) error {
+			if filepath.Base(f.Name()) == FileName {
+				synced++
+			}
+			return real(f)
+		}
+		_, err = j.Append("huge", strings.Repeat("x", maxLine))
+		require.ErrorContains(t, err, "limit")
+		require.Equal(t, []string{"a:session_start"}, kinds(j), "the preface is written though the record after it was too long")
+		require.Equal(t, 1, synced, "and durable")
+		require.NoError(t, j.WritePreface(), "nothing left to write")
+		require.Equal(t, []string{"a:session_start"}, kinds(j))
+	})
+
 	t.Run("Update and Close", func(t *testing.T) {
 		dir := stateDir(t)
 		j := openT(t, dir, "a")
