@@ -344,6 +344,21 @@ func TestZeroAndNilJournalRefuse(t *testing.T) {
 	require.NoError(t, nilJ.Close())
 }
 
+// countJournalSyncs counts the fsyncs of the active segment until the test
+// ends.
+func countJournalSyncs(t *testing.T) *int {
+	var synced int
+	real := syncFile
+	t.Cleanup(func() { syncFile = real })
+	syncFile = func(f *os.File) error {
+		if filepath.Base(f.Name()) == FileName {
+			synced++
+		}
+		return real(f)
+	}
+	return &synced
+}
+
 // A preface is written once, first among its handle's records, by
 // WritePreface or by the handle's next record of any kind (within its fsync,
 // which an unsynced record then gets too), or at Close; another process's
@@ -381,21 +396,13 @@ func TestPreface(t *testing.T) {
 		j.Preface(KindSessionStart, start)
 		_, err := other.Append("spend", nil)
 		require.NoError(t, err)
-		var synced int
-		real := syncFile
-		t.Cleanup(func() { syncFile = real })
-		syncFile = func(f *os.File) error {
-			if filepath.Base(f.Name()) == FileName {
-				synced++
-			}
-			return real(f)
-		}
+		synced := countJournalSyncs(t)
 		_, err = j.AppendUnsynced("tool_start", nil)
 		require.NoError(t, err)
-		require.Equal(t, 1, synced, "the preface is durable even when the record that wrote it needs no fsync")
+		require.Equal(t, 1, *synced, "the preface is durable even when the record that wrote it needs no fsync")
 		_, err = j.AppendUnsynced("tool_end", nil)
 		require.NoError(t, err)
-		require.Equal(t, 1, synced, "later unsynced records stay unsynced")
+		require.Equal(t, 1, *synced, "later unsynced records stay unsynced")
 		_, err = j.Append("spend", nil)
 		require.NoError(t, err)
 		require.NoError(t, j.WritePreface(), "already written: nothing to do")
@@ -416,19 +423,11 @@ func TestPreface(t *testing.T) {
 		_, err := j.Append("", nil)
 		require.Error(t, err)
 		require.Empty(t, kinds(j), "a record refused before it is written writes no preface either")
-		var synced int
-		real := syncFile
-		t.Cleanup(func() { syncFile = real })
-		syncFile = func(f *os.File) error {
-			if filepath.Base(f.Name()) == FileName {
-				synced++
-			}
-			return real(f)
-		}
+		synced := countJournalSyncs(t)
 		_, err = j.Append("huge", strings.Repeat("x", maxLine))
 		require.ErrorContains(t, err, "limit")
 		require.Equal(t, []string{"a:session_start"}, kinds(j), "the preface is written though the record after it was too long")
-		require.Equal(t, 1, synced, "and durable")
+		require.Equal(t, 1, *synced, "and durable")
 		require.NoError(t, j.WritePreface(), "nothing left to write")
 		require.Equal(t, []string{"a:session_start"}, kinds(j))
 	})
