@@ -492,16 +492,7 @@ func (j *Journal) WritePreface() error {
 	if err := j.syncLocked(j.chain.seq); err != nil {
 		return err
 	}
-	if err := j.writeHeadLocked(); err != nil {
-		return fmt.Errorf("journal: record %d is written, but the head is not: %w", j.chain.seq, err)
-	}
-	if j.chain.tail() >= j.segSize {
-		// As after any record: a sealing that fails leaves it durable.
-		if err := j.rotateLocked(); err != nil && j.broken != nil {
-			return fmt.Errorf("journal: record %d is written, but sealing the segment failed: %w", j.chain.seq, err)
-		}
-	}
-	return nil
+	return j.headAndSealLocked(j.chain.seq)
 }
 
 // AppendUnsynced is Append without an fsync or a head update of its own,
@@ -556,17 +547,23 @@ func (j *Journal) appendLocked(kind string, data any, sync bool) (Record, error)
 		return Record{}, err
 	}
 	reached("append: synced")
+	return written, j.headAndSealLocked(written.Seq)
+}
+
+// headAndSealLocked follows the fsync of record seq, the last one: the head
+// names it, and a segment grown to its size is sealed.
+func (j *Journal) headAndSealLocked(seq uint64) error {
 	if err := j.writeHeadLocked(); err != nil {
-		return written, fmt.Errorf("journal: record %d is written, but the head is not: %w", written.Seq, err)
+		return fmt.Errorf("journal: record %d is written, but the head is not: %w", seq, err)
 	}
 	if j.chain.tail() >= j.segSize {
 		// A sealing that fails leaves the segment open and the record
 		// durable; only one that broke j is the caller's concern.
 		if err := j.rotateLocked(); err != nil && j.broken != nil {
-			return written, fmt.Errorf("journal: record %d is written, but sealing the segment failed: %w", written.Seq, err)
+			return fmt.Errorf("journal: record %d is written, but sealing the segment failed: %w", seq, err)
 		}
 	}
-	return written, nil
+	return nil
 }
 
 // writeFoldLocked writes one record's line and folds it into the live
