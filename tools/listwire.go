@@ -40,11 +40,11 @@ func EncodeListResponse(msg mcp.JSONRPCMessage) (b []byte, ok bool) {
 	res.Tools = []mcp.Tool{}
 	resp.Result = res
 	env, err := json.Marshal(resp)
-	const tail = `"tools":[]}}`
-	if err != nil || !bytes.HasSuffix(env, []byte(tail)) {
+	const empty = `[]}}` // the empty tools array, the result's and the response's ends
+	if err != nil || !bytes.HasSuffix(env, []byte(`"tools":`+empty)) {
 		return nil, false
 	}
-	b = append(b, env[:len(env)-len(`[]}}`)]...)
+	b = append(b, env[:len(env)-len(empty)]...)
 	b = append(b, '[')
 	for i, t := range tools {
 		if i > 0 {

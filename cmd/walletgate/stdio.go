@@ -19,11 +19,12 @@ import (
 // serveStdio serves MCP until stdin closes or ctx ends. stdout carries
 // JSON-RPC only; the library's own errors go to stderr.
 func serveStdio(ctx context.Context, ms *server.MCPServer, stdin io.Reader, stdout, stderr io.Writer) error {
+	errs := log.New(stderr, "walletgate: mcp: ", 0)
 	ss := server.NewStdioServer(ms)
-	ss.SetErrorLogger(log.New(stderr, "walletgate: mcp: ", 0))
+	ss.SetErrorLogger(errs)
 	out := &lineWriter{w: stdout}
 	in := newLineLimiter(stdin, maxMessageBytes)
-	l := &lister{ms: ms, out: out, errs: log.New(stderr, "walletgate: mcp: ", 0)}
+	l := &lister{ms: ms, out: out, errs: errs}
 	var cancel context.CancelFunc = func() {}
 	ss.SetContextFunc(func(ctx context.Context) context.Context {
 		// The session's context, before the first line is read; ended
