@@ -257,3 +257,76 @@ func (c *Client) TokenBalancesAt(ctx context.Context, token, owner common.Addres
 // a token (its known-token table), so that reading its balance needs no
 // decimals/symbol/name calls.
 func (c *Client) Remember(m TokenMeta) { c.meta.put(m) }
+
+// Balances are an owner's balances just before and at one block: ETH, and
+// each token that answered balanceOf (a target that is not a token, or
+// refuses to say, is absent from Tokens).
+type Balances struct {
+	Block uint64
+	// OwnTxs is how many transactions owner sent in the block (its nonce
+	// at block less its nonce at block-1): with more than one, the
+	// differences are theirs together.
+	OwnTxs     uint64
+	ETH        [2]*big.Int // before (block-1), at (block)
+	Tokens     map[common.Address][2]*big.Int
+	Unreadable []common.Address // asked for, and no balance came back
+}
+
+// BalancesAround reads owner's ETH balance, its nonce and its balanceOf on
+// each token at block-1 and at block, in one round trip: what a transaction
+// included in block changed, when it is the block's only one of owner's.
+func (c *Client) BalancesAround(ctx context.Context, owner common.Address, tokens []common.Address, block uint64) (Balances, error) {
+	if block == 0 {
+		return Balances{}, fmt.Errorf("balances around block 0: no block before it")
+	}
+	at := [2]string{hexutil.EncodeUint64(block - 1), hexutil.EncodeUint64(block)}
+	var eth [2]hexutil.Big
+	var nonce [2]hexutil.Uint64
+	outs := make([][2]hexutil.Bytes, len(tokens))
+	elems := []rpc.BatchElem{
+		{Method: "eth_getBalance", Args: []any{owner, at[0]}, Result: &eth[0]},
+		{Method: "eth_getBalance", Args: []any{owner, at[1]}, Result: &eth[1]},
+		{Method: "eth_getTransactionCount", Args: []any{owner, at[0]}, Result: &nonce[0]},
+		{Method: "eth_getTransactionCount", Args: []any{owner, at[1]}, Result: &nonce[1]},
+	}
+	const fixed = 4
+	for i, t := range tokens {
+		for k := range at {
+			elems = append(elems, callElem(t, pack("balanceOf", owner), at[k], &outs[i][k]))
+		}
+	}
+	if err := c.batch(ctx, elems); err != nil {
+		return Balances{}, err
+	}
+	for _, el := range elems[:fixed] {
+		if el.Error != nil {
+			return Balances{}, el.Error
+		}
+	}
+	if nonce[1] < nonce[0] {
+		return Balances{}, fmt.Errorf("balances around block %d: the node says the nonce fell (%d, then %d)", block, nonce[0], nonce[1])
+	}
+	b := Balances{Block: block, OwnTxs: uint64(nonce[1] - nonce[0]), ETH: [2]*big.Int{eth[0].ToInt(), eth[1].ToInt()}, Tokens: map[common.Address][2]*big.Int{}}
+	for i, t := range tokens {
+		var v [2]*big.Int
+		ok := true
+		for k := range at {
+			if elems[fixed+2*i+k].Error != nil {
+				ok = false
+				break
+			}
+			n, err := decodeUint256(outs[i][k])
+			if err != nil {
+				ok = false
+				break
+			}
+			v[k] = n
+		}
+		if ok {
+			b.Tokens[t] = v
+		} else {
+			b.Unreadable = append(b.Unreadable, t)
+		}
+	}
+	return b, nil
+}

@@ -176,7 +176,8 @@ func (e *Engine) revertRefusal(explain func(*chain.RevertError) *Refusal, err er
 	if reason == "" {
 		reason = "no reason given by the contract"
 	}
-	return Refuse(CodeSimulationReverted, "the transaction would fail: %s. Nothing was signed or sent. Check the balance, the amount and the recipient, then try again.", Inert(reason, 200))
+	return Refuse(CodeSimulationReverted, "the transaction would fail: %s. Nothing was signed or sent. Check the balance, the amount and the recipient, then try again.", Inert(reason, 200)).
+		Because("its simulation on the current state fails: %s", Inert(reason, 200))
 }
 
 func gwei(v *big.Int) string { return Asset{Decimals: 9}.Format(v) }

@@ -10,22 +10,19 @@ package engine
 //
 // Anything refused before the first broadcast releases the reservation and
 // gives its nonce back: nothing signed, nothing sent, no cap consumed. A
-// broadcast whose outcome is unknown stays counted. Settlement happens only
-// in run.settle and run.release.
+// broadcast whose outcome is unknown stays counted. Once a leg was included,
+// the plan ends in an Outcome (incomplete when it stops early) and settles
+// to what the included legs measurably moved (settle.go). Settlement
+// happens only in run.settleMeasured and run.release.
 
 import (
 	"context"
 	"fmt"
 	"math/big"
-	"sort"
-	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 
-	"github.com/walletgate/walletgate/caps"
 	"github.com/walletgate/walletgate/chain"
-	"github.com/walletgate/walletgate/journal"
-	"github.com/walletgate/walletgate/policy"
 )
 
 // Confirm executes the plan previewed under confirm, for tool and its
@@ -79,21 +76,29 @@ func (e *Engine) Confirm(ctx context.Context, ask Asker, confirm, tool string, c
 	// (Drain waits for it).
 	e.inflight.Add(1)
 	defer e.inflight.Done()
-	r := &run{e: e, p: p, res: res, reservedAt: e.now(), fees: new(big.Int)}
-	// The legs, in order, each only after the one before it was included
-	// and succeeded.
+	r := &run{e: e, p: p, res: res, legAt: e.now(), fees: new(big.Int), bound: p.Bound(e.address), moved: newMoved()}
+	// Once the first leg is signed, no cancellation of the request stops the
+	// plan: its later legs, their verification and the settlement run
+	// detached, each later leg with its own pre-signing bound.
+	detached := context.WithoutCancel(ctx)
 	for i := range p.Legs {
+		lctx := pre
 		if i > 0 {
-			if nonce, ref = r.prepareLeg(pre, i); ref != nil {
-				return nil, ref
+			var cancelLeg context.CancelFunc
+			lctx, cancelLeg = context.WithTimeout(detached, e.bounds.Confirm)
+			nonce, ref = r.prepareLeg(lctx, i)
+			if ref != nil {
+				cancelLeg()
+				return r.end(ref)
 			}
+			defer cancelLeg()
 		}
-		sent, ref := r.send(ctx, i, nonce)
+		sent, ref := r.send(lctx, i, nonce)
 		if ref != nil {
-			return nil, ref
+			return r.end(ref)
 		}
-		info := r.wait(ctx, sent)
-		if out := r.decide(ctx, i, sent, info); out != nil {
+		info := r.wait(detached, sent)
+		if out := r.decide(detached, i, sent, info); out != nil {
 			return out, nil
 		}
 	}
@@ -150,78 +155,6 @@ func (e *Engine) recheck(ctx context.Context, p *Plan) (chain.SendState, *Refusa
 	return st, nil
 }
 
-// run is one confirm's execution of a plan.
-type run struct {
-	e          *Engine
-	p          *Plan
-	res        *caps.Reservation
-	reservedAt time.Time
-	fees       *big.Int // fees of the included legs
-	earlier    []Included
-	infos      []*chain.TxInfo // the receipts of the included legs
-}
-
-// decide turns a leg's wait into the outcome, or nil to go on with the next
-// leg. It settles whenever the outcome is final.
-func (r *run) decide(ctx context.Context, i int, sent *sentTx, info *chain.TxInfo) *Outcome {
-	e, leg := r.e, r.p.Legs[i]
-	out := &Outcome{Leg: leg.Label, Tx: sent.tx.Hash(), Nonce: sent.nonce, Earlier: r.earlier, Fee: new(big.Int).Set(r.fees), Effects: []Moved{}}
-	if !r.e.included(info, sent) {
-		out.Status = StatusPending
-		out.Why = sent.why
-		if info.Mined && !e.ours(info, sent.nonce) {
-			out.Why = "the node answered a receipt that is not this transaction's (" + notOurs(info, e, sent.nonce) + "), so it is not counted as included"
-		}
-		return out
-	}
-	_ = e.Record(KindReceipt, ReceiptRecord{V: journal.Version, Tx: info.Hash.Hex(), Status: info.Status, Block: info.Block, GasUsed: info.GasUsed, Fee: info.Fee().String()})
-	r.fees.Add(r.fees, info.Fee())
-	r.infos = append(r.infos, info)
-	block := info.Block
-	out.Block, out.Confirmations, out.GasUsed, out.Fee = &block, info.Confirmations, info.GasUsed, new(big.Int).Set(r.fees)
-	if info.Status != 1 {
-		r.settle(caps.Spend{policy.NativeAsset: new(big.Int).Set(r.fees)})
-		out.Status = StatusReverted
-		return out
-	}
-	if i < len(r.p.Legs)-1 {
-		r.earlier = append(r.earlier, Included{Label: leg.Label, Tx: info.Hash, Nonce: sent.nonce, Block: block, Fee: info.Fee()})
-		return nil
-	}
-	if r.p.Traced != nil {
-		return r.decideTraced(out)
-	}
-	var missing []string
-	if r.p.Verify != nil {
-		out.Effects, missing = r.p.Verify(ctx, info)
-	} else {
-		missing = verifyEffects(r.p.Effects, info)
-		for _, ef := range r.p.Effects {
-			out.Effects = append(out.Effects, ef.Moved())
-		}
-	}
-	// What moved counts: the fees, and the previewed amounts (also when the
-	// receipt does not show them: conservatively, the intent stays counted).
-	actual := caps.Spend{policy.NativeAsset: new(big.Int).Set(r.fees)}
-	for _, ef := range r.p.Effects {
-		if ef.Asset.Native {
-			actual[policy.NativeAsset].Add(actual[policy.NativeAsset], ef.Amount)
-		} else {
-			actual[ef.Asset.Address] = new(big.Int).Set(ef.Amount)
-		}
-	}
-	r.settle(actual)
-	out.Status = StatusConfirmed
-	if len(missing) > 0 {
-		out.Status, out.Missing = StatusEffectMismatch, missing
-		out.Effects = []Moved{}
-		for _, t := range info.Transfers {
-			out.Effects = append(out.Effects, e.transferMoved(t))
-		}
-	}
-	return out
-}
-
 // transferMoved renders a logged Transfer.
 func (e *Engine) transferMoved(t chain.Transfer) Moved {
 	as := e.asset(t.Token)
@@ -252,48 +185,6 @@ func verifyEffects(effects []Effect, info *chain.TxInfo) []string {
 		}
 	}
 	return missing
-}
-
-// decideTraced ends an effects-bound plan: what the receipts show left the
-// wallet must not exceed what the simulation showed; the caps settle to
-// what actually moved, the fees and the exposures granted.
-func (r *run) decideTraced(out *Outcome) *Outcome {
-	e, bound := r.e, r.p.Traced
-	moved := receiptChanges(e.address, r.infos)
-	var missing []string
-	for a, v := range moved {
-		if was, ok := bound.Out[a]; !ok || v.Cmp(was) > 0 {
-			as := e.asset(a)
-			limit := "nothing"
-			if ok {
-				limit = as.Format(was) + " " + as.Marked()
-			}
-			missing = append(missing, fmt.Sprintf("%s %s left the wallet, the preview showed %s", as.Format(v), as.Marked(), limit))
-		}
-	}
-	actual := caps.Spend{policy.NativeAsset: new(big.Int).Set(r.fees)}
-	for a, v := range moved {
-		if cur, ok := actual[a]; ok {
-			cur.Add(cur, v)
-		} else {
-			actual[a] = new(big.Int).Set(v)
-		}
-	}
-	for p, v := range bound.Exposure {
-		if cur, ok := actual[p.Token]; ok {
-			cur.Add(cur, v)
-		} else {
-			actual[p.Token] = new(big.Int).Set(v)
-		}
-	}
-	r.settle(actual)
-	out.Effects = MovedOf(e.address, r.infos, e.asset)
-	out.Status = StatusConfirmed
-	if len(missing) > 0 {
-		sort.Strings(missing)
-		out.Status, out.Missing = StatusEffectMismatch, missing
-	}
-	return out
 }
 
 // MovedOf lists what the receipts show moving from or to wallet: ETH value,

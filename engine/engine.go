@@ -208,10 +208,12 @@ func (e *Engine) LedgerUnavailable(cause error) *Refusal {
 	}
 	var ue *journal.UnavailableError
 	if errors.As(cause, &ue) {
-		return Refuse(caps.CodeNoLedger, "the spend journal cannot be used: %s. Writes are refused until this is fixed; reads keep working. Nothing was signed or sent. What to do: %s", ue.Reason, ue.Fix)
+		return Refuse(caps.CodeNoLedger, "the spend journal cannot be used: %s. Writes are refused until this is fixed; reads keep working. Nothing was signed or sent. What to do: %s", ue.Reason, ue.Fix).
+			Because("the spend journal cannot be used: %s. Writes are refused until this is fixed; reads keep working. What to do: %s", ue.Reason, ue.Fix)
 	}
 	if cause != nil {
-		return Refuse(caps.CodeNoLedger, "the spend journal cannot be used (%s). Writes are refused until the operator acts (check WALLETGATE_STATE_DIR; run walletgate audit verify); reads keep working. Nothing was signed or sent.", cause)
+		return Refuse(caps.CodeNoLedger, "the spend journal cannot be used (%s). Writes are refused until the operator acts (check WALLETGATE_STATE_DIR; run walletgate audit verify); reads keep working. Nothing was signed or sent.", cause).
+			Because("the spend journal cannot be used (%s). Writes are refused until the operator acts (check WALLETGATE_STATE_DIR; run walletgate audit verify); reads keep working.", cause)
 	}
 	return Refuse(caps.CodeNoLedger, "no spend caps are in force, so walletgate refuses every write. Nothing was signed or sent. The operator sets them with WALLETGATE_CAP_PER_TX, _PER_SESSION and _PER_DAY.")
 }

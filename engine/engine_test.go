@@ -197,9 +197,3 @@ func readStateOf(r Recorder) (w *walletState, err error) {
 	})
 	return w, err
 }
-
-func TestWithoutNothingSent(t *testing.T) {
-	got := withoutNothingSent("the price moved: the swap would now return less than the previewed minimum, so it was not sent. Nothing was signed or spent, and the caps are as before. Call wallet_swap again without confirm for a fresh quote.")
-	require.Equal(t, "the price moved: the swap would now return less than the previewed minimum, so it was not sent.", got)
-	require.False(t, strings.Contains(strings.ToLower(got), "nothing"))
-}

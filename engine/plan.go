@@ -67,6 +67,9 @@ type Plan struct {
 	Spend     caps.Spend      // what the caps are reserved for: ETH (value + max fees) and tokens
 	Recipient *common.Address // checked against the allow-list; nil: the wallet itself
 	Effects   []Effect        // what the receipt of the final leg must show
+	// MinIn is the least the plan must bring into the wallet, per asset (a
+	// swap's minimum output): measured less is effect_mismatch.
+	MinIn caps.Spend
 	// Recheck, if set, returns reads to make with the confirm's state read
 	// and a check of their answers: what the plan assumed at preview (an
 	// allowance, say) must still hold before anything is signed.

@@ -14,9 +14,27 @@ import (
 type Refusal struct {
 	Code    string
 	Message string
+	// Cause, when set, is what stopped it alone, without what the message
+	// says of the rest (nothing signed, what to do next): a plan whose
+	// earlier legs landed reports a later leg's refusal by its Cause.
+	Cause string
 }
 
 func (r *Refusal) Error() string { return r.Code + ": " + r.Message }
+
+// Because sets r's Cause and returns r.
+func (r *Refusal) Because(format string, a ...any) *Refusal {
+	r.Cause = fmt.Sprintf(format, a...)
+	return r
+}
+
+// Reason is Cause when set, else the whole message.
+func (r *Refusal) Reason() string {
+	if r.Cause != "" {
+		return r.Cause
+	}
+	return r.Message
+}
 
 // Refuse builds a Refusal.
 func Refuse(code, format string, a ...any) *Refusal {
@@ -56,7 +74,7 @@ func RPCRefusal(err error) *Refusal {
 	if errors.As(err, &cc) {
 		return Refuse(CodeChainChanged, "%s. walletgate refuses every write until it is restarted against the right node (WALLETGATE_RPC, WALLETGATE_CHAIN_ID). Nothing was signed or sent.", cc.Error())
 	}
-	return Refuse(CodeRPC, "the node did not answer: %s. Nothing was changed; try again, or check WALLETGATE_RPC.", err)
+	return Refuse(CodeRPC, "the node did not answer: %s. Nothing was changed; try again, or check WALLETGATE_RPC.", err).Because("the node did not answer: %s", err)
 }
 
 // GateRefusal turns a gate error into a refusal.

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/big"
-	"strings"
+	"time"
 
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/types"
@@ -14,6 +14,23 @@ import (
 	"github.com/walletgate/walletgate/journal"
 	"github.com/walletgate/walletgate/policy"
 )
+
+// run is one confirm's execution of a plan.
+type run struct {
+	e     *Engine
+	p     *Plan
+	res   *caps.Reservation
+	legAt time.Time // when the current leg's nonce was taken: it is signed within bounds.Confirm of it, or not at all
+	fees  *big.Int  // fees of the included legs
+	// earlier are the included, successful legs before the current one.
+	earlier []Included
+	infos   []*chain.TxInfo // the receipts of the included legs
+	legs    []LegOutcome    // every leg's fate so far
+	bound   Changes         // what the preview showed the plan doing
+	moved   moved           // what the included legs moved, measured
+	// final is the outcome of a plan that stopped after a leg was included.
+	final *Outcome
+}
 
 // sentTx is a leg that may have reached the node.
 type sentTx struct {
@@ -28,12 +45,13 @@ type sentTx struct {
 // then settled or released.
 func (r *run) send(ctx context.Context, i int, nonce uint64) (*sentTx, *Refusal) {
 	e, leg := r.e, r.p.Legs[i]
-	if e.now().Sub(r.reservedAt) > e.bounds.Confirm {
-		return nil, r.stop(i, int64(nonce), Refuse(CodeTooSlow, "the confirm took longer than %s before its transaction could be signed (a slow node). Nothing was signed or sent. Call the tool again without confirm for a new preview.", e.bounds.Confirm))
+	if e.now().Sub(r.legAt) > e.bounds.Confirm {
+		return nil, r.stop(i, int64(nonce), Refuse(CodeTooSlow, "the confirm took longer than %s before its transaction could be signed (a slow node). Nothing was signed or sent. Call the tool again without confirm for a new preview.", e.bounds.Confirm).
+			Because("it could not be signed within %s of taking its nonce (a slow node)", e.bounds.Confirm))
 	}
 	tx, err := e.signer.SignTx(leg.Call.Tx(e.chainID, nonce), e.chainID)
 	if err != nil {
-		return nil, r.stop(i, int64(nonce), Refuse(CodeSendFailed, "the transaction could not be signed (%s). Nothing was sent.", err))
+		return nil, r.stop(i, int64(nonce), Refuse(CodeSendFailed, "the transaction could not be signed (%s). Nothing was sent.", err).Because("it could not be signed (%s)", err))
 	}
 	raw, _ := tx.MarshalBinary()
 	if err := e.Record(KindSigned, SignedRecord{V: journal.Version, Tool: r.p.Tool, Leg: leg.Label, Reservation: r.res.ID(), Tx: tx.Hash().Hex(),
@@ -41,9 +59,8 @@ func (r *run) send(ctx context.Context, i int, nonce uint64) (*sentTx, *Refusal)
 		// Not journaled, so not broadcast — now or ever: the only copy of
 		// the signed bytes is dropped here, and recovery never sends a
 		// signed record that no broadcast record follows.
-		ref := e.LedgerUnavailable(err)
-		ref.Code = CodeNotSent
-		ref.Message = fmt.Sprintf("transaction %s was signed but could not be journaled, so it was not broadcast and never will be; its signed bytes are discarded. %s", tx.Hash().Hex(), withoutNothingSent(ref.Message))
+		cause := fmt.Sprintf("transaction %s was signed but could not be journaled, so it was not broadcast and never will be; its signed bytes are discarded", tx.Hash().Hex())
+		ref := Refuse(CodeNotSent, "%s. %s", cause, e.LedgerUnavailable(err).Reason()).Because("%s", cause)
 		return nil, r.stop(i, int64(nonce), ref)
 	}
 	// From the journaled signature to the journaled outcome of the
@@ -56,10 +73,75 @@ func (r *run) send(ctx context.Context, i int, nonce uint64) (*sentTx, *Refusal)
 	case OutcomeAccepted:
 		return &sentTx{tx: tx, nonce: nonce}, nil
 	case KindRefusedFinal:
-		return nil, r.stop(i, -1, Refuse(CodeSendFailed, "the node refused the transaction (%s) and does not have it; the wallet's nonce has not passed it. Nothing was sent; the caps are as before, and walletgate will never send it. Call the tool again without confirm for a new preview.", b.detail))
+		return nil, r.stop(i, -1, Refuse(CodeSendFailed, "the node refused the transaction (%s) and does not have it; the wallet's nonce has not passed it. Nothing was sent; the caps are as before, and walletgate will never send it. Call the tool again without confirm for a new preview.", b.detail).
+			Because("the node refused it (%s) and does not have it; walletgate will never send it", b.detail))
 	}
 	e.log.Warn("broadcast outcome unknown", "tx", tx.Hash().Hex(), "detail", b.detail)
 	return &sentTx{tx: tx, nonce: nonce, why: "the node's answer to the broadcast did not show whether it has the transaction (" + b.detail + ")"}, nil
+}
+
+// decide turns a leg's wait into the outcome, or nil to go on with the next
+// leg. Every final outcome settles here or in incomplete.
+func (r *run) decide(ctx context.Context, i int, sent *sentTx, info *chain.TxInfo) *Outcome {
+	e, leg := r.e, r.p.Legs[i]
+	out := &Outcome{Leg: leg.Label, Tx: sent.tx.Hash(), Nonce: sent.nonce, Earlier: r.earlier, Fee: new(big.Int).Set(r.fees), Effects: []Moved{}}
+	if !e.included(info, sent) {
+		// Counted as reserved until its outcome is known (and, for the
+		// legs before it, what they moved stays within that reservation).
+		out.Status = StatusPending
+		out.Why = sent.why
+		if info.Mined && !e.ours(info, sent.nonce) {
+			out.Why = "the node answered a receipt that is not this transaction's (" + notOurs(info, e, sent.nonce) + "), so it is not counted as included"
+		}
+		r.legs = append(r.legs, LegOutcome{Label: leg.Label, Status: LegPending, Tx: sent.tx.Hash(), Nonce: sent.nonce, Reason: out.Why})
+		out.Legs = r.legs
+		return out
+	}
+	_ = e.Record(KindReceipt, ReceiptRecord{V: journal.Version, Tx: info.Hash.Hex(), Status: info.Status, Block: info.Block, GasUsed: info.GasUsed, Fee: info.Fee().String()})
+	r.fees.Add(r.fees, info.Fee())
+	r.infos = append(r.infos, info)
+	block := info.Block
+	out.Block, out.Confirmations, out.GasUsed, out.Fee = &block, info.Confirmations, info.GasUsed, new(big.Int).Set(r.fees)
+	if info.Status != 1 {
+		r.legs = append(r.legs, LegOutcome{Label: leg.Label, Status: LegReverted, Tx: info.Hash, Nonce: sent.nonce, Block: block, Fee: info.Fee()})
+		if len(r.earlier) > 0 {
+			// Earlier legs landed: what they moved counts, and what they
+			// left standing is taken back.
+			return r.incomplete(i)
+		}
+		r.settleMeasured(false)
+		out.Status, out.Legs, out.Changes = StatusReverted, r.legs, r.changes()
+		return out
+	}
+	r.measure(ctx, info)
+	r.legs = append(r.legs, LegOutcome{Label: leg.Label, Status: LegIncluded, Tx: info.Hash, Nonce: sent.nonce, Block: block, Fee: info.Fee()})
+	if i < len(r.p.Legs)-1 {
+		r.earlier = append(r.earlier, Included{Label: leg.Label, Tx: info.Hash, Nonce: sent.nonce, Block: block, Fee: info.Fee()})
+		return nil
+	}
+	missing := r.beyondBound()
+	switch {
+	case r.p.Traced != nil:
+		out.Effects = MovedOf(e.address, r.infos, e.asset)
+	case r.p.Verify != nil:
+		var short []string
+		out.Effects, short = r.p.Verify(ctx, info)
+		missing = append(missing, short...)
+	default:
+		missing = append(missing, verifyEffects(r.p.Effects, info)...)
+		for _, ef := range r.p.Effects {
+			out.Effects = append(out.Effects, ef.Moved())
+		}
+	}
+	r.settleMeasured(false)
+	out.Status, out.Legs, out.Changes = StatusConfirmed, r.legs, r.changes()
+	if len(missing) > 0 {
+		out.Status, out.Missing = StatusEffectMismatch, missing
+		if r.p.Traced == nil {
+			out.Effects = MovedOf(e.address, r.infos, e.asset)
+		}
+	}
+	return out
 }
 
 // wait waits for the leg's own receipt.
@@ -111,16 +193,18 @@ func (r *run) prepareLeg(ctx context.Context, i int) (uint64, *Refusal) {
 	prev := r.earlier[len(r.earlier)-1].Nonce
 	n, err := e.allocate(r.res.ID(), prev+1)
 	if err != nil {
-		return 0, r.stop(i, -1, e.LedgerUnavailable(err))
+		return 0, r.stop(i, -1, e.LedgerUnavailable(err).Because("the journal could not record its nonce (%s)", Inert(err.Error(), 200)))
 	}
+	r.legAt = e.now()
 	return n, nil
 }
 
 // stop ends a plan whose leg i will not be sent (nonce is the one it held,
 // given back; -1 for none). Before any leg was included it releases the
-// reservation: nothing moved. After, it takes back what the included legs
-// left standing (Plan.Undo) inside the same reservation, settles the caps to
-// the fees spent, and says exactly what was signed, included and left.
+// reservation: nothing moved. After, the plan is incomplete: it takes back
+// what the included legs left standing (Plan.Undo) inside the same
+// reservation, settles the caps to what the included legs moved, and keeps
+// the outcome in r.final.
 func (r *run) stop(i int, nonce int64, why *Refusal) *Refusal {
 	e := r.e
 	if nonce >= 0 {
@@ -130,62 +214,89 @@ func (r *run) stop(i int, nonce int64, why *Refusal) *Refusal {
 		r.release()
 		return why
 	}
-	var b strings.Builder
-	for _, in := range r.earlier {
-		fmt.Fprintf(&b, "%s (%s) was included in block %d; ", in.Label, in.Tx.Hex(), in.Block)
-	}
-	fmt.Fprintf(&b, "then %q was not sent: %s", r.p.Legs[i].Label, withoutNothingSent(why.Message))
-	if r.p.Undo != nil {
-		b.WriteString(" " + r.undo(i))
-	}
-	r.settle(caps.Spend{policy.NativeAsset: new(big.Int).Set(r.fees)})
-	fmt.Fprintf(&b, " Network fees spent: %s ETH, counted against the ETH caps; nothing else moved.", ETH.Format(r.fees))
-	return &Refusal{Code: why.Code, Message: b.String()}
+	r.legs = append(r.legs, LegOutcome{Label: r.p.Legs[i].Label, Status: LegNotSent, Code: why.Code, Reason: why.Reason()})
+	r.final = r.incomplete(i)
+	return why
 }
 
-// undo sends the legs that take back what the included legs left standing,
-// within what the reservation still holds for fees, and says what happened.
-func (r *run) undo(i int) string {
+// end is how the confirm answers a leg's refusal: the refusal itself when
+// nothing was included, else the incomplete outcome stop built.
+func (r *run) end(why *Refusal) (*Outcome, *Refusal) {
+	if r.final != nil {
+		return r.final, nil
+	}
+	return nil, why
+}
+
+// incomplete ends a plan that stopped at leg i after earlier legs were
+// included: the undo legs, then the settlement of what moved.
+func (r *run) incomplete(i int) *Outcome {
+	standing := true
+	if r.p.Undo != nil {
+		standing = !r.undo(i)
+	} else if r.p.Traced != nil {
+		standing = false // its exposures are counted from the bound
+	}
+	r.settleMeasured(standing)
+	last := r.earlier[len(r.earlier)-1]
+	block := last.Block
+	return &Outcome{Status: StatusIncomplete, Leg: r.p.Legs[i].Label, Tx: last.Tx, Nonce: last.Nonce, Block: &block,
+		Fee: new(big.Int).Set(r.fees), Earlier: r.earlier, Legs: r.legs, Changes: r.changes(), Effects: MovedOf(r.e.address, r.infos, r.e.asset)}
+}
+
+// undo sends the legs that take back what the included legs before leg i
+// left standing, within what the reservation still holds for fees, each
+// recorded in r.legs. It reports whether every one was included and
+// succeeded (then nothing the plan granted is left standing).
+func (r *run) undo(i int) bool {
 	e := r.e
 	legs := r.p.Undo(i)
 	if len(legs) == 0 {
-		return ""
+		return true
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), e.bounds.Confirm+e.receiptTimeout)
 	defer cancel()
 	budget := new(big.Int).Sub(r.reservedETH(), r.fees)
-	var done []string
+	notSent := func(l Leg, code, reason string) bool {
+		r.legs = append(r.legs, LegOutcome{Label: l.Label, Status: LegNotSent, Code: code, Reason: reason, Undo: true})
+		return false
+	}
 	for _, l := range legs {
 		b, ref := e.prepare(ctx, l.Call)
 		if ref != nil {
-			return fmt.Sprintf("Taking it back (%s) failed before signing: %s It is still standing.", l.Label, withoutNothingSent(ref.Message))
+			return notSent(l, ref.Code, "it failed before signing: "+ref.Reason())
 		}
 		if b.MaxCost().Cmp(budget) > 0 {
-			return fmt.Sprintf("Taking it back (%s) would cost up to %s ETH, more than the reservation has left (%s ETH), so it was not sent: it is still standing; do it yourself (e.g. wallet_approve with amount \"0\").", l.Label, ETH.Format(b.MaxCost()), ETH.Format(budget))
+			return notSent(l, CodeInsufficientFunds, fmt.Sprintf("it would cost up to %s ETH, more than the reservation has left (%s ETH); do it yourself (e.g. wallet_approve with amount \"0\")", ETH.Format(b.MaxCost()), ETH.Format(budget)))
 		}
 		nonce, err := e.allocate(r.res.ID(), r.earlier[len(r.earlier)-1].Nonce+1)
 		if err != nil {
-			return "Taking it back failed: " + err.Error() + ". It is still standing."
+			return notSent(l, CodeNotSent, "the journal could not record its nonce ("+Inert(err.Error(), 200)+")")
 		}
+		r.legAt = e.now()
 		r.p.Legs = append(r.p.Legs, Leg{Label: l.Label, Call: b})
 		sent, ref := r.sendUndo(ctx, len(r.p.Legs)-1, nonce)
 		if ref != nil {
-			return fmt.Sprintf("Taking it back (%s) was not sent: %s It is still standing.", l.Label, withoutNothingSent(ref.Message))
+			return notSent(l, ref.Code, ref.Reason())
 		}
 		info := r.wait(ctx, sent)
 		if !e.included(info, sent) {
-			return fmt.Sprintf("Taking it back (%s) was sent as %s but not seen included yet (check it with wallet_verify_tx).", l.Label, sent.tx.Hash().Hex())
+			r.legs = append(r.legs, LegOutcome{Label: l.Label, Status: LegPending, Tx: sent.tx.Hash(), Nonce: nonce, Reason: "sent, not seen included yet (check it with wallet_verify_tx)", Undo: true})
+			return false
 		}
 		_ = e.Record(KindReceipt, ReceiptRecord{V: journal.Version, Tx: info.Hash.Hex(), Status: info.Status, Block: info.Block, GasUsed: info.GasUsed, Fee: info.Fee().String()})
 		r.fees.Add(r.fees, info.Fee())
 		budget.Sub(budget, info.Fee())
+		r.infos = append(r.infos, info)
 		if info.Status != 1 {
-			return fmt.Sprintf("Taking it back (%s, %s) reverted in block %d: it is still standing.", l.Label, info.Hash.Hex(), info.Block)
+			r.legs = append(r.legs, LegOutcome{Label: l.Label, Status: LegReverted, Tx: info.Hash, Nonce: nonce, Block: info.Block, Fee: info.Fee(), Undo: true})
+			return false
 		}
+		r.measure(ctx, info)
+		r.legs = append(r.legs, LegOutcome{Label: l.Label, Status: LegIncluded, Tx: info.Hash, Nonce: nonce, Block: info.Block, Fee: info.Fee(), Undo: true})
 		r.earlier = append(r.earlier, Included{Label: l.Label, Tx: info.Hash, Nonce: nonce, Block: info.Block, Fee: info.Fee()})
-		done = append(done, fmt.Sprintf("%s (%s, block %d)", l.Label, info.Hash.Hex(), info.Block))
 	}
-	return "It was taken back: " + strings.Join(done, ", ") + "."
+	return true
 }
 
 // sendUndo is send for an undo leg: its failures are reported, not stopped
@@ -194,16 +305,16 @@ func (r *run) sendUndo(ctx context.Context, i int, nonce uint64) (*sentTx, *Refu
 	e, leg := r.e, r.p.Legs[i]
 	tx, err := e.signer.SignTx(leg.Call.Tx(e.chainID, nonce), e.chainID)
 	if err != nil {
-		return nil, Refuse(CodeSendFailed, "it could not be signed (%s).", err)
+		return nil, Refuse(CodeSendFailed, "it could not be signed (%s).", err).Because("it could not be signed (%s)", err)
 	}
 	raw, _ := tx.MarshalBinary()
 	if err := e.Record(KindSigned, SignedRecord{V: journal.Version, Tool: r.p.Tool, Leg: leg.Label, Reservation: r.res.ID(), Tx: tx.Hash().Hex(),
 		Nonce: nonce, From: leg.Call.From.Hex(), Raw: hexutil.Encode(raw)}); err != nil {
-		return nil, Refuse(CodeNotSent, "it was signed but could not be journaled (%s), so it was not broadcast.", err)
+		return nil, Refuse(CodeNotSent, "it was signed but could not be journaled (%s), so it was not broadcast.", err).Because("it was signed but could not be journaled (%s), so it was not broadcast", err)
 	}
 	b := e.broadcast(ctx, tx, leg.Call.From, nonce)
 	if b.outcome == KindRefusedFinal {
-		return nil, Refuse(CodeSendFailed, "the node refused it (%s).", b.detail)
+		return nil, Refuse(CodeSendFailed, "the node refused it (%s).", b.detail).Because("the node refused it (%s)", b.detail)
 	}
 	return &sentTx{tx: tx, nonce: nonce, why: b.detail}, nil
 }
@@ -234,19 +345,3 @@ func (r *run) reservedETH() *big.Int {
 // settle and release are the only places a confirm's reservation ends.
 func (r *run) settle(actual caps.Spend) { r.res.Settle(actual) }
 func (r *run) release()                 { r.res.Release() }
-
-// withoutNothingSent drops the sentences of a refusal that say nothing was
-// signed or sent, or that the caps are as before: after an earlier leg was
-// included they are no longer true.
-func withoutNothingSent(msg string) string {
-	parts := strings.SplitAfter(msg, ". ")
-	var keep []string
-	for _, p := range parts {
-		l := strings.ToLower(p)
-		if strings.Contains(l, "nothing was") || strings.Contains(l, "caps are as before") || strings.Contains(l, "without confirm") {
-			continue
-		}
-		keep = append(keep, p)
-	}
-	return strings.TrimSpace(strings.Join(keep, ""))
-}

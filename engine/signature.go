@@ -204,7 +204,7 @@ func (e *Engine) confirmSignature(ctx context.Context, p *Plan) (*Outcome, *Refu
 		res.Release()
 		ref := e.LedgerUnavailable(err)
 		ref.Code = CodeNotJournaled
-		ref.Message = fmt.Sprintf("the signature (digest %s) was made but could not be journaled, so it was discarded and never returned; the caps are as before. %s", sig.Digest.Hex(), withoutNothingSent(ref.Message))
+		ref.Message = fmt.Sprintf("the signature (digest %s) was made but could not be journaled, so it was discarded and never returned; the caps are as before. %s", sig.Digest.Hex(), ref.Reason())
 		return nil, ref
 	}
 	if sp.Kind != SigUnknownTyped {

@@ -14,9 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
-	"regexp"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -228,9 +226,6 @@ func personText(text string) string {
 	return strings.Join(kept, "\n")
 }
 
-// hashInTextRE finds transaction hashes in a message (an earlier leg's, say).
-var hashInTextRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`0x[0-9a-fA-F]{64}`) })
-
 // finishApproval tells the broker how a human-mode confirm with code ended,
 // in words for the person: the approval page then shows it where they
 // approved. Tokens (token and elicit modes) have no page to tell.
@@ -241,23 +236,35 @@ func (s *Server) finishApproval(code, tool string, canonical []byte, res *mcp.Ca
 	s.approvals.Finish(code, gate.Fingerprint(tool, canonical), outcomeOf(res, ref))
 }
 
-// outcomeOf is a confirm's result or refusal as the person reads it.
+// outcomeOf is a confirm's result or refusal as the person reads it, from
+// the result's fields. A refusal of a confirm means nothing was broadcast
+// (engine.Confirm answers an Outcome once anything was).
 func outcomeOf(res *mcp.CallToolResult, ref *Refusal) approval.Outcome {
 	if ref != nil {
-		o := approval.Outcome{Status: "refused", TxHashes: hashesIn(ref.Message, ""),
-			Summary: ref.Code + ": " + inert(firstSentence(ref.Message), 300)}
-		if len(o.TxHashes) > 0 {
-			o.Status, o.Summary = "partial", "Earlier transactions were sent, then walletgate stopped: "+inert(ref.Message, 600)
-		} else if strings.Contains(ref.Message, "Nothing was signed") || strings.Contains(ref.Message, "Nothing was sent") {
-			o.Summary += " Nothing was signed or sent."
+		return approval.Outcome{Status: "refused", Summary: ref.Code + ": " + inert(firstSentence(ref.Message), 300) + " Nothing was sent."}
+	}
+	switch r := res.StructuredContent.(type) {
+	case signedResult:
+		return approval.Outcome{Status: "signed", Summary: fmt.Sprintf("Signed (%s, digest %s) and given to the assistant; nothing was sent.", r.Kind, r.Digest)}
+	case x402Result:
+		return approval.Outcome{Status: "signed", Summary: fmt.Sprintf("Payment authorization signed: %s %s to %s for %s, valid until %s; nothing was sent — the resource's server settles it.", r.Amount, r.Token.Symbol, r.PayTo, inert(r.Resource, 200), r.ValidUntil)}
+	case confirmResult:
+		return confirmOutcome(r)
+	}
+	return approval.Outcome{Status: "unknown", Summary: "walletgate could not read the outcome; the assistant was told it, and `walletgate audit` shows it."}
+}
+
+// confirmOutcome renders a transaction write's result for the person.
+func confirmOutcome(r confirmResult) approval.Outcome {
+	o := approval.Outcome{Status: r.Status}
+	for _, l := range r.Legs {
+		if l.TxHash != "" && l.Status != engine.LegNotSent {
+			o.TxHashes = append(o.TxHashes, l.TxHash)
 		}
-		return o
 	}
-	r, ok := res.StructuredContent.(confirmResult)
-	if !ok {
-		return approval.Outcome{Status: "unknown", Summary: "walletgate could not read the outcome; the assistant was told it, and `walletgate audit` shows it."}
+	if len(o.TxHashes) == 0 && r.TxHash != "" && r.Status != string(engine.StatusIncomplete) {
+		o.TxHashes = []string{r.TxHash}
 	}
-	o := approval.Outcome{Status: r.Status, TxHashes: hashesIn(r.Message, r.TxHash)}
 	if r.Block != nil {
 		o.Block = *r.Block
 	}
@@ -271,44 +278,38 @@ func outcomeOf(res *mcp.CallToolResult, ref *Refusal) approval.Outcome {
 	for _, e := range r.Effects {
 		o.Effects = append(o.Effects, fmt.Sprintf("%s %s (%s) from %s to %s", e.Amount, e.Symbol, e.Asset, e.From, e.To))
 	}
-	switch {
-	case r.Status == statusConfirmed && res.IsError:
+	var moved []string
+	for _, c := range r.Changes {
+		if c.Out != "0" {
+			moved = append(moved, "−"+c.Out+" "+c.Symbol)
+		}
+		if c.In != "0" {
+			moved = append(moved, "+"+c.In+" "+c.Symbol)
+		}
+	}
+	movedText := "nothing besides the fees"
+	if len(moved) > 0 {
+		movedText = strings.Join(moved, ", ")
+	}
+	switch r.Status {
+	case statusConfirmed:
+		o.Summary = fmt.Sprintf("The receipt and the wallet's balances show exactly the previewed effects (%d confirmation(s)).", r.Confirmations)
+	case statusEffectMismatch:
 		o.Status = "mismatch"
-		o.Summary = "Included, but the receipt does not show the previewed effects; the amounts stay counted against the caps. What the receipt shows is listed below."
-	case r.Status == statusConfirmed:
-		o.Summary = fmt.Sprintf("The receipt shows exactly the previewed effects (%d confirmation(s)).", r.Confirmations)
-	case r.Status == statusRevertedW:
+		o.Summary = "Included, but more left the wallet or less reached it than the preview showed. Measured on chain: " + movedText + "; that is what the caps count. What the receipts show is listed below."
+	case statusRevertedW:
 		o.Summary = "Included, but it REVERTED: nothing moved except the network fees."
-	case r.Status == statusPendingW:
+	case statusPendingW:
 		o.Summary = "Sent, but not yet seen included. It stays counted against the caps until its outcome is known."
-	default:
-		o.Summary = "walletgate reported status " + inert(r.Status, 40) + "."
+	case string(engine.StatusIncomplete):
+		o.Status = "partial"
+		var legs []string
+		for _, l := range r.Legs {
+			legs = append(legs, l.Label+": "+strings.ReplaceAll(l.Status, "_", " "))
+		}
+		o.Summary = "Part of this write happened, then it stopped (" + strings.Join(legs, "; ") + "). Measured on chain: " + movedText + "; the caps count that and the fees."
 	}
 	return o
-}
-
-// hashesIn lists the transaction hashes a message names, then last (when
-// not already among them).
-func hashesIn(msg, last string) []string {
-	var out []string
-	seen := map[string]bool{}
-	for _, h := range append(hashInTextRE().FindAllString(msg, -1), last) {
-		if h != "" && !seen[strings.ToLower(h)] {
-			seen[strings.ToLower(h)] = true
-			out = append(out, h)
-		}
-	}
-	if last != "" && len(out) > 0 && out[len(out)-1] != last {
-		// The final transaction goes last whatever the message's order.
-		for i, h := range out {
-			if h == last {
-				out = append(out[:i], out[i+1:]...)
-				break
-			}
-		}
-		out = append(out, last)
-	}
-	return out
 }
 
 // firstSentence is a message up to its first full stop.

@@ -36,7 +36,9 @@ func TestInvalidOutputFailsClosedAndKeepsTheText(t *testing.T) {
 // effect_mismatch is never reported as confirmed.
 func TestConfirmStatusesInSchema(t *testing.T) {
 	enum := schemaOf[confirmResult]().Properties["status"].Enum
-	require.ElementsMatch(t, []any{statusConfirmed, statusMismatch, statusRevertedW, statusPendingW}, enum)
+	require.ElementsMatch(t, []any{statusConfirmed, statusMismatch, statusRevertedW, statusPendingW, string(engine.StatusIncomplete)}, enum)
+	legs := schemaOf[legOutcomeJSON]().Properties["status"].Enum
+	require.ElementsMatch(t, []any{engine.LegIncluded, engine.LegReverted, engine.LegPending, engine.LegNotSent}, legs)
 	kinds := schemaOf[effectJSON]().Properties["kind"].Enum
 	require.ElementsMatch(t, []any{engine.MovedETH, engine.MovedERC20, engine.MovedSwapIn, engine.MovedSwapOut, engine.MovedApproval}, kinds)
 }

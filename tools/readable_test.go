@@ -48,12 +48,18 @@ func TestPersonTextLeavesOutWhatIsForTheModel(t *testing.T) {
 	require.Equal(t, "Action:    send 1 USDT\nTo:        0xabc", personText(text))
 }
 
-func TestHashesInPutsTheFinalLast(t *testing.T) {
+func TestPageOutcomeListsTheLegsThatWereSent(t *testing.T) {
 	a, b := "0x"+strings.Repeat("a", 64), "0x"+strings.Repeat("b", 64)
-	require.Equal(t, []string{a, b}, hashesIn("approve "+a+" succeeded in block 3.", b))
-	require.Equal(t, []string{a, b}, hashesIn("final "+b+" after approve "+a, b))
-	require.Equal(t, []string{b}, hashesIn("sent "+b, b))
-	require.Empty(t, hashesIn("nothing", ""))
+	block := uint64(4)
+	o := confirmOutcome(confirmResult{Status: "incomplete", TxHash: a, Block: &block, Fee: "0.001",
+		Legs:    []legOutcomeJSON{{Label: "approve", Status: "included", TxHash: a, Block: 3}, {Label: "swap", Status: "not_sent", Code: "PRICE_MOVED"}, {Label: "approve", Status: "included", TxHash: b, Block: 4, Undo: true}},
+		Changes: []measuredJSON{{Asset: "ETH", Symbol: "ETH", Out: "0", In: "0"}}})
+	require.Equal(t, "partial", o.Status)
+	require.Equal(t, []string{a, b}, o.TxHashes)
+	require.Contains(t, o.Summary, "swap: not sent")
+	require.Contains(t, o.Summary, "nothing besides the fees")
+	o = confirmOutcome(confirmResult{Status: "confirmed", TxHash: b, Block: &block, Fee: "0.001", Legs: []legOutcomeJSON{{Label: "send", Status: "included", TxHash: b}}})
+	require.Equal(t, []string{b}, o.TxHashes)
 }
 
 func TestTokenMayConfirmOnlyATokenTierPlan(t *testing.T) {

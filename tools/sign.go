@@ -242,15 +242,18 @@ func twoStepSign[I any](s *Server, tool string, parse func(context.Context, args
 		if !confirming {
 			return preview(ctx, in)
 		}
-		out, ref := s.engine.Confirm(ctx, s.asker(), token, tool, canonical(in))
-		if ref != nil {
-			return nil, ref
-		}
-		if out.Signed == nil {
+		out, ref, code := s.confirmWith(ctx, token, tool, canonical(in))
+		var res *mcp.CallToolResult
+		switch {
+		case ref != nil:
+		case out.Signed == nil:
 			// A signature plan always ends signed or refused.
-			return nil, refuse(CodeSendFailed, "internal error: the confirm did not return a signature. Nothing was signed.")
+			ref = refuse(CodeSendFailed, "internal error: the confirm did not return a signature. Nothing was signed.")
+		default:
+			res = render(in, out)
 		}
-		return render(in, out), nil
+		s.finishApproval(code, tool, canonical(in), res, ref)
+		return res, ref
 	}
 }
 

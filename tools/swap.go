@@ -451,6 +451,7 @@ func (s *Server) previewSwap(ctx context.Context, in swapIntent) (*mcp.CallToolR
 		}
 	}
 	p.Verify = s.swapVerifier(in, minOut)
+	p.MinIn = caps.Spend{in.out.Address: new(big.Int).Set(minOut)}
 
 	qr := s.quoteResult(in, q)
 	pv := swapPreview{
@@ -573,11 +574,11 @@ func swapOutput(ret []byte) *big.Int {
 func (s *Server) explainSwap(re *chain.RevertError) *Refusal {
 	switch {
 	case strings.Contains(re.Reason, "Too little received"):
-		return refuse(CodePriceMoved, "the price moved: the swap would now return less than the previewed minimum, so it was not sent. Nothing was signed or spent, and the caps are as before. Call wallet_swap again without confirm for a fresh quote.")
+		return refuse(CodePriceMoved, "the price moved: the swap would now return less than the previewed minimum, so it was not sent. Nothing was signed or spent, and the caps are as before. Call wallet_swap again without confirm for a fresh quote.").Because("the price moved: the swap would now return less than the previewed minimum")
 	case strings.Contains(re.Reason, "Transaction too old"):
-		return refuse(CodeDeadlinePassed, "the swap's deadline has passed. Nothing was signed or sent. Call wallet_swap again without confirm for a fresh preview.")
+		return refuse(CodeDeadlinePassed, "the swap's deadline has passed. Nothing was signed or sent. Call wallet_swap again without confirm for a fresh preview.").Because("the swap's deadline has passed")
 	case strings.Contains(re.Reason, "STF"):
-		return refuse(CodeSimulationReverted, "the router could not take the input tokens (STF: the wallet's balance or its allowance to the router is short). Nothing was signed or sent. Check the balance with wallet_balance.")
+		return refuse(CodeSimulationReverted, "the router could not take the input tokens (STF: the wallet's balance or its allowance to the router is short). Nothing was signed or sent. Check the balance with wallet_balance.").Because("the router could not take the input tokens (STF)")
 	}
 	return nil
 }

@@ -169,15 +169,39 @@ func sortedAssets(spend caps.Spend) []common.Address {
 
 // confirmResult is a confirm's structured result.
 type confirmResult struct {
-	Status        string       `json:"status" enum:"confirmed|effect_mismatch|reverted|pending" jsonschema:"confirmed (included, effects verified), effect_mismatch (included and succeeded, but the previewed effects were not seen: inspect it, do not repeat it), reverted (included, failed; the fee was spent) or pending (sent, inclusion not seen yet: check it with wallet_verify_tx, do not send it again)"`
-	TxHash        string       `json:"tx_hash" pattern:"hash" jsonschema:"the transaction hash (of the last transaction sent, when a swap sends several)"`
-	Block         *uint64      `json:"block,omitempty" jsonschema:"the block that includes it (absent while pending)"`
-	Confirmations uint64       `json:"confirmations" jsonschema:"blocks from its block to the head, inclusive; 0 while pending"`
-	GasUsed       uint64       `json:"gas_used" jsonschema:"gas the transaction used; 0 while pending"`
-	Fee           string       `json:"fee" jsonschema:"fee paid in ETH, a decimal string; empty while pending"`
-	Nonce         uint64       `json:"nonce" jsonschema:"the transaction's nonce"`
-	Effects       []effectJSON `json:"effects" jsonschema:"on-chain effects verified from the receipt (effect_mismatch: the ERC-20 transfers the receipt does show)"`
-	Message       string       `json:"message" jsonschema:"what happened, in words"`
+	Status        string           `json:"status" enum:"confirmed|effect_mismatch|reverted|pending|incomplete" jsonschema:"confirmed (included, effects verified), effect_mismatch (included and succeeded, but more left the wallet or less reached it than the preview showed: inspect it, do not repeat it), reverted (included, failed; the fee was spent), pending (sent, inclusion not seen yet: check it with wallet_verify_tx, do not send it again) or incomplete (some transactions of this write were included, then it stopped: legs says which, changes what moved)"`
+	TxHash        string           `json:"tx_hash" pattern:"hash" jsonschema:"the transaction hash (of the last transaction sent, when a write sends several)"`
+	Block         *uint64          `json:"block,omitempty" jsonschema:"the block that includes it (absent while pending)"`
+	Confirmations uint64           `json:"confirmations" jsonschema:"blocks from its block to the head, inclusive; 0 while pending"`
+	GasUsed       uint64           `json:"gas_used" jsonschema:"gas the transaction used; 0 while pending"`
+	Fee           string           `json:"fee" jsonschema:"network fees of every included transaction of this write, in ETH, a decimal string"`
+	Nonce         uint64           `json:"nonce" jsonschema:"the transaction's nonce"`
+	Effects       []effectJSON     `json:"effects" jsonschema:"on-chain effects verified from the receipts (effect_mismatch, incomplete: what the receipts show)"`
+	Legs          []legOutcomeJSON `json:"legs" jsonschema:"every transaction of this write, in the order tried (undo transactions last), and what became of it"`
+	Changes       []measuredJSON   `json:"changes" jsonschema:"what moved, per asset, measured from the wallet's balances just before and at each included transaction's block, beside the preview; the caps settled to it"`
+	Message       string           `json:"message" jsonschema:"what happened, in words"`
+}
+
+// legOutcomeJSON is one transaction of a write and its fate.
+type legOutcomeJSON struct {
+	Label  string `json:"label" jsonschema:"what the transaction does (send, approve, swap, call 1, …)"`
+	Status string `json:"status" enum:"included|reverted|pending|not_sent" jsonschema:"included (and succeeded), reverted, pending (may have reached the node; not seen included) or not_sent (never broadcast)"`
+	TxHash string `json:"tx_hash,omitempty" pattern:"hash" jsonschema:"its hash, once signed"`
+	Block  uint64 `json:"block,omitempty" jsonschema:"the block that includes it"`
+	Code   string `json:"code,omitempty" jsonschema:"not_sent: the refusal's stable code"`
+	Reason string `json:"reason,omitempty" jsonschema:"not_sent or pending: why"`
+	Undo   bool   `json:"undo" jsonschema:"it takes back what an earlier transaction left standing (an approval)"`
+}
+
+// measuredJSON is what moved of one asset, measured, beside the preview.
+type measuredJSON struct {
+	Asset        string `json:"asset" jsonschema:"ETH or the token address"`
+	Symbol       string `json:"symbol" jsonschema:"the asset's symbol"`
+	Out          string `json:"out" pattern:"amount" jsonschema:"what left the wallet (ETH: without network fees), in the asset's units"`
+	In           string `json:"in" pattern:"amount" jsonschema:"what reached the wallet"`
+	PreviewedOut string `json:"previewed_out" pattern:"amount" jsonschema:"the most the preview showed leaving"`
+	PreviewedIn  string `json:"previewed_in" pattern:"amount" jsonschema:"the least the preview showed arriving"`
+	Measured     bool   `json:"measured" jsonschema:"the balances were read; false: the node did not answer them, and out counts the larger of the logs and the preview"`
 }
 
 // twoStep is every write tool's handler: parse and resolve the arguments,
@@ -198,31 +222,42 @@ func twoStep[I any](s *Server, tool string, parse func(context.Context, args) (I
 		if !confirming {
 			return preview(ctx, in)
 		}
-		code := token // in human mode, the person's code: the page shows the outcome under it
-		ask := s.asker()
-		out, ref := s.engine.Confirm(ctx, ask, token, tool, canonical(in))
-		if h, ok := ask.(*humanMode); ok && h.code != "" {
-			code = h.code // approved in the client's page: no code passed through the model
-		}
+		out, ref, code := s.confirmWith(ctx, token, tool, canonical(in))
 		var res *mcp.CallToolResult
 		if ref == nil {
-			res = renderOutcome(s.cfg.ReceiptTimeout, out)
+			res = s.renderOutcome(out)
 		}
 		s.finishApproval(code, tool, canonical(in), res, ref)
 		return res, ref
 	}
 }
 
-// renderOutcome turns a confirm's outcome into its result and text.
-func renderOutcome(timeout time.Duration, out *engine.Outcome) *mcp.CallToolResult {
+// confirmWith runs the engine's confirm in this server's confirmation mode;
+// code is what the approval page shows the outcome under (in human mode
+// the person's code, also when approved in the client's page).
+func (s *Server) confirmWith(ctx context.Context, token, tool string, canonical []byte) (*engine.Outcome, *Refusal, string) {
+	ask := s.asker()
+	out, ref := s.engine.Confirm(ctx, ask, token, tool, canonical)
+	code := token
+	if h, ok := ask.(*humanMode); ok && h.code != "" {
+		code = h.code
+	}
+	return out, ref, code
+}
+
+// renderOutcome turns a confirm's outcome into its result and text: every
+// sentence is a rendering of the outcome's fields.
+func (s *Server) renderOutcome(out *engine.Outcome) *mcp.CallToolResult {
 	r := confirmResult{Status: string(out.Status), TxHash: out.Tx.Hex(), Nonce: out.Nonce, Block: out.Block,
-		Confirmations: out.Confirmations, GasUsed: out.GasUsed, Fee: engine.ETH.Format(out.Fee), Effects: effectsOf(out.Effects)}
+		Confirmations: out.Confirmations, GasUsed: out.GasUsed, Fee: engine.ETH.Format(out.Fee), Effects: effectsOf(out.Effects),
+		Legs: legsOf(out.Legs), Changes: s.measuredOf(out.Changes)}
 	var before string
 	for _, in := range out.Earlier {
 		before += fmt.Sprintf(" %s %s succeeded in block %d.", in.Label, in.Tx.Hex(), in.Block)
 	}
 	switch out.Status {
 	case engine.StatusPending:
+		timeout := s.cfg.ReceiptTimeout
 		why := "It was sent but not seen included within " + timeout.String() + "."
 		if out.Why != "" {
 			why = "Its outcome is not known: " + out.Why + "; it may or may not have reached the node, and was not seen included within " + timeout.String() + "."
@@ -230,22 +265,94 @@ func renderOutcome(timeout time.Duration, out *engine.Outcome) *mcp.CallToolResu
 		r.Message = fmt.Sprintf("%s It is counted against the caps until its outcome is known, and walletgate follows it up with the identical signed bytes only. Check it with wallet_verify_tx {\"tx\": \"%s\"}; do not send it again.%s", why, r.TxHash, before)
 		return success(r, "PENDING: "+r.Message)
 	case engine.StatusReverted:
-		r.Message = fmt.Sprintf("The transaction %s (%s) was included in block %d but REVERTED: nothing moved except network fees of %s ETH, which count against the ETH caps; later transactions of this write were not sent.%s", r.TxHash, out.Leg, *r.Block, r.Fee, before)
+		r.Message = fmt.Sprintf("The transaction %s (%s) was included in block %d but REVERTED: nothing moved except network fees of %s ETH, which count against the ETH caps; later transactions of this write were not sent.", r.TxHash, out.Leg, *r.Block, r.Fee)
 		res := success(r, CodeReverted+": "+r.Message)
 		res.IsError = true
 		return res
+	case engine.StatusIncomplete:
+		r.Message = "This write stopped part way: " + legFates(out.Legs) + " " + s.movedText(out.Changes, out.Fee) +
+			" Inspect the transactions with wallet_verify_tx; do not repeat this write without a new preview."
+		res := success(r, engine.CodeIncomplete+": "+r.Message)
+		res.IsError = true
+		return res
 	case engine.StatusEffectMismatch:
-		r.Message = fmt.Sprintf("The transaction %s succeeded in block %d, but its effects do not match the preview: %s. The intended amounts stay counted against the caps. Inspect it with wallet_verify_tx.", r.TxHash, *r.Block, strings.Join(out.Missing, "; "))
+		r.Message = fmt.Sprintf("The transaction %s succeeded in block %d, but its effects do not match the preview: %s. %s Inspect it with wallet_verify_tx.", r.TxHash, *r.Block, strings.Join(out.Missing, "; "), s.movedText(out.Changes, out.Fee))
 		res := success(r, CodeEffectMismatch+": "+r.Message)
 		res.IsError = true
 		return res
 	}
-	r.Message = fmt.Sprintf("Confirmed in block %d with %d confirmation(s); effects verified from the transaction's own receipt.%s", *r.Block, r.Confirmations, before)
+	r.Message = fmt.Sprintf("Confirmed in block %d with %d confirmation(s); effects verified from the transaction's own receipt and the wallet's balances.%s", *r.Block, r.Confirmations, before)
 	text := confirmText(r)
 	if before != "" {
 		text += "\nBefore it:" + before
 	}
 	return success(r, text)
+}
+
+// legsOf renders the legs' fates; never nil.
+func legsOf(ls []engine.LegOutcome) []legOutcomeJSON {
+	out := make([]legOutcomeJSON, 0, len(ls))
+	for _, l := range ls {
+		j := legOutcomeJSON{Label: l.Label, Status: l.Status, Block: l.Block, Code: l.Code, Reason: inert(l.Reason, 600), Undo: l.Undo}
+		if l.Tx != (common.Hash{}) {
+			j.TxHash = l.Tx.Hex()
+		}
+		out = append(out, j)
+	}
+	return out
+}
+
+// legFates says, leg by leg, what became of each.
+func legFates(ls []engine.LegOutcome) string {
+	var parts []string
+	for _, l := range ls {
+		name := l.Label
+		if l.Undo {
+			name = "taking it back (" + l.Label + ")"
+		}
+		switch l.Status {
+		case engine.LegIncluded:
+			parts = append(parts, fmt.Sprintf("%s %s was included in block %d and succeeded", name, l.Tx.Hex(), l.Block))
+		case engine.LegReverted:
+			parts = append(parts, fmt.Sprintf("%s %s was included in block %d and REVERTED", name, l.Tx.Hex(), l.Block))
+		case engine.LegPending:
+			parts = append(parts, fmt.Sprintf("%s %s was sent and is pending: %s", name, l.Tx.Hex(), inert(l.Reason, 300)))
+		default:
+			parts = append(parts, fmt.Sprintf("%s was not sent (%s: %s)", name, l.Code, inert(l.Reason, 300)))
+		}
+	}
+	return strings.Join(parts, "; then ") + "."
+}
+
+// measuredOf renders what moved; never nil.
+func (s *Server) measuredOf(cs []engine.AssetChange) []measuredJSON {
+	out := make([]measuredJSON, 0, len(cs))
+	for _, c := range cs {
+		as := s.displayAsset(c.Asset)
+		out = append(out, measuredJSON{Asset: assetID(as), Symbol: as.Symbol, Out: as.Format(c.Out), In: as.Format(c.In),
+			PreviewedOut: as.Format(c.PreviewOut), PreviewedIn: as.Format(c.PreviewIn), Measured: c.Measured})
+	}
+	return out
+}
+
+// movedText says what moved on chain and what the caps count.
+func (s *Server) movedText(cs []engine.AssetChange, fee *big.Int) string {
+	var parts []string
+	for _, c := range cs {
+		as := s.displayAsset(c.Asset)
+		name := marked(as.Symbol, as.Native || as.Known)
+		if c.Out.Sign() > 0 {
+			parts = append(parts, "−"+as.Format(c.Out)+" "+name)
+		}
+		if c.In.Sign() > 0 {
+			parts = append(parts, "+"+as.Format(c.In)+" "+name)
+		}
+	}
+	moved := "nothing besides the fees"
+	if len(parts) > 0 {
+		moved = strings.Join(parts, ", ")
+	}
+	return fmt.Sprintf("Measured on chain, the wallet moved %s; network fees %s ETH. The caps count what left and the fees.", moved, engine.ETH.Format(fee))
 }
 
 func confirmText(r confirmResult) string {

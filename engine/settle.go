@@ -1,0 +1,270 @@
+package engine
+
+// Measured settlement: what moved is what counts. Rules of this file:
+//
+//   - After each included leg, the wallet's balances of every asset the plan
+//     can touch (ETH, the assets of its bound, the tokens its receipt logs,
+//     the contracts it calls) are read just before and at the leg's block;
+//     the difference is what the leg moved (ETH net of the fee it paid),
+//     never less than what its receipt's logs show leaving.
+//   - The caps settle to the fees, plus every measured outflow, plus the
+//     exposures the plan leaves — for a complete plan and a partial one
+//     alike, in settleMeasured and nowhere else.
+//   - More out than the plan's bound, or less in, is effect_mismatch.
+//   - A balance that cannot be read, or a block with another of the
+//     wallet's transactions in it (whose differences are not this leg's
+//     alone), counts the larger of the logs and the bound: unknown never
+//     settles lower.
+
+import (
+	"context"
+	"fmt"
+	"math/big"
+	"sort"
+
+	"github.com/ethereum/go-ethereum/common"
+
+	"github.com/walletgate/walletgate/caps"
+	"github.com/walletgate/walletgate/chain"
+	"github.com/walletgate/walletgate/policy"
+)
+
+// Bound is what the plan's preview showed it doing to the wallet: for an
+// effects-bound plan its simulated changes; otherwise what its legs send
+// as value, its expected effects from the wallet, and MinIn.
+func (p *Plan) Bound(wallet common.Address) Changes {
+	if p.Traced != nil {
+		return *p.Traced
+	}
+	b := Changes{Out: caps.Spend{}, In: caps.Spend{}}
+	if v := p.Value(); v.Sign() > 0 {
+		b.Out[policy.NativeAsset] = v
+	}
+	for _, ef := range p.Effects {
+		if !ef.Asset.Native && ef.From == wallet {
+			addTo(b.Out, ef.Asset.Address, ef.Amount)
+		}
+	}
+	for a, v := range p.MinIn {
+		b.In[a] = new(big.Int).Set(v)
+	}
+	return b
+}
+
+// addTo adds v to m[a].
+func addTo(m caps.Spend, a common.Address, v *big.Int) {
+	if cur, ok := m[a]; ok {
+		cur.Add(cur, v)
+	} else {
+		m[a] = new(big.Int).Set(v)
+	}
+}
+
+// atLeast raises m[a] to v.
+func atLeast(m caps.Spend, a common.Address, v *big.Int) {
+	if cur, ok := m[a]; !ok || cur.Cmp(v) < 0 {
+		m[a] = new(big.Int).Set(v)
+	}
+}
+
+// moved is what a run's included legs moved, measured.
+type moved struct {
+	out, in    caps.Spend // per asset; ETH without fees
+	unmeasured map[common.Address]bool
+}
+
+func newMoved() moved {
+	return moved{out: caps.Spend{}, in: caps.Spend{}, unmeasured: map[common.Address]bool{}}
+}
+
+// tracked are the tokens to read around a leg's block.
+func (r *run) tracked(info *chain.TxInfo) []common.Address {
+	seen := map[common.Address]bool{policy.NativeAsset: true}
+	var out []common.Address
+	add := func(a common.Address) {
+		if !seen[a] {
+			seen[a] = true
+			out = append(out, a)
+		}
+	}
+	for _, a := range sortedKeys(r.bound.Out) {
+		add(a)
+	}
+	for _, a := range sortedKeys(r.bound.In) {
+		add(a)
+	}
+	for _, t := range info.Transfers {
+		if t.From == r.e.address || t.To == r.e.address {
+			add(t.Token)
+		}
+	}
+	for _, l := range r.p.Legs {
+		add(l.Call.To)
+	}
+	return out
+}
+
+// measure reads what the included leg info moved and adds it to r.moved.
+// It runs detached from the request: a leg that landed is measured whatever
+// the client does.
+func (r *run) measure(ctx context.Context, info *chain.TxInfo) {
+	e := r.e
+	logged := receiptChanges(e.address, []*chain.TxInfo{info})
+	tokens := r.tracked(info)
+	bal, err := e.chain.BalancesAround(context.WithoutCancel(ctx), e.address, tokens, info.Block)
+	if err == nil && bal.OwnTxs != 1 {
+		// Another transaction of the wallet's in the same block (a
+		// concurrent confirm): the differences are not this one's alone.
+		err = fmt.Errorf("the wallet sent %d transactions in block %d", bal.OwnTxs, info.Block)
+	}
+	if err != nil {
+		e.log.Warn("what an included transaction moved could not be measured; its logs and the preview count instead", "tx", info.Hash.Hex(), "err", Inert(err.Error(), 200))
+		r.moved.unmeasured[policy.NativeAsset] = true
+		for _, t := range tokens {
+			r.moved.unmeasured[t] = true
+		}
+		for a, v := range logged {
+			addTo(r.moved.out, a, v)
+		}
+		return
+	}
+	for _, t := range bal.Unreadable {
+		r.moved.unmeasured[t] = true
+		if v, ok := logged[t]; ok {
+			addTo(r.moved.out, t, v)
+		}
+	}
+	// ETH: the change net of the fee this transaction paid.
+	net := new(big.Int).Sub(bal.ETH[1], bal.ETH[0])
+	net.Add(net, info.Fee())
+	r.account(policy.NativeAsset, net, logged[policy.NativeAsset])
+	for _, t := range tokens {
+		v, ok := bal.Tokens[t]
+		if !ok {
+			continue
+		}
+		r.account(t, new(big.Int).Sub(v[1], v[0]), logged[t])
+	}
+}
+
+// account adds one asset's measured net change to r.moved; an outflow is
+// never counted below floor (what the logs show leaving).
+func (r *run) account(a common.Address, net, floor *big.Int) {
+	out := new(big.Int)
+	if net.Sign() < 0 {
+		out.Neg(net)
+	} else if net.Sign() > 0 {
+		addTo(r.moved.in, a, net)
+	}
+	if floor != nil && out.Cmp(floor) < 0 {
+		out.Set(floor)
+	}
+	if out.Sign() > 0 {
+		addTo(r.moved.out, a, out)
+	}
+}
+
+// beyondBound says how what moved exceeds the plan's bound: more out of an
+// asset than previewed, or less in. Empty when it does not.
+func (r *run) beyondBound() []string {
+	e, b := r.e, r.bound
+	var why []string
+	for a, v := range r.moved.out {
+		was, ok := b.Out[a]
+		if ok && v.Cmp(was) <= 0 {
+			continue
+		}
+		as := e.asset(a)
+		limit := "nothing"
+		if ok {
+			limit = as.Format(was) + " " + as.Marked()
+		}
+		why = append(why, fmt.Sprintf("%s %s left the wallet, the preview showed %s", as.Format(v), as.Marked(), limit))
+	}
+	for a, want := range b.In {
+		if want.Sign() == 0 || r.moved.unmeasured[a] {
+			continue
+		}
+		got := r.moved.in[a]
+		if got == nil {
+			got = new(big.Int)
+		}
+		if got.Cmp(want) < 0 {
+			as := e.asset(a)
+			why = append(why, fmt.Sprintf("%s %s arrived in the wallet, the preview showed %s", as.Format(got), as.Marked(), as.Format(want)))
+		}
+	}
+	sort.Strings(why)
+	return why
+}
+
+// settleMeasured ends the reservation at what moved: the fees of every
+// included leg, every measured outflow (raised to the bound where a
+// balance could not be read), and the exposures the plan leaves. standing
+// says that an earlier leg's approval may still stand (a partial plan
+// whose undo did not complete): the plan's reserved tokens then stay
+// counted as exposures.
+func (r *run) settleMeasured(standing bool) {
+	actual := caps.Spend{policy.NativeAsset: new(big.Int).Set(r.fees)}
+	out := caps.Spend{}
+	for a, v := range r.moved.out {
+		addTo(out, a, v)
+	}
+	for a, v := range r.bound.Out {
+		if r.moved.unmeasured[a] {
+			atLeast(out, a, v)
+		}
+	}
+	for a, v := range out {
+		addTo(actual, a, v)
+	}
+	for p, v := range r.bound.Exposure {
+		addTo(actual, p.Token, v)
+	}
+	if standing {
+		for a, v := range r.p.Spend {
+			if a != policy.NativeAsset {
+				atLeast(actual, a, v)
+			}
+		}
+	}
+	r.settle(actual)
+}
+
+// changes lists what moved, per asset, beside the bound: ETH first, then
+// tokens by address.
+func (r *run) changes() []AssetChange {
+	assets := caps.Spend{}
+	for _, m := range []caps.Spend{r.moved.out, r.moved.in, r.bound.Out, r.bound.In} {
+		for a := range m {
+			assets[a] = new(big.Int)
+		}
+	}
+	zero := func(v *big.Int) *big.Int {
+		if v == nil {
+			return new(big.Int)
+		}
+		return new(big.Int).Set(v)
+	}
+	out := []AssetChange{}
+	for _, a := range sortedKeys(assets) {
+		out = append(out, AssetChange{Asset: a, Out: zero(r.moved.out[a]), In: zero(r.moved.in[a]), PreviewOut: zero(r.bound.Out[a]), PreviewIn: zero(r.bound.In[a]),
+			Measured: !r.moved.unmeasured[a]})
+	}
+	return out
+}
+
+// sortedKeys is ETH first, then tokens by address.
+func sortedKeys(m caps.Spend) []common.Address {
+	var out []common.Address
+	for a := range m {
+		out = append(out, a)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if (out[i] == policy.NativeAsset) != (out[j] == policy.NativeAsset) {
+			return out[i] == policy.NativeAsset
+		}
+		return out[i].Cmp(out[j]) < 0
+	})
+	return out
+}
