@@ -11,6 +11,8 @@ pragma solidity ^0.8.20;
 ///   eth_call at "latest" runs in the latest block's context, so with an even head the
 ///   confirm's re-simulation passes while the transaction, included in the next (odd) block,
 ///   reverts on chain: REVERTED.
+/// - under-logging (`setUnderLog`): a transfer moves the whole amount and its Transfer log
+///   says half: what left the wallet is only seen in its balance.
 /// Test-only; never deployed by the dev chain itself.
 contract QuirkyToken {
     string public name;
@@ -21,6 +23,7 @@ contract QuirkyToken {
     uint256 public totalSupply;
     uint256 public feeBps;
     bool public oddBlocksRevert;
+    bool public underLog;
     mapping(address => uint256) public balanceOf;
     mapping(address => mapping(address => uint256)) public allowance;
 
@@ -49,6 +52,10 @@ contract QuirkyToken {
 
     function setOddBlocksRevert(bool on) external onlyOwner {
         oddBlocksRevert = on;
+    }
+
+    function setUnderLog(bool on) external onlyOwner {
+        underLog = on;
     }
 
     function transfer(address to, uint256 value) external returns (bool) {
@@ -83,7 +90,7 @@ contract QuirkyToken {
             balanceOf[to] += value - fee;
             balanceOf[owner] += fee;
         }
-        emit Transfer(from, to, value - fee);
+        emit Transfer(from, to, underLog ? (value - fee) / 2 : value - fee);
         if (fee > 0) {
             emit Transfer(from, owner, fee);
         }
