@@ -258,18 +258,28 @@ func (c *Client) TokenBalancesAt(ctx context.Context, token, owner common.Addres
 // decimals/symbol/name calls.
 func (c *Client) Remember(m TokenMeta) { c.meta.put(m) }
 
-// Balances are an owner's balances just before and at one block: ETH, and
-// each token that answered balanceOf (a target that is not a token, or
-// refuses to say, is absent from Tokens).
+// Snapshot is an owner's ETH balance, nonce and token balances at one
+// block. Tokens holds those that answered balanceOf.
+type Snapshot struct {
+	Block  uint64
+	Nonce  uint64 // the owner's nonce at Block: transactions it sent up to and including Block
+	ETH    *big.Int
+	Tokens map[common.Address]*big.Int
+}
+
+// Balances are an owner's snapshots just before and at one block.
 type Balances struct {
-	Block uint64
-	// OwnTxs is how many transactions owner sent in the block (its nonce
-	// at block less its nonce at block-1): with more than one, the
-	// differences are theirs together.
-	OwnTxs     uint64
-	ETH        [2]*big.Int // before (block-1), at (block)
-	Tokens     map[common.Address][2]*big.Int
+	Before, At Snapshot
 	Unreadable []common.Address // asked for, and no balance came back
+}
+
+// OwnTxs is how many transactions the owner sent in the block: with more
+// than one, the differences are theirs together.
+func (b Balances) OwnTxs() uint64 {
+	if b.At.Nonce < b.Before.Nonce {
+		return 0
+	}
+	return b.At.Nonce - b.Before.Nonce
 }
 
 // BalancesAround reads owner's ETH balance, its nonce and its balanceOf on
@@ -279,54 +289,69 @@ func (c *Client) BalancesAround(ctx context.Context, owner common.Address, token
 	if block == 0 {
 		return Balances{}, fmt.Errorf("balances around block 0: no block before it")
 	}
-	at := [2]string{hexutil.EncodeUint64(block - 1), hexutil.EncodeUint64(block)}
-	var eth [2]hexutil.Big
-	var nonce [2]hexutil.Uint64
-	outs := make([][2]hexutil.Bytes, len(tokens))
-	elems := []rpc.BatchElem{
-		{Method: "eth_getBalance", Args: []any{owner, at[0]}, Result: &eth[0]},
-		{Method: "eth_getBalance", Args: []any{owner, at[1]}, Result: &eth[1]},
-		{Method: "eth_getTransactionCount", Args: []any{owner, at[0]}, Result: &nonce[0]},
-		{Method: "eth_getTransactionCount", Args: []any{owner, at[1]}, Result: &nonce[1]},
-	}
-	const fixed = 4
-	for i, t := range tokens {
-		for k := range at {
-			elems = append(elems, callElem(t, pack("balanceOf", owner), at[k], &outs[i][k]))
-		}
-	}
+	before, decBefore := snapshotElems(owner, tokens, hexutil.EncodeUint64(block-1))
+	at, decAt := snapshotElems(owner, tokens, hexutil.EncodeUint64(block))
+	elems := append(before, at...)
 	if err := c.batch(ctx, elems); err != nil {
 		return Balances{}, err
 	}
-	for _, el := range elems[:fixed] {
-		if el.Error != nil {
-			return Balances{}, el.Error
-		}
+	var b Balances
+	var err error
+	var bad0, bad1 []common.Address
+	if b.Before, bad0, err = decBefore(elems[:len(before)]); err != nil {
+		return Balances{}, err
 	}
-	if nonce[1] < nonce[0] {
-		return Balances{}, fmt.Errorf("balances around block %d: the node says the nonce fell (%d, then %d)", block, nonce[0], nonce[1])
+	if b.At, bad1, err = decAt(elems[len(before):]); err != nil {
+		return Balances{}, err
 	}
-	b := Balances{Block: block, OwnTxs: uint64(nonce[1] - nonce[0]), ETH: [2]*big.Int{eth[0].ToInt(), eth[1].ToInt()}, Tokens: map[common.Address][2]*big.Int{}}
-	for i, t := range tokens {
-		var v [2]*big.Int
-		ok := true
-		for k := range at {
-			if elems[fixed+2*i+k].Error != nil {
-				ok = false
-				break
-			}
-			n, err := decodeUint256(outs[i][k])
-			if err != nil {
-				ok = false
-				break
-			}
-			v[k] = n
-		}
-		if ok {
-			b.Tokens[t] = v
-		} else {
+	b.Before.Block, b.At.Block = block-1, block
+	seen := map[common.Address]bool{}
+	for _, t := range append(bad0, bad1...) {
+		if !seen[t] {
+			seen[t] = true
 			b.Unreadable = append(b.Unreadable, t)
+			delete(b.Before.Tokens, t)
+			delete(b.At.Tokens, t)
 		}
 	}
 	return b, nil
+}
+
+// snapshotElems are the batch elements reading owner's snapshot at block
+// (a number or "latest"), and how to decode them from the same elements
+// once the batch has run: the snapshot without its Block, and the tokens
+// that gave no balance.
+func snapshotElems(owner common.Address, tokens []common.Address, block string) ([]rpc.BatchElem, func(done []rpc.BatchElem) (Snapshot, []common.Address, error)) {
+	var eth hexutil.Big
+	var nonce hexutil.Uint64
+	outs := make([]hexutil.Bytes, len(tokens))
+	elems := []rpc.BatchElem{
+		{Method: "eth_getBalance", Args: []any{owner, block}, Result: &eth},
+		{Method: "eth_getTransactionCount", Args: []any{owner, block}, Result: &nonce},
+	}
+	for i, t := range tokens {
+		elems = append(elems, callElem(t, pack("balanceOf", owner), block, &outs[i]))
+	}
+	return elems, func(elems []rpc.BatchElem) (Snapshot, []common.Address, error) {
+		for _, el := range elems[:2] {
+			if el.Error != nil {
+				return Snapshot{}, nil, el.Error
+			}
+		}
+		s := Snapshot{Nonce: uint64(nonce), ETH: eth.ToInt(), Tokens: map[common.Address]*big.Int{}}
+		var bad []common.Address
+		for i, t := range tokens {
+			if elems[2+i].Error != nil {
+				bad = append(bad, t)
+				continue
+			}
+			v, err := decodeUint256(outs[i])
+			if err != nil {
+				bad = append(bad, t)
+				continue
+			}
+			s.Tokens[t] = v
+		}
+		return s, bad, nil
+	}
 }

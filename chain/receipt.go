@@ -38,6 +38,11 @@ type TxInfo struct {
 	EffectiveGasPrice *big.Int
 	Transfers         []Transfer
 	Approvals         []Approval
+
+	// AtHead is the sender's snapshot at the head block, read in the same
+	// round trip when asked for (OwnTransactionWatching) and the head did
+	// not move during it; nil otherwise.
+	AtHead *Snapshot
 }
 
 // Fee is the fee the transaction paid (gas used × effective price).
@@ -70,17 +75,25 @@ type receiptJSON struct {
 // Transaction looks a transaction up: the transaction, its receipt and the
 // head block number in one batched round trip.
 func (c *Client) Transaction(ctx context.Context, hash common.Hash) (*TxInfo, error) {
-	return c.transaction(ctx, hash, nil)
+	return c.transaction(ctx, hash, nil, nil)
 }
 
 // OwnTransaction is Transaction for a transaction sent by from, with from's
 // nonce at the latest block read in the same round trip (SenderNonce), so
 // that a receipt can be checked to be the signed transaction's.
 func (c *Client) OwnTransaction(ctx context.Context, hash common.Hash, from common.Address) (*TxInfo, error) {
-	return c.transaction(ctx, hash, &from)
+	return c.transaction(ctx, hash, &from, nil)
 }
 
-func (c *Client) transaction(ctx context.Context, hash common.Hash, from *common.Address) (*TxInfo, error) {
+// OwnTransactionWatching is OwnTransaction that also reads, in the same
+// round trip, from's snapshot at the head with its balance of each token
+// (TxInfo.AtHead): once the transaction is included in the head block, what
+// it left the wallet with costs no extra round trip.
+func (c *Client) OwnTransactionWatching(ctx context.Context, hash common.Hash, from common.Address, tokens []common.Address) (*TxInfo, error) {
+	return c.transaction(ctx, hash, &from, tokens)
+}
+
+func (c *Client) transaction(ctx context.Context, hash common.Hash, from *common.Address, watch []common.Address) (*TxInfo, error) {
 	var (
 		rawTx, rawRcpt json.RawMessage
 		head, nonce    hexutil.Uint64
@@ -93,15 +106,37 @@ func (c *Client) transaction(ctx context.Context, hash common.Hash, from *common
 	if from != nil {
 		elems = append(elems, rpc.BatchElem{Method: "eth_getTransactionCount", Args: []any{*from, "latest"}, Result: &nonce})
 	}
+	// The snapshot at "latest", between two reads of the head: it is the
+	// head's only when both say the same block.
+	var (
+		head2    hexutil.Uint64
+		decSnap  func([]rpc.BatchElem) (Snapshot, []common.Address, error)
+		snap0    int
+		snapSize int
+	)
+	if from != nil && watch != nil {
+		var snapElems []rpc.BatchElem
+		snapElems, decSnap = snapshotElems(*from, watch, "latest")
+		snap0, snapSize = len(elems), len(snapElems)
+		elems = append(elems, snapElems...)
+		elems = append(elems, rpc.BatchElem{Method: "eth_blockNumber", Result: &head2})
+	}
 	if err := c.batch(ctx, elems); err != nil {
 		return nil, err
+	}
+	var atHead *Snapshot
+	if decSnap != nil && elems[len(elems)-1].Error == nil && head2 == head {
+		if s, _, err := decSnap(elems[snap0 : snap0+snapSize]); err == nil {
+			s.Block = uint64(head)
+			atHead = &s
+		}
 	}
 	for _, i := range []int{0, 2, 3} {
 		if i < len(elems) && elems[i].Error != nil {
 			return nil, elems[i].Error
 		}
 	}
-	info := &TxInfo{Hash: hash}
+	info := &TxInfo{Hash: hash, AtHead: atHead}
 	if from != nil {
 		n := uint64(nonce)
 		info.SenderNonce = &n

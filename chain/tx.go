@@ -83,6 +83,7 @@ type SendState struct {
 	BaseFee *big.Int // of the latest block
 	Tip     *big.Int // the node's suggested priority fee
 	Nonce   uint64   // the next nonce: pending, or latest if a lagging pool reports less
+	Mined   uint64   // the nonce at the latest block: transactions included so far
 	ETH     *big.Int // latest balance
 }
 
@@ -283,6 +284,7 @@ func (c *Client) sendStateElems(from common.Address) ([]rpc.BatchElem, func() (S
 			BaseFee: h.BaseFee.ToInt(),
 			Tip:     tip.ToInt(),
 			Nonce:   max(uint64(nonce), uint64(mined)),
+			Mined:   uint64(mined),
 			ETH:     bal.ToInt(),
 		}, nil
 	}
@@ -386,6 +388,12 @@ func (c *Client) SendRaw(ctx context.Context, tx *types.Transaction) error {
 // then backs off to a tenth of the chain's block time (between 25 ms and 1 s),
 // so inclusion is reported within about a tenth of a block of the receipt.
 func (c *Client) WaitOwn(ctx context.Context, hash common.Hash, from common.Address, timeout time.Duration, accept func(*TxInfo) bool) *TxInfo {
+	return c.WaitOwnWatching(ctx, hash, from, nil, timeout, accept)
+}
+
+// WaitOwnWatching is WaitOwn whose every look also reads from's snapshot at
+// the head with its balance of each of tokens (OwnTransactionWatching).
+func (c *Client) WaitOwnWatching(ctx context.Context, hash common.Hash, from common.Address, tokens []common.Address, timeout time.Duration, accept func(*TxInfo) bool) *TxInfo {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	ceiling := min(max(c.BlockTime(ctx)/10, 25*time.Millisecond), time.Second)
@@ -398,7 +406,7 @@ func (c *Client) WaitOwn(ctx context.Context, hash common.Hash, from common.Addr
 		case <-time.After(delay):
 		}
 		delay = min(delay*2, max(ceiling, delay))
-		if info, err := c.OwnTransaction(ctx, hash, from); err == nil {
+		if info, err := c.transaction(ctx, hash, &from, tokens); err == nil {
 			last = info
 			if accept(info) {
 				return info

@@ -61,8 +61,12 @@ func (e *Engine) Confirm(ctx context.Context, ask Asker, confirm, tool string, c
 	if ref := e.followUp(pre); ref != nil {
 		return nil, ref
 	}
-	// Re-read and re-simulate the stored plan, in one round trip.
-	st, ref := e.recheck(pre, p)
+	// Re-read and re-simulate the stored plan, in one round trip, with the
+	// wallet's balances the legs will be measured against.
+	bound := p.Bound(e.address)
+	watch := watchedTokens(p, bound)
+	views := balanceViews(e.address, watch)
+	st, ref := e.recheck(pre, p, views...)
 	if ref != nil {
 		return nil, ref
 	}
@@ -76,7 +80,7 @@ func (e *Engine) Confirm(ctx context.Context, ask Asker, confirm, tool string, c
 	// (Drain waits for it).
 	e.inflight.Add(1)
 	defer e.inflight.Done()
-	r := &run{e: e, p: p, res: res, legAt: e.now(), fees: new(big.Int), bound: p.Bound(e.address), moved: newMoved()}
+	r := &run{e: e, p: p, res: res, legAt: e.now(), fees: new(big.Int), bound: bound, moved: newMoved(), watch: watch, before: snapshotOf(st, watch, views)}
 	// Once the first leg is signed, no cancellation of the request stops the
 	// plan: its later legs, their verification and the settlement run
 	// detached, each later leg with its own pre-signing bound.
@@ -107,7 +111,7 @@ func (e *Engine) Confirm(ctx context.Context, ask Asker, confirm, tool string, c
 
 // recheck reads the wallet's state and simulates the stored plan on it, with
 // the plan's own re-checks, in one round trip.
-func (e *Engine) recheck(ctx context.Context, p *Plan) (chain.SendState, *Refusal) {
+func (e *Engine) recheck(ctx context.Context, p *Plan, extra ...*chain.View) (chain.SendState, *Refusal) {
 	calls := make([]chain.Call, len(p.Legs))
 	for i, l := range p.Legs {
 		calls[i] = l.Call
@@ -117,6 +121,7 @@ func (e *Engine) recheck(ctx context.Context, p *Plan) (chain.SendState, *Refusa
 	if p.Recheck != nil {
 		views, check = p.Recheck()
 	}
+	views = append(views, extra...)
 	var sims []chain.SimResult
 	var st chain.SendState
 	if p.Traced != nil {

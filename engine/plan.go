@@ -76,8 +76,9 @@ type Plan struct {
 	Recheck func() ([]*chain.View, func() *Refusal)
 	// Verify, if set, replaces the default check of Effects against the
 	// final leg's receipt: it returns the movements found and what is
-	// missing.
-	Verify func(ctx context.Context, info *chain.TxInfo) ([]Moved, []string)
+	// missing. measuredIn is what the wallet's balances show arriving, per
+	// asset measured (an asset it lacks could not be measured).
+	Verify func(ctx context.Context, info *chain.TxInfo, measuredIn caps.Spend) ([]Moved, []string)
 	// Explain turns a simulation revert into plain words for this plan.
 	Explain func(re *chain.RevertError) *Refusal
 	// Undo, if set, returns the legs that take back what the included legs

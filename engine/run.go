@@ -6,6 +6,7 @@ import (
 	"math/big"
 	"time"
 
+	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/types"
 
@@ -28,6 +29,8 @@ type run struct {
 	legs    []LegOutcome    // every leg's fate so far
 	bound   Changes         // what the preview showed the plan doing
 	moved   moved           // what the included legs moved, measured
+	watch   []common.Address // tokens read along with every state read and receipt lookup
+	before  *chain.Snapshot  // the wallet before the next leg: after the last one, or as the confirm read it
 	// final is the outcome of a plan that stopped after a leg was included.
 	final *Outcome
 }
@@ -125,7 +128,7 @@ func (r *run) decide(ctx context.Context, i int, sent *sentTx, info *chain.TxInf
 		out.Effects = MovedOf(e.address, r.infos, e.asset)
 	case r.p.Verify != nil:
 		var short []string
-		out.Effects, short = r.p.Verify(ctx, info)
+		out.Effects, short = r.p.Verify(ctx, info, r.moved.measuredIn())
 		missing = append(missing, short...)
 	default:
 		missing = append(missing, verifyEffects(r.p.Effects, info)...)
@@ -147,7 +150,7 @@ func (r *run) decide(ctx context.Context, i int, sent *sentTx, info *chain.TxInf
 // wait waits for the leg's own receipt.
 func (r *run) wait(ctx context.Context, s *sentTx) *chain.TxInfo {
 	// Detached: a cancelled request still gets the true outcome recorded.
-	return r.e.chain.WaitOwn(context.WithoutCancel(ctx), s.tx.Hash(), r.e.address, r.e.receiptTimeout, func(info *chain.TxInfo) bool { return r.e.included(info, s) })
+	return r.e.chain.WaitOwnWatching(context.WithoutCancel(ctx), s.tx.Hash(), r.e.address, r.watch, r.e.receiptTimeout, func(info *chain.TxInfo) bool { return r.e.included(info, s) })
 }
 
 // included reports whether info is the leg's own receipt with enough

@@ -77,31 +77,109 @@ func newMoved() moved {
 	return moved{out: caps.Spend{}, in: caps.Spend{}, unmeasured: map[common.Address]bool{}}
 }
 
-// tracked are the tokens to read around a leg's block.
-func (r *run) tracked(info *chain.TxInfo) []common.Address {
+// watchedTokens are the tokens a plan's legs are measured on from before
+// they are sent: the assets of its bound and the contracts its legs call.
+// Their balances ride along the confirm's state read and each receipt
+// lookup, so measuring costs no round trip of its own.
+func watchedTokens(p *Plan, bound Changes) []common.Address {
 	seen := map[common.Address]bool{policy.NativeAsset: true}
-	var out []common.Address
+	out := []common.Address{}
 	add := func(a common.Address) {
 		if !seen[a] {
 			seen[a] = true
 			out = append(out, a)
 		}
 	}
-	for _, a := range sortedKeys(r.bound.Out) {
+	for _, a := range sortedKeys(bound.Out) {
 		add(a)
 	}
-	for _, a := range sortedKeys(r.bound.In) {
+	for _, a := range sortedKeys(bound.In) {
 		add(a)
 	}
-	for _, t := range info.Transfers {
-		if t.From == r.e.address || t.To == r.e.address {
-			add(t.Token)
-		}
-	}
-	for _, l := range r.p.Legs {
+	for _, l := range p.Legs {
 		add(l.Call.To)
 	}
 	return out
+}
+
+// balanceViews read owner's balance of each token.
+func balanceViews(owner common.Address, tokens []common.Address) []*chain.View {
+	out := make([]*chain.View, len(tokens))
+	for i, t := range tokens {
+		out[i] = &chain.View{To: t, Data: chain.BalanceOfData(owner)}
+	}
+	return out
+}
+
+// snapshotOf is the wallet as the confirm's state read saw it.
+func snapshotOf(st chain.SendState, tokens []common.Address, views []*chain.View) *chain.Snapshot {
+	s := &chain.Snapshot{Block: st.Head.Number, Nonce: st.Mined, ETH: st.ETH, Tokens: map[common.Address]*big.Int{}}
+	for i, v := range views {
+		if v.Err != nil || len(v.Return) != 32 {
+			continue
+		}
+		if n, err := chain.DecodeUint256(v.Return); err == nil {
+			s.Tokens[tokens[i]] = n
+		}
+	}
+	return s
+}
+
+// measuredIn is what arrived of each asset that was measured.
+func (m moved) measuredIn() caps.Spend {
+	out := caps.Spend{}
+	for a, v := range m.in {
+		if !m.unmeasured[a] {
+			out[a] = new(big.Int).Set(v)
+		}
+	}
+	return out
+}
+
+// tracked are the tokens to measure a leg on: the watched ones, and those
+// its receipt logs moving to or from the wallet.
+func (r *run) tracked(info *chain.TxInfo) []common.Address {
+	seen := map[common.Address]bool{}
+	out := append([]common.Address{}, r.watch...)
+	for _, t := range out {
+		seen[t] = true
+	}
+	for _, t := range info.Transfers {
+		if (t.From == r.e.address || t.To == r.e.address) && !seen[t.Token] {
+			seen[t.Token] = true
+			out = append(out, t.Token)
+		}
+	}
+	return out
+}
+
+// snapshots are the wallet just before and at leg info's block from what
+// was read anyway — the state before it was sent (or the last leg's
+// receipt) and its own receipt lookup — when those are exactly the blocks
+// around it and hold every token; ok is false otherwise.
+func (r *run) snapshots(info *chain.TxInfo, tokens []common.Address) (chain.Balances, bool) {
+	if r.before == nil || info.AtHead == nil || r.before.Block+1 != info.Block || info.AtHead.Block != info.Block {
+		return chain.Balances{}, false
+	}
+	b := chain.Balances{Before: *r.before, At: *info.AtHead}
+	for _, t := range tokens {
+		_, ok0 := b.Before.Tokens[t]
+		_, ok1 := b.At.Tokens[t]
+		switch {
+		case ok0 != ok1:
+			return chain.Balances{}, false
+		case !ok0:
+			watched := false
+			for _, w := range r.watch {
+				watched = watched || w == t
+			}
+			if !watched {
+				return chain.Balances{}, false // found in the logs: never read before
+			}
+			b.Unreadable = append(b.Unreadable, t)
+		}
+	}
+	return b, true
 }
 
 // measure reads what the included leg info moved and adds it to r.moved.
@@ -111,11 +189,20 @@ func (r *run) measure(ctx context.Context, info *chain.TxInfo) {
 	e := r.e
 	logged := receiptChanges(e.address, []*chain.TxInfo{info})
 	tokens := r.tracked(info)
-	bal, err := e.chain.BalancesAround(context.WithoutCancel(ctx), e.address, tokens, info.Block)
-	if err == nil && bal.OwnTxs != 1 {
+	bal, ok := r.snapshots(info, tokens)
+	var err error
+	if !ok {
+		bal, err = e.chain.BalancesAround(context.WithoutCancel(ctx), e.address, tokens, info.Block)
+	}
+	r.before = nil
+	if err == nil {
+		at := bal.At
+		r.before = &at // the next leg's "before", when it lands in the next block
+	}
+	if err == nil && bal.OwnTxs() != 1 {
 		// Another transaction of the wallet's in the same block (a
 		// concurrent confirm): the differences are not this one's alone.
-		err = fmt.Errorf("the wallet sent %d transactions in block %d", bal.OwnTxs, info.Block)
+		err = fmt.Errorf("the wallet sent %d transactions in block %d", bal.OwnTxs(), info.Block)
 	}
 	if err != nil {
 		e.log.Warn("what an included transaction moved could not be measured; its logs and the preview count instead", "tx", info.Hash.Hex(), "err", Inert(err.Error(), 200))
@@ -135,15 +222,15 @@ func (r *run) measure(ctx context.Context, info *chain.TxInfo) {
 		}
 	}
 	// ETH: the change net of the fee this transaction paid.
-	net := new(big.Int).Sub(bal.ETH[1], bal.ETH[0])
+	net := new(big.Int).Sub(bal.At.ETH, bal.Before.ETH)
 	net.Add(net, info.Fee())
 	r.account(policy.NativeAsset, net, logged[policy.NativeAsset])
 	for _, t := range tokens {
-		v, ok := bal.Tokens[t]
-		if !ok {
-			continue
+		v0, ok0 := bal.Before.Tokens[t]
+		v1, ok1 := bal.At.Tokens[t]
+		if ok0 && ok1 {
+			r.account(t, new(big.Int).Sub(v1, v0), logged[t])
 		}
-		r.account(t, new(big.Int).Sub(v[1], v[0]), logged[t])
 	}
 }
 

@@ -127,8 +127,9 @@ func (f *faultNode) fault(method string, params []json.RawMessage) string {
 	return ""
 }
 
-// release forwards the swallowed transactions to the node.
-func (f *faultNode) release(c *chain.Client) {
+// release forwards the swallowed transactions to the node and waits until
+// each is included.
+func (f *faultNode) release(d *devnet.Devnet, c *chain.Client) {
 	f.mu.Lock()
 	held := f.held
 	f.held = nil
@@ -137,6 +138,8 @@ func (f *faultNode) release(c *chain.Client) {
 		tx := new(types.Transaction)
 		require.NoError(f.t, tx.UnmarshalBinary(hexutil.MustDecode(raw)))
 		require.NoError(f.t, c.SendRaw(context.Background(), tx))
+		_, err := d.WaitReceipt(context.Background(), tx.Hash())
+		require.NoError(f.t, err, "the held transaction lands")
 	}
 }
 
@@ -294,8 +297,7 @@ func (b *settleBed) try(t *testing.T, kinds []int, amounts []int64, failure stri
 		status = out.Status
 	}
 	if status == StatusPending {
-		b.node.release(b.direct)
-		waitUntil(t, "the held transaction to land", func() bool { return b.wallet()[policy.NativeAsset].Cmp(before[policy.NativeAsset]) != 0 })
+		b.node.release(b.dev, b.direct)
 	}
 	after, usedAfter := b.wallet(), used(e, policy.NativeAsset, b.dev.Contracts.USDT)
 	for _, a := range []common.Address{policy.NativeAsset, b.dev.Contracts.USDT} {
@@ -308,15 +310,6 @@ func (b *settleBed) try(t *testing.T, kinds []int, amounts []int64, failure stri
 		require.Equal(t, left.String(), counted.String(), "%v failing %q at leg %d (%s, refusal %v): what the caps count of %s equals what left", kinds, failure, at, status, ref, a.Hex())
 	}
 	return status
-}
-
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		require.True(t, time.Now().Before(deadline), "timed out waiting for %s", what)
-		time.Sleep(5 * time.Millisecond)
-	}
 }
 
 // Every stop branch of a three-leg plan, at every leg.
