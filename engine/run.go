@@ -25,10 +25,10 @@ type run struct {
 	fees  *big.Int  // fees of the included legs
 	// earlier are the included, successful legs before the current one.
 	earlier []Included
-	infos   []*chain.TxInfo // the receipts of the included legs
-	legs    []LegOutcome    // every leg's fate so far
-	bound   Changes         // what the preview showed the plan doing
-	moved   moved           // what the included legs moved, measured
+	infos   []*chain.TxInfo  // the receipts of the included legs
+	legs    []LegOutcome     // every leg's fate so far
+	bound   Changes          // what the preview showed the plan doing
+	moved   moved            // what the included legs moved, measured
 	watch   []common.Address // tokens read along with every state read and receipt lookup
 	before  *chain.Snapshot  // the wallet before the next leg: after the last one, or as the confirm read it
 	// final is the outcome of a plan that stopped after a leg was included.
