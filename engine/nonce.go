@@ -21,6 +21,7 @@ func (e *Engine) reserve(spend caps.Spend, chainNonce uint64) (*caps.Reservation
 		res.Release()
 		return nil, 0, e.LedgerUnavailable(errNoAllocation)
 	}
+	reached("reserved") // recorded, nothing signed yet
 	return res, req.nonce, nil
 }
 
