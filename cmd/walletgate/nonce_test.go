@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/stretchr/testify/require"
 )
 
@@ -104,4 +105,94 @@ func TestKilledBetweenReservedAndSigned(t *testing.T) {
 	require.Equal(t, big.NewInt(8_000_000), view.usdtOf(to), "the two sends, and nothing of the dead one")
 	require.Equal(t, "8", dayUsed(t, c2, "USDT"))
 	require.True(t, journalHas(t, state, "nonce_free"), "the nonce was given back on the record")
+}
+
+// journalHasTx reports whether a journal record of kind names tx.
+func journalHasTx(t *testing.T, state, kind, tx string) bool {
+	files, _ := filepath.Glob(filepath.Join(state, "*", "journal.jsonl"))
+	for _, f := range files {
+		raw, _ := os.ReadFile(f)
+		for _, line := range strings.Split(string(raw), "\n") {
+			if strings.Contains(line, `"kind":"`+kind+`"`) && strings.Contains(strings.ToLower(line), strings.ToLower(tx)) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// TestLostBroadcastDoesNotJamTheWallet: the node answers a broadcast with
+// its hash and then does not have it (dropped from its pool). The confirm
+// answers pending and the send stays counted; the next confirm finds it lost
+// and sends its identical bytes again — or, when the node refuses them and
+// does not have them, ends it (refused-final, released, its nonce reused) —
+// and then confirms itself. The lost payee is paid at most once.
+func TestLostBroadcastDoesNotJamTheWallet(t *testing.T) {
+	for _, refuseResend := range []bool{false, true} {
+		name := "resent"
+		if refuseResend {
+			name = "refused"
+		}
+		t.Run(name, func(t *testing.T) {
+			b := startBehindProxy(t, "WALLETGATE_RECEIPT_TIMEOUT=3s")
+			lostTo := common.HexToAddress("0x00000000000000000000000000000000000e2e25")
+			nextTo := common.HexToAddress("0x00000000000000000000000000000000000e2e26")
+			nonce := b.view.nonce()
+
+			var mu sync.Mutex
+			var lostRaw string
+			b.proxy.setFault("eth_sendRawTransaction", func(params json.RawMessage) *fault {
+				var p []string
+				_ = json.Unmarshal(params, &p)
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case lostRaw == "" && len(p) == 1:
+					// Swallowed: never forwarded, answered with its hash.
+					lostRaw = p[0]
+					var tx types.Transaction
+					if tx.UnmarshalBinary(common.FromHex(p[0])) != nil {
+						return &fault{errMsg: "test proxy: not a transaction"}
+					}
+					return &fault{result: json.RawMessage(`"` + tx.Hash().Hex() + `"`)}
+				case refuseResend && len(p) == 1 && p[0] == lostRaw:
+					return &fault{errMsg: "txpool is full"}
+				}
+				return nil
+			})
+
+			lost := confirmUSDT(t, b.c, lostTo, "6")
+			require.Equal(t, "pending", lost["status"], lost["message"])
+			require.Equal(t, "6", dayUsed(t, b.c, "USDT"), "pending is counted")
+			require.Equal(t, nonce, b.view.nonce(), "the node never had it")
+
+			start := time.Now()
+			next := confirmUSDT(t, b.c, nextTo, "1")
+			require.Equal(t, "confirmed", next["status"], next["message"])
+			require.Less(t, time.Since(start), 2*time.Minute)
+			require.Equal(t, big.NewInt(1_000_000), b.view.usdtOf(nextTo))
+			lostHash := lost["tx_hash"].(string)
+			if refuseResend {
+				require.True(t, journalHasTx(t, b.state, "refused_final", lostHash), "ended on the record")
+				require.Equal(t, float64(nonce), next["nonce"], "the lost one's nonce is reused")
+				require.Equal(t, nonce+1, b.view.nonce())
+				require.Zero(t, b.view.usdtOf(lostTo).Sign())
+				require.Equal(t, "1", dayUsed(t, b.c, "USDT"), "the lost one is released")
+			} else {
+				require.Equal(t, float64(nonce+1), next["nonce"])
+				require.Equal(t, nonce+2, b.view.nonce())
+				require.Equal(t, big.NewInt(6_000_000), b.view.usdtOf(lostTo), "its identical bytes, once")
+				require.Equal(t, "7", dayUsed(t, b.c, "USDT"))
+			}
+
+			// The next start settles what is left and sends nothing twice.
+			b.restart(t)
+			if !refuseResend {
+				waitForOr(t, "the lost transaction's receipt", func() bool { return journalHasTx(t, b.state, "receipt", lostHash) }, b.c.stderr.String)
+				require.Equal(t, big.NewInt(6_000_000), b.view.usdtOf(lostTo), "paid once")
+				require.Equal(t, nonce+2, b.view.nonce())
+			}
+			require.Empty(t, b.c.callTool("wallet_policy", map[string]any{})["structuredContent"].(map[string]any)["pending_transactions"])
+		})
+	}
 }
