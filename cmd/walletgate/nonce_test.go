@@ -123,17 +123,23 @@ func journalHasTx(t *testing.T, state, kind, tx string) bool {
 
 // TestLostBroadcastDoesNotJamTheWallet: the node answers a broadcast with
 // its hash and then does not have it (dropped from its pool). The confirm
-// answers pending and the send stays counted; the next confirm finds it lost
-// and sends its identical bytes again — or, when the node refuses them and
-// does not have them, ends it (refused-final, released, its nonce reused) —
-// and then confirms itself. The lost payee is paid at most once.
+// answers pending and the send stays counted; the next confirm (or the next
+// start) finds it lost and sends its identical bytes again — or, when the
+// node refuses them and does not have them, ends it (refused-final,
+// released, its nonce reused) — and the next send confirms. The lost payee
+// is paid at most once.
 func TestLostBroadcastDoesNotJamTheWallet(t *testing.T) {
-	for _, refuseResend := range []bool{false, true} {
-		name := "resent"
-		if refuseResend {
-			name = "refused"
-		}
-		t.Run(name, func(t *testing.T) {
+	for _, tc := range []struct {
+		name                  string
+		refuseResend, atStart bool
+	}{
+		{"resent by the next confirm", false, false},
+		{"refused when the next confirm resends it", true, false},
+		{"resent at the next start", false, true},
+		{"refused when the next start resends it", true, true},
+	} {
+		refuseResend := tc.refuseResend
+		t.Run(tc.name, func(t *testing.T) {
 			b := startBehindProxy(t, "WALLETGATE_RECEIPT_TIMEOUT=3s")
 			lostTo := common.HexToAddress("0x00000000000000000000000000000000000e2e25")
 			nextTo := common.HexToAddress("0x00000000000000000000000000000000000e2e26")
@@ -165,13 +171,21 @@ func TestLostBroadcastDoesNotJamTheWallet(t *testing.T) {
 			require.Equal(t, "pending", lost["status"], lost["message"])
 			require.Equal(t, "6", dayUsed(t, b.c, "USDT"), "pending is counted")
 			require.Equal(t, nonce, b.view.nonce(), "the node never had it")
+			lostHash := lost["tx_hash"].(string)
+			if tc.atStart {
+				b.restart(t)
+				end := "receipt"
+				if refuseResend {
+					end = "refused_final"
+				}
+				waitForOr(t, "the start to settle the lost transaction", func() bool { return journalHasTx(t, b.state, end, lostHash) }, b.c.stderr.String)
+			}
 
 			start := time.Now()
 			next := confirmUSDT(t, b.c, nextTo, "1")
 			require.Equal(t, "confirmed", next["status"], next["message"])
 			require.Less(t, time.Since(start), 2*time.Minute)
 			require.Equal(t, big.NewInt(1_000_000), b.view.usdtOf(nextTo))
-			lostHash := lost["tx_hash"].(string)
 			if refuseResend {
 				require.True(t, journalHasTx(t, b.state, "refused_final", lostHash), "ended on the record")
 				require.Equal(t, float64(nonce), next["nonce"], "the lost one's nonce is reused")
