@@ -107,6 +107,45 @@ func TestKilledBetweenReservedAndSigned(t *testing.T) {
 	require.True(t, journalHas(t, state, "nonce_free"), "the nonce was given back on the record")
 }
 
+// TestKilledBetweenReservedAndSignedBesideALiveProcess: two walletgates on
+// one state directory; one dies after reserving and before signing. The
+// other, which keeps running (no start of its own releases anything), does
+// not sign its next send behind the dead one's nonce.
+func TestKilledBetweenReservedAndSignedBesideALiveProcess(t *testing.T) {
+	info := startDevnet(t)
+	view := newChainView(t, info)
+	state := t.TempDir()
+	env := append(capsEnv(info, state), "WALLETGATE_RECEIPT_TIMEOUT=10s")
+	to := common.HexToAddress("0x00000000000000000000000000000000000e2e27")
+	nonce := view.nonce()
+	live := startServer(t, env)
+	live.initialize()
+	live.request("tools/list", map[string]any{})
+
+	c := startBinaryIn(t, crashBinary(t), "", append(env, "WGTEST_CRASH_AT=reserved"))
+	c.initialize()
+	args := map[string]any{"to": to.Hex(), "amount": "11", "asset": "USDT"}
+	args["confirm"] = c.callTool("wallet_send", args)["structuredContent"].(map[string]any)["confirm_token"]
+	req, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 999, "method": "tools/call", "params": map[string]any{"name": "wallet_send", "arguments": args}})
+	c.send(string(req))
+	exited := make(chan error, 1)
+	go func() { exited <- c.cmd.Wait() }()
+	select {
+	case err := <-exited:
+		require.Error(t, err, "killed, not exited")
+	case <-time.After(30 * time.Second):
+		t.Fatalf("walletgate did not reach its crash point; stderr:\n%s", c.stderr.String())
+	}
+	require.True(t, journalHas(t, state, "cap_reserve"))
+	require.False(t, journalHas(t, state, "signed"))
+
+	sent := confirmUSDT(t, live, to, "5")
+	require.Equal(t, "confirmed", sent["status"], sent["message"])
+	require.Equal(t, float64(nonce), sent["nonce"], "the dead process's nonce is free")
+	require.Equal(t, nonce+1, view.nonce())
+	require.Equal(t, big.NewInt(5_000_000), view.usdtOf(to))
+}
+
 // journalHasTx reports whether a journal record of kind names tx.
 func journalHasTx(t *testing.T, state, kind, tx string) bool {
 	files, _ := filepath.Glob(filepath.Join(state, "*", "journal.jsonl"))
