@@ -77,8 +77,10 @@ func (e *Engine) showRefused(ctx context.Context, hash common.Hash, from common.
 	return broadcastResult{outcome: KindRefusedFinal, detail: msg}
 }
 
-// followUp resolves the wallet's transactions whose broadcast outcome is not
-// known before a new one is signed. One that stays unknown refuses the new
+// followUp resolves the wallet's open transactions before a new one is
+// signed: those whose broadcast outcome is not known, and those the node
+// accepted, which it may since have lost (dropped from its pool): a lost one
+// is sent again, its identical bytes. One that stays unknown refuses the new
 // write: its nonce would queue behind it, unseen.
 func (e *Engine) followUp(ctx context.Context) *Refusal {
 	w, err := e.state()
@@ -86,8 +88,8 @@ func (e *Engine) followUp(ctx context.Context) *Refusal {
 		return e.LedgerUnavailable(err)
 	}
 	for _, t := range w.open() {
-		if t.from != e.address || t.accepted() || (!t.broadcast() && t.inFlight(e.now(), e.bounds.Confirm)) {
-			continue // known to the node, or being broadcast right now
+		if t.from != e.address || (!t.broadcast() && t.inFlight(e.now(), e.bounds.Confirm)) {
+			continue // being broadcast right now
 		}
 		if line, done := e.resolve(ctx, w, t); !done {
 			return Refuse(CodeTxOutstanding, "an earlier transaction of this wallet, %s (nonce %d, %s), has an unknown outcome: %s. A new transaction would wait behind it unseen, so nothing was signed or sent. It resolves when the node has it (walletgate re-sends its identical signed bytes on every confirm and at start) or when its nonce is used; check the node (WALLETGATE_RPC), then call the tool again without confirm.",
@@ -99,9 +101,12 @@ func (e *Engine) followUp(ctx context.Context) *Refusal {
 
 // resolve finds out what became of an open transaction and journals it: its
 // receipt, acceptance, or a proven end (dropped, refused-final, abandoned);
-// when the journal shows a broadcast whose outcome is unknown, the identical
-// signed bytes are sent again. done is false while the outcome stays
-// unknown.
+// when the journal shows a broadcast and the node does not have it (its
+// outcome was unknown, or the node accepted it and lost it), the identical
+// signed bytes are sent again while they can still be included (their max
+// fee per gas at or above the base fee); bytes that cannot be included now
+// may be later, so they are neither ended nor replaced. done is false while
+// the outcome stays unknown.
 func (e *Engine) resolve(ctx context.Context, w *walletState, t *txState) (line string, done bool) {
 	info, err := e.chain.OwnTransaction(ctx, t.hash, t.from)
 	if err != nil {
@@ -112,7 +117,9 @@ func (e *Engine) resolve(ctx context.Context, w *walletState, t *txState) (line 
 		_ = e.Record(KindReceipt, ReceiptRecord{V: journal.Version, Tx: t.Tx, Status: info.Status, Block: info.Block, GasUsed: info.GasUsed, Fee: info.Fee().String()})
 		return fmt.Sprintf("%s was included in block %d (status %d); its receipt is now journaled", t.Tx, info.Block, info.Status), true
 	case info.Found && info.TxHash == t.hash:
-		_ = e.Record(KindBroadcast, BroadcastRecord{V: journal.Version, Tx: t.Tx, Outcome: OutcomeAccepted})
+		if !t.accepted() {
+			_ = e.Record(KindBroadcast, BroadcastRecord{V: journal.Version, Tx: t.Tx, Outcome: OutcomeAccepted})
+		}
 		return t.Tx + " is waiting in the node's pool", true
 	case info.SenderNonce != nil && *info.SenderNonce > t.Nonce:
 		_ = e.Record(KindDropped, EndRecord{V: journal.Version, Tx: t.Tx, Nonce: t.Nonce, Reason: "its nonce was used by another transaction"})
@@ -136,9 +143,21 @@ func (e *Engine) resolve(ctx context.Context, w *walletState, t *txState) (line 
 	if err != nil || tx.UnmarshalBinary(raw) != nil || tx.Hash() != t.hash {
 		return "its journaled bytes are not transaction " + t.Tx, false
 	}
+	st, err := e.chain.StateAndViews(ctx, t.from)
+	if err != nil {
+		return "the node does not know it, and its base fee could not be read to send it again (" + Inert(err.Error(), 200) + ")", false
+	}
+	if tx.GasFeeCap().Cmp(st.BaseFee) < 0 {
+		return fmt.Sprintf("the node does not know it, and its max fee per gas (%s gwei) is below the network's base fee (%s gwei): it cannot be included now but may be once the base fee falls, so walletgate neither signs other bytes for nonce %d nor ends it; it sends its identical bytes again once they can be included", gwei(tx.GasFeeCap()), gwei(st.BaseFee), t.Nonce), false
+	}
+	lost := t.accepted()
 	b := e.broadcast(ctx, tx, t.from, t.Nonce)
 	switch b.outcome {
 	case OutcomeAccepted:
+		if lost {
+			e.log.Warn("the node had lost an accepted transaction; its identical signed bytes were broadcast again", "tx", t.Tx, "nonce", t.Nonce)
+			return t.Tx + " was accepted by the node earlier but it no longer has it: its identical signed bytes were broadcast again and accepted", true
+		}
 		return t.Tx + " was unknown to the node: its identical signed bytes were broadcast again and accepted", true
 	case KindRefusedFinal:
 		t.end = KindRefusedFinal

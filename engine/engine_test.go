@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"math/big"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -138,29 +140,46 @@ func TestSignedButNotJournaledIsNeverSent(t *testing.T) {
 
 func TestNextNonce(t *testing.T) {
 	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	// tx is a transaction the node accepted.
 	tx := func(res string, nonce uint64, end string) *txState {
-		return &txState{SignedRecord: SignedRecord{Reservation: res, Nonce: nonce}, end: end}
+		return &txState{SignedRecord: SignedRecord{Reservation: res, Nonce: nonce}, end: end, broadcasts: []string{OutcomeAccepted}}
 	}
+	unknown := &txState{SignedRecord: SignedRecord{Reservation: "u", Nonce: 5}, at: now.Add(-time.Hour), broadcasts: []string{OutcomeUnknown}}
+	unknown6 := &txState{SignedRecord: SignedRecord{Reservation: "u", Nonce: 6}, at: now.Add(-time.Hour), broadcasts: []string{OutcomeUnknown}}
+	signing := &txState{SignedRecord: SignedRecord{Reservation: "s", Nonce: 5}, at: now.Add(-time.Second), pid: os.Getpid()}
+	exited := exec.Command("true")
+	require.NoError(t, exited.Run())
+	dead := exited.Process.Pid // exited and waited for
+	fresh := []journal.Alloc{{Reservation: "b", Nonce: 5, At: now.Add(-time.Second)}}
 	for _, tc := range []struct {
-		name      string
-		txs       []*txState
-		allocs    []journal.Alloc
-		nextMined uint64
-		chain     uint64
-		want      uint64
+		name       string
+		txs        []*txState
+		allocs     []journal.Alloc
+		reservedBy map[string]int
+		nextMined  uint64
+		chain      uint64
+		want       uint64
+		stuck      *txState
 	}{
-		{"nothing held", nil, nil, 0, 5, 5},
-		{"a pending transaction holds its nonce", []*txState{tx("a", 5, "")}, nil, 0, 5, 6},
-		{"a mined one too, while the node's count lags", nil, nil, 6, 5, 6},
-		{"abandoned frees it", []*txState{tx("a", 5, KindAbandoned)}, nil, 0, 5, 5},
-		{"a fresh allocation holds it", nil, []journal.Alloc{{Reservation: "b", Nonce: 5, At: now.Add(-time.Second)}}, 0, 5, 6},
-		{"a stale one does not", nil, []journal.Alloc{{Reservation: "b", Nonce: 5, At: now.Add(-time.Hour)}}, 0, 5, 5},
-		{"a gap is filled", []*txState{tx("c", 6, "")}, nil, 0, 5, 5},
-		{"below the chain's nonce counts nothing", []*txState{tx("a", 3, "")}, nil, 0, 5, 5},
+		{"nothing held", nil, nil, nil, 0, 5, 5, nil},
+		{"a pending transaction holds its nonce", []*txState{tx("a", 5, "")}, nil, nil, 0, 5, 6, nil},
+		{"a mined one too, while the node's count lags", nil, nil, nil, 6, 5, 6, nil},
+		{"abandoned frees it", []*txState{tx("a", 5, KindAbandoned)}, nil, nil, 0, 5, 5, nil},
+		{"a fresh allocation holds it", nil, fresh, nil, 0, 5, 6, nil},
+		{"a stale one does not", nil, []journal.Alloc{{Reservation: "b", Nonce: 5, At: now.Add(-time.Hour)}}, nil, 0, 5, 5, nil},
+		{"a fresh one of a live process's open reservation holds it", nil, fresh, map[string]int{"b": os.Getpid()}, 0, 5, 6, nil},
+		{"one of a process that died before signing does not", nil, fresh, map[string]int{"b": dead}, 0, 5, 5, nil},
+		{"a gap is filled", []*txState{tx("c", 6, "")}, nil, nil, 0, 5, 5, nil},
+		{"below the chain's nonce counts nothing", []*txState{tx("a", 3, "")}, nil, nil, 0, 5, 5, nil},
+		{"one being signed and broadcast right now is skipped", []*txState{signing}, nil, nil, 0, 5, 6, nil},
+		{"one of unknown outcome nobody broadcasts is neither skipped nor reused", []*txState{unknown}, nil, nil, 0, 5, 5, unknown},
+		{"nor one after a pending one", []*txState{tx("a", 5, ""), unknown6}, nil, nil, 0, 5, 6, unknown6},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			w := &walletState{txs: tc.txs, allocs: tc.allocs, nextMined: tc.nextMined}
-			require.Equal(t, tc.want, w.nextNonce(tc.chain, now, time.Minute))
+			w := &walletState{txs: tc.txs, allocs: tc.allocs, reservedBy: tc.reservedBy, nextMined: tc.nextMined}
+			n, stuck := w.nextNonce(tc.chain, now, time.Minute)
+			require.Equal(t, tc.stuck, stuck)
+			require.Equal(t, tc.want, n)
 		})
 	}
 }
@@ -175,20 +194,22 @@ func TestLiveStateFeedsTheNonceRule(t *testing.T) {
 	require.NoError(t, err)
 	w, err := readStateOf(m)
 	require.NoError(t, err)
-	require.Equal(t, uint64(6), w.nextNonce(5, time.Now(), time.Minute), "the allocation holds 5")
+	require.Equal(t, uint64(6), first(w.nextNonce(5, time.Now(), time.Minute)), "the allocation holds 5")
 	_, _ = m.Append(KindSigned, SignedRecord{Reservation: "r1", Tx: "0x" + strings.Repeat("1", 64), Nonce: 5, From: signer.DevAddress.Hex()})
 	_, _ = m.Append(KindRefusedFinal, EndRecord{Tx: "0x" + strings.Repeat("1", 64), Nonce: 5})
 	w, err = readStateOf(m)
 	require.NoError(t, err)
-	require.Equal(t, uint64(5), w.nextNonce(5, time.Now(), time.Minute), "refused-final gives 5 back")
+	require.Equal(t, uint64(5), first(w.nextNonce(5, time.Now(), time.Minute)), "refused-final gives 5 back")
 	_, _ = m.Append(KindSigned, SignedRecord{Reservation: "r2", Tx: "0x" + strings.Repeat("2", 64), Nonce: 5, From: signer.DevAddress.Hex()})
 	_, _ = m.Append(KindReceipt, ReceiptRecord{Tx: "0x" + strings.Repeat("2", 64), Status: 1})
 	w, err = readStateOf(m)
 	require.NoError(t, err)
-	require.Equal(t, uint64(6), w.nextNonce(4, time.Now(), time.Minute), "a mined nonce is used for good, whatever a lagging node says")
+	require.Equal(t, uint64(6), first(w.nextNonce(4, time.Now(), time.Minute)), "a mined nonce is used for good, whatever a lagging node says")
 	require.Equal(t, 1, w.signedPer["r1"])
 	require.Equal(t, 1, w.endedPer["r1"])
 }
+
+func first(n uint64, _ *txState) uint64 { return n }
 
 func readStateOf(r Recorder) (w *walletState, err error) {
 	err = r.View(func(live *journal.Live) error {

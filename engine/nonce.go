@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"fmt"
+
 	"github.com/walletgate/walletgate/caps"
 	"github.com/walletgate/walletgate/journal"
 )
@@ -14,6 +16,9 @@ func (e *Engine) reserve(spend caps.Spend, chainNonce uint64) (*caps.Reservation
 	e.store.alloc = req
 	res, err := e.ledger.Reserve(spend)
 	e.store.alloc = nil
+	if t := req.stuck; t != nil {
+		return nil, 0, stuckRefusal(t)
+	}
 	if err != nil {
 		return nil, 0, e.CapsRefusal(err)
 	}
@@ -21,6 +26,7 @@ func (e *Engine) reserve(spend caps.Spend, chainNonce uint64) (*caps.Reservation
 		res.Release()
 		return nil, 0, e.LedgerUnavailable(errNoAllocation)
 	}
+	reached("reserved") // recorded, nothing signed yet
 	return res, req.nonce, nil
 }
 
@@ -33,9 +39,19 @@ func (e *Engine) allocate(id string, floor uint64) (uint64, error) {
 		if err != nil {
 			return err
 		}
-		n = w.nextNonce(floor, e.now(), e.bounds.Confirm)
+		var stuck *txState
+		if n, stuck = w.nextNonce(floor, e.now(), e.bounds.Confirm); stuck != nil {
+			return fmt.Errorf("nonce %d: %w: %s (nonce %d)", n, errNonceGap, stuck.Tx, stuck.Nonce)
+		}
 		_, err = appendRecord(KindNonce, NonceRecord{V: journal.Version, Reservation: id, Nonce: n, At: e.now().UTC()})
 		return err
 	})
 	return n, err
+}
+
+// stuckRefusal refuses a write whose nonce would wait behind t, a
+// transaction whose outcome is not known and which nobody is broadcasting.
+func stuckRefusal(t *txState) *Refusal {
+	return Refuse(CodeTxOutstanding, "an earlier transaction of this wallet, %s (nonce %d, %s), has an unknown outcome and nobody is broadcasting it: its bytes may still reach the node, so walletgate signs nothing else for nonce %d, and a new transaction would wait behind it unseen. Nothing was signed or sent. Call the tool again without confirm: the next confirm follows it up first (walletgate re-sends its identical signed bytes) — check the node (WALLETGATE_RPC) if it stays unknown.",
+		t.Tx, t.Nonce, t.Tool, t.Nonce)
 }

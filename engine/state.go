@@ -62,20 +62,35 @@ func (t *txState) accepted() bool {
 // raw is its signed bytes.
 func (t *txState) raw() ([]byte, error) { return hexutil.Decode(t.Raw) }
 
+// fillable reports whether its nonce will be used without walletgate
+// signing anything else for it: the node accepted it, or its process may be
+// broadcasting it right now. Only such a transaction lets a later one take
+// the nonce after it (see nextNonce).
+func (t *txState) fillable(now time.Time, bound time.Duration) bool {
+	return t.accepted() || t.inFlight(now, bound)
+}
+
 // walletState is what the live state says, in the engine's terms.
 type walletState struct {
-	txs       []*txState // not final: pending and abandoned
-	allocs    []journal.Alloc
-	nextMined uint64
-	reserves  map[string]caps.Spend // net recorded change per reservation id in the window
-	reserved  map[string]time.Time  // when each reservation was made
-	signedPer map[string]int
-	endedPer  map[string]int
+	txs    []*txState // not final: pending and abandoned
+	allocs []journal.Alloc
+	// reservedBy is the process of each reservation that no signed
+	// transaction or correction followed yet: a nonce it took is free once
+	// that process is gone (it died before signing).
+	reservedBy map[string]int
+	nextMined  uint64
+	reserves   map[string]caps.Spend // net recorded change per reservation id in the window
+	reserved   map[string]time.Time  // when each reservation was made
+	signedPer  map[string]int
+	endedPer   map[string]int
 }
 
 func readState(live *journal.Live) (*walletState, error) {
 	w := &walletState{allocs: append([]journal.Alloc(nil), live.Allocs...), nextMined: live.NextMined, reserves: map[string]caps.Spend{}, reserved: map[string]time.Time{},
-		signedPer: map[string]int{}, endedPer: map[string]int{}}
+		signedPer: map[string]int{}, endedPer: map[string]int{}, reservedBy: map[string]int{}}
+	for _, o := range live.Reservations {
+		w.reservedBy[o.ID] = o.PID
+	}
 	for k, v := range live.SignedPer {
 		w.signedPer[k] = v
 	}
@@ -132,26 +147,44 @@ func (w *walletState) open() []*txState {
 // nextNonce is the lowest nonce at or above chainNonce (and above every
 // mined transaction's: a lagging node's count may not show it yet) that no
 // live transaction or allocation holds. Live: every signed transaction not
-// ended, and every allocation not yet signed with, given back, or older than
-// bound (its process died before signing; a live process never signs past
-// bound).
-func (w *walletState) nextNonce(chainNonce uint64, now time.Time, bound time.Duration) uint64 {
+// ended, and every allocation not yet signed with or given back, younger than
+// bound (a live process never signs past bound) and not of a reservation
+// whose process is gone (it died before signing).
+//
+// It never leaves a gap the node cannot fill: a nonce it would skip must be
+// held by an allocation (about to be signed) or by a fillable transaction.
+// When one is held by a transaction that is neither — its bytes may still
+// reach the node, so its nonce cannot be signed again, and a transaction
+// after it would wait behind it unseen — that transaction is returned
+// instead, and nothing may be signed.
+func (w *walletState) nextNonce(chainNonce uint64, now time.Time, bound time.Duration) (uint64, *txState) {
 	held := map[uint64]bool{}
+	stuck := map[uint64]*txState{}
 	for _, t := range w.txs {
 		if t.end == "" {
 			held[t.Nonce] = true
+			if !t.fillable(now, bound) {
+				stuck[t.Nonce] = t
+			}
 		}
 	}
+	allocated := map[uint64]bool{}
 	for _, a := range w.allocs {
+		if pid, open := w.reservedBy[a.Reservation]; open && !journal.ProcessAlive(pid) {
+			continue // reserved by a process that died before signing
+		}
 		if now.Sub(a.At) <= bound {
-			held[a.Nonce] = true
+			held[a.Nonce], allocated[a.Nonce] = true, true
 		}
 	}
 	n := max(chainNonce, w.nextMined)
 	for held[n] {
+		if t := stuck[n]; t != nil && !allocated[n] {
+			return n, t
+		}
 		n++
 	}
-	return n
+	return n, nil
 }
 
 // daySum sums every cap change dated at or after since.

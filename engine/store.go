@@ -16,10 +16,13 @@ import (
 )
 
 // allocRequest asks the store to take a nonce with the next reservation.
+// stuck is set, and nothing recorded, when the nonce would leave a gap behind
+// a transaction the node may never fill (see nextNonce).
 type allocRequest struct {
 	chainNonce uint64
 	nonce      uint64
 	done       bool
+	stuck      *txState
 }
 
 // store is the caps.DayStore kept in the Recorder. alloc is set by
@@ -48,7 +51,11 @@ func (d *store) Reserve(id string, at, since time.Time, change caps.Spend, check
 			if err != nil {
 				return err
 			}
-			n := w.nextNonce(req.chainNonce, d.now(), d.bound)
+			n, stuck := w.nextNonce(req.chainNonce, d.now(), d.bound)
+			if stuck != nil {
+				req.stuck = stuck
+				return errNonceGap
+			}
 			rec.Nonce = &n
 		}
 		if _, err := appendRecord(KindCapReserve, rec); err != nil {
@@ -77,3 +84,7 @@ func (d *store) Sum(since time.Time) (sum caps.Spend, err error) {
 // errNoAllocation is a reservation that came back without its nonce: the
 // ledger did not reach the store. It fails closed.
 var errNoAllocation = errors.New("the reservation was recorded without a nonce")
+
+// errNonceGap is a reservation refused because its nonce would leave a gap
+// (allocRequest.stuck says behind which transaction).
+var errNonceGap = errors.New("the next nonce would leave a gap behind a transaction the node may never fill")

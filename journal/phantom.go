@@ -5,11 +5,14 @@ package journal
 // signed record could not be written). A transaction is journaled as signed,
 // and fsync'd, before it is broadcast, so nothing was sent for such a
 // reservation: releasing it is safe once its process is gone — and only then,
-// since a live process may be about to sign.
+// since a live process may be about to sign. Its nonce is given back with it:
+// nothing was signed with that nonce, and a nonce held for a dead process
+// leaves a hole every later transaction would wait behind.
 
 import (
 	"errors"
 	"math/big"
+	"time"
 )
 
 // ReleasePhantoms releases, under the exclusive lock, every open reservation
@@ -42,9 +45,31 @@ func (j *Journal) ReleasePhantoms(alive func(pid int) bool) ([]OpenReservation, 
 			if _, err := appendRecord(KindCapCorrect, CapChange{V: Version, ID: o.ID, At: o.At, Change: neg, Reason: ReasonPhantom}); err != nil {
 				return err
 			}
+			if err := FreeNonces(live, appendRecord, o.ID, j.now().UTC()); err != nil {
+				return err
+			}
 			released = append(released, o)
 		}
 		return nil
 	})
 	return released, err
+}
+
+// FreeNonces appends, with appendRecord, a nonce_free record dated at for
+// every nonce reservation id still holds in live: for a reservation shown to
+// have signed nothing with them (a phantom's). appendRecord folds each record
+// into live as it is written.
+func FreeNonces(live *Live, appendRecord AppendFunc, id string, at time.Time) error {
+	var held []Alloc
+	for _, a := range live.Allocs {
+		if a.Reservation == id {
+			held = append(held, a)
+		}
+	}
+	for _, a := range held {
+		if _, err := appendRecord(KindNonceFree, Nonce{V: Version, Reservation: id, Nonce: a.Nonce, At: at}); err != nil {
+			return err
+		}
+	}
+	return nil
 }

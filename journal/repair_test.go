@@ -134,6 +134,45 @@ func TestReleasePhantoms(t *testing.T) {
 
 }
 
+// TestReleasePhantomsFreesTheirNonces: a phantom's nonce is given back with
+// its caps, in the same step; a nonce of a reservation that signed (or whose
+// process lives) stays held.
+func TestReleasePhantomsFreesTheirNonces(t *testing.T) {
+	dir := stateDir(t)
+	at := time.Now().UTC()
+	nonce := func(n uint64) *uint64 { return &n }
+	other := openT(t, dir, "other")
+	other.pid = 999_991
+	_, err := other.Append(KindCapReserve, CapChange{V: Version, ID: "live-1", At: at, Change: map[string]string{"ETH": "3"}, Nonce: nonce(4)})
+	require.NoError(t, err)
+	dead := openT(t, dir, "dead")
+	dead.pid = 999_992
+	_, err = dead.Append(KindCapReserve, CapChange{V: Version, ID: "dead-1", At: at, Change: map[string]string{"ETH": "5"}, Nonce: nonce(5)})
+	require.NoError(t, err)
+
+	j := openT(t, dir, "new")
+	released, err := j.ReleasePhantoms(func(pid int) bool { return pid != 999_992 })
+	require.NoError(t, err)
+	require.Len(t, released, 1)
+	var held []uint64
+	require.NoError(t, j.View(func(l *Live) error {
+		for _, a := range l.Allocs {
+			held = append(held, a.Nonce)
+		}
+		return nil
+	}))
+	require.Equal(t, []uint64{4}, held, "the phantom's nonce 5 is free; the live reservation's 4 is not")
+
+	recs, err := j.Records()
+	require.NoError(t, err)
+	last := recs[len(recs)-1]
+	require.Equal(t, KindNonceFree, last.Kind)
+	var n Nonce
+	require.NoError(t, DecodeInto(last, &n))
+	require.Equal(t, Nonce{V: Version, Reservation: "dead-1", Nonce: 5, At: n.At}, n)
+	require.Equal(t, KindCapCorrect, recs[len(recs)-2].Kind, "right after the release of its caps")
+}
+
 func TestProcessAlive(t *testing.T) {
 	require.True(t, ProcessAlive(os.Getpid()))
 	cmd := exec.Command("true")

@@ -76,7 +76,8 @@ func (r *Recorder) Verify(ctx context.Context) (uint64, error) {
 // it. A host's process ids mean nothing on another host, so age is the only
 // test; olderThan must exceed the engine's confirm bound plus the clock
 // difference between hosts. Each release is a cap_correct record negating
-// the reservation, dated like it, with Reason journal.ReasonPhantom.
+// the reservation, dated like it, with Reason journal.ReasonPhantom, and a
+// nonce_free record for each nonce it still holds (journal.FreeNonces).
 func (r *Recorder) ReleasePhantoms(olderThan time.Duration) ([]journal.OpenReservation, error) {
 	var released []journal.OpenReservation
 	err := r.Update(func(live *journal.Live, appendRecord journal.AppendFunc) error {
@@ -97,6 +98,9 @@ func (r *Recorder) ReleasePhantoms(olderThan time.Duration) ([]journal.OpenReser
 				neg[asset] = n.Neg(n).String()
 			}
 			if _, err := appendRecord(journal.KindCapCorrect, journal.CapChange{V: journal.Version, ID: o.ID, At: o.At, Change: neg, Reason: journal.ReasonPhantom}); err != nil {
+				return err
+			}
+			if err := journal.FreeNonces(live, appendRecord, o.ID, r.now().UTC()); err != nil {
 				return err
 			}
 			released = append(released, o)
