@@ -166,11 +166,20 @@ func cmdPolicy(argv []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	deps, _, ready, cleanup, err := wire(context.Background(), cfg, dev, nil, slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})), nil)
-	defer cleanup()
-	if err == nil {
-		err = ready()
+	// The same namespace as the server's: the node is asked for its chain
+	// id and genesis, as at a start.
+	var n *node
+	if !dev {
+		n = openNode(context.Background(), cfg)
+		defer n.close()
 	}
+	var deps tools.Deps
+	cleanup, err := wireOnItsChain(context.Background(), cfg, dev, n, slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})), nil,
+		func(d tools.Deps, _ string, ready func() error) error {
+			deps = d
+			return ready()
+		})
+	defer cleanup()
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,116 @@
+package main_test
+
+// A journal belongs to one chain, and a chain is its genesis: a new dev
+// chain with the same id and the same key is another chain, and walletgate
+// on it starts a journal of its own instead of going on with the old one's
+// nonces, pending transactions and day window.
+
+import (
+	"encoding/json"
+	"io/fs"
+	"math/big"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/stretchr/testify/require"
+)
+
+// stateFiles is every file under dir with its content.
+func stateFiles(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	files := map[string]string{}
+	require.NoError(t, filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		raw, err := os.ReadFile(p)
+		files[p] = string(raw)
+		return err
+	}))
+	return files
+}
+
+// journalDirs are the journal directories under a state root.
+func journalDirs(t *testing.T, state string) []string {
+	t.Helper()
+	dirs, err := filepath.Glob(filepath.Join(state, "1337-*"))
+	require.NoError(t, err)
+	return dirs
+}
+
+// TestANewChainWithTheSameIDGetsItsOwnJournal: walletgate sends on dev
+// chain 1 (one confirmed, one left pending and counted: its broadcast never
+// reached the node), stops; chain 1 stops and a new dev chain with the same
+// id and dev key starts; walletgate on the same state directory says it
+// uses a journal namespace of its own, counts nothing of chain 1's day,
+// sends nothing of chain 1's, and its first send confirms at the new
+// chain's nonce. Chain 1's journal is left as it was.
+func TestANewChainWithTheSameIDGetsItsOwnJournal(t *testing.T) {
+	state := t.TempDir()
+	first, stopFirst := startStoppableDevnet(t)
+	proxy1 := newRPCProxy(t, first.RPC)
+	c := startServer(t, append(capsEnv(devnetInfo{RPC: proxy1.srv.URL, KeyFile: first.KeyFile}, state), "WALLETGATE_RECEIPT_TIMEOUT=2s"))
+	c.initialize()
+	view1 := newChainView(t, first)
+	paid := common.HexToAddress("0x00000000000000000000000000000000000e2e61")
+	held := common.HexToAddress("0x00000000000000000000000000000000000e2e62")
+
+	confirm := func(c *stdioClient, to common.Address, amount string) map[string]any {
+		t.Helper()
+		args := map[string]any{"to": to.Hex(), "amount": amount, "asset": "USDT"}
+		res := c.callTool("wallet_send", args)
+		sc, ok := res["structuredContent"].(map[string]any)
+		require.True(t, ok, text(res))
+		args["confirm"] = sc["confirm_token"]
+		res = c.callTool("wallet_send", args)
+		sc, ok = res["structuredContent"].(map[string]any)
+		require.True(t, ok, text(res))
+		return sc
+	}
+	require.Equal(t, "confirmed", confirm(c, paid, "5")["status"])
+	require.Equal(t, big.NewInt(5_000_000), view1.usdtOf(paid))
+	// The next broadcast never reaches the node: pending, counted, its
+	// signed bytes journaled for the next start to follow up.
+	proxy1.setFault("eth_sendRawTransaction", func(json.RawMessage) *fault { return &fault{http502: true} })
+	require.Equal(t, "pending", confirm(c, held, "7")["status"])
+	require.Equal(t, "12", dayUsed(t, c, "USDT"))
+	c.stop()
+	old := journalDirs(t, state)
+	require.Len(t, old, 1)
+	before := stateFiles(t, old[0])
+	stopFirst()
+
+	second, _ := startStoppableDevnet(t)
+	require.Equal(t, first.DevAccount, second.DevAccount, "the same dev key")
+	require.Equal(t, first.Contracts["USDT"], second.Contracts["USDT"], "the same deployment")
+	proxy2 := newRPCProxy(t, second.RPC)
+	view2 := newChainView(t, second)
+	nonce := view2.nonce()
+	c = startServer(t, append(capsEnv(devnetInfo{RPC: proxy2.srv.URL, KeyFile: second.KeyFile}, state), "WALLETGATE_RECEIPT_TIMEOUT=2s"))
+	c.initialize()
+	require.Equal(t, "0", dayUsed(t, c, "USDT"), "chain 1's day does not count on chain 2")
+
+	out := confirm(c, paid, "3")
+	require.Equal(t, "confirmed", out["status"], "%v\nstderr:\n%s", out, c.stderr.String())
+	require.Equal(t, big.NewInt(3_000_000), view2.usdtOf(paid))
+	require.Equal(t, nonce+1, view2.nonce(), "signed at the new chain's nonce")
+	c.stop() // recovery, if it had anything to do, ran or stopped
+	require.Zero(t, view2.usdtOf(held).Sign(), "chain 1's pending bytes never reached chain 2")
+	require.Equal(t, nonce+1, view2.nonce())
+	require.Equal(t, 1, proxy2.count("eth_sendRawTransaction"), "one broadcast on chain 2: its own")
+
+	lines := 0
+	for _, l := range strings.Split(c.stderr.String(), "\n") {
+		if strings.Contains(l, "is not the one of the journal in") {
+			lines++
+			require.Contains(t, l, "1337")
+			require.Contains(t, l, old[0])
+		}
+	}
+	require.Equal(t, 1, lines, "one line says so:\n%s", c.stderr.String())
+	require.Len(t, journalDirs(t, state), 2, "a namespace of its own")
+	require.Equal(t, before, stateFiles(t, old[0]), "chain 1's journal untouched")
+}
