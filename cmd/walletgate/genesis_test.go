@@ -11,6 +11,7 @@ import (
 	"math/big"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -113,4 +114,46 @@ func TestANewChainWithTheSameIDGetsItsOwnJournal(t *testing.T) {
 	require.Equal(t, 1, lines, "one line says so:\n%s", c.stderr.String())
 	require.Len(t, journalDirs(t, state), 2, "a namespace of its own")
 	require.Equal(t, before, stateFiles(t, old[0]), "chain 1's journal untouched")
+}
+
+// devChainOf is the dev chain a `walletgate --dev` started, as its log
+// line names it.
+func devChainOf(t *testing.T, c *stdioClient) devnetInfo {
+	t.Helper()
+	line := regexp.MustCompile(`msg="embedded dev chain started".*`).FindString(c.stderr.String())
+	field := func(name string) string {
+		m := regexp.MustCompile(` ` + name + `=(\S+)`).FindStringSubmatch(line)
+		require.NotNil(t, m, "no %s in %q", name, line)
+		return m[1]
+	}
+	return devnetInfo{RPC: field("rpc"), DevAccount: field("dev_account"), Contracts: map[string]string{"USDT": field("USDT")}}
+}
+
+// TestDevRestartedOnItsStateDirIsANewChain is the issue's own case:
+// `walletgate --dev` with WALLETGATE_STATE_DIR runs a new dev chain at each
+// start (same id, same key, another genesis). The second start's first
+// send confirms at that chain's nonce, instead of being signed at the
+// nonce the first chain's journal had reached.
+func TestDevRestartedOnItsStateDirIsANewChain(t *testing.T) {
+	state := t.TempDir()
+	env := cleanEnv("WALLETGATE_STATE_DIR="+state, "WALLETGATE_RECEIPT_TIMEOUT=2s")
+	to := common.HexToAddress("0x00000000000000000000000000000000000e2e63")
+	for round := 0; round < 2; round++ {
+		c := startServer(t, env, "--dev")
+		c.initialize()
+		view := newChainView(t, devChainOf(t, c))
+		nonce := view.nonce()
+		args := map[string]any{"to": to.Hex(), "amount": "2", "asset": "USDT"}
+		res := c.callTool("wallet_send", args)
+		args["confirm"] = res["structuredContent"].(map[string]any)["confirm_token"]
+		res = c.callTool("wallet_send", args)
+		require.Equal(t, "confirmed", res["structuredContent"].(map[string]any)["status"], "round %d: %s", round, text(res))
+		require.Equal(t, big.NewInt(2_000_000), view.usdtOf(to), "round %d: this chain's send only", round)
+		require.Equal(t, nonce+1, view.nonce())
+		c.stop()
+		if round == 1 {
+			require.Contains(t, c.stderr.String(), "is not the one of the journal in")
+		}
+	}
+	require.Len(t, journalDirs(t, state), 2)
 }
