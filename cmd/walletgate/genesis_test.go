@@ -6,10 +6,12 @@ package main_test
 // nonces, pending transactions and day window.
 
 import (
+	"context"
 	"encoding/json"
 	"io/fs"
 	"math/big"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -82,6 +84,8 @@ func TestANewChainWithTheSameIDGetsItsOwnJournal(t *testing.T) {
 	old := journalDirs(t, state)
 	require.Len(t, old, 1)
 	before := stateFiles(t, old[0])
+	genesis1, err := view1.node.HeaderByNumber(context.Background(), big.NewInt(0))
+	require.NoError(t, err)
 	stopFirst()
 
 	second, _ := startStoppableDevnet(t)
@@ -114,6 +118,27 @@ func TestANewChainWithTheSameIDGetsItsOwnJournal(t *testing.T) {
 	require.Equal(t, 1, lines, "one line says so:\n%s", c.stderr.String())
 	require.Len(t, journalDirs(t, state), 2, "a namespace of its own")
 	require.Equal(t, before, stateFiles(t, old[0]), "chain 1's journal untouched")
+
+	// The operator commands find the same namespaces: audit verify (no
+	// node) every one, with the chain each belongs to; policy the one the
+	// server uses on chain 2.
+	env := capsEnv(devnetInfo{RPC: second.RPC, KeyFile: second.KeyFile}, state)
+	run := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command(binary, args...)
+		cmd.Env = env
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		return string(out)
+	}
+	genesis2, err := view2.node.HeaderByNumber(context.Background(), big.NewInt(0))
+	require.NoError(t, err)
+	out2 := run("audit", "verify")
+	require.Contains(t, out2, old[0]+"/journal.jsonl")
+	require.Contains(t, out2, "bound to chain 1337, genesis "+genesis1.Hash().Hex())
+	require.Contains(t, out2, "bound to chain 1337, genesis "+genesis2.Hash().Hex())
+	require.Contains(t, run("policy"), "USDT per day: 3 / 100, 97 left")
+	require.Equal(t, before, stateFiles(t, old[0]), "chain 1's journal still untouched")
 }
 
 // devChainOf is the dev chain a `walletgate --dev` started, as its log

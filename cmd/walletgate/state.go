@@ -90,26 +90,35 @@ func (e *otherChainError) Error() string {
 // has no binding (or does not exist). A binding that cannot be read, or that
 // names another chain id, is an error: the journal is not used.
 func readBinding(dir string, chainID uint64) (common.Hash, error) {
-	f, err := os.Open(filepath.Join(dir, bindingName))
-	if errors.Is(err, os.ErrNotExist) {
-		return common.Hash{}, nil
-	}
-	if err != nil {
-		return common.Hash{}, bindingUnavailable(dir, err.Error())
-	}
-	defer f.Close()
-	raw, err := io.ReadAll(io.LimitReader(f, maxBinding))
-	if err != nil {
-		return common.Hash{}, bindingUnavailable(dir, err.Error())
-	}
-	var b chainBinding
-	if err := json.Unmarshal(raw, &b); err != nil || b.V != 1 || b.Genesis == (common.Hash{}) {
-		return common.Hash{}, bindingUnavailable(dir, "it is not a chain binding this walletgate reads")
+	b, err := loadBinding(dir)
+	if err != nil || b == nil {
+		return common.Hash{}, err
 	}
 	if b.ChainID != chainID {
 		return common.Hash{}, bindingUnavailable(dir, fmt.Sprintf("it names chain id %d, not %d", b.ChainID, chainID))
 	}
 	return b.Genesis, nil
+}
+
+// loadBinding is a journal directory's binding, nil when it has none.
+func loadBinding(dir string) (*chainBinding, error) {
+	f, err := os.Open(filepath.Join(dir, bindingName))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, bindingUnavailable(dir, err.Error())
+	}
+	defer f.Close()
+	raw, err := io.ReadAll(io.LimitReader(f, maxBinding))
+	if err != nil {
+		return nil, bindingUnavailable(dir, err.Error())
+	}
+	var b chainBinding
+	if err := json.Unmarshal(raw, &b); err != nil || b.V != 1 || b.Genesis == (common.Hash{}) {
+		return nil, bindingUnavailable(dir, "it is not a chain binding this walletgate reads")
+	}
+	return &b, nil
 }
 
 // bindingUnavailable is a binding file that refuses the journal's use.
