@@ -182,3 +182,40 @@ func TestDevRestartedOnItsStateDirIsANewChain(t *testing.T) {
 	}
 	require.Len(t, journalDirs(t, state), 2)
 }
+
+// TestABrokenJournalOfAnotherChainDoesNotRefuseThisOne: chain 1's journal
+// is edited (walletgate refuses writes with it, on chain 1); on a new chain
+// with the same id the journal is not that one, so nothing of its refusal
+// applies there either.
+func TestABrokenJournalOfAnotherChainDoesNotRefuseThisOne(t *testing.T) {
+	state := t.TempDir()
+	first, stopFirst := startStoppableDevnet(t)
+	c := startServer(t, capsEnv(first, state))
+	c.initialize()
+	to := common.HexToAddress("0x00000000000000000000000000000000000e2e64")
+	args := map[string]any{"to": to.Hex(), "amount": "4", "asset": "USDT"}
+	args["confirm"] = c.callTool("wallet_send", args)["structuredContent"].(map[string]any)["confirm_token"]
+	require.Equal(t, "confirmed", c.callTool("wallet_send", args)["structuredContent"].(map[string]any)["status"])
+	c.stop()
+	files, _ := filepath.Glob(filepath.Join(state, "*", "journal.jsonl"))
+	require.Len(t, files, 1)
+	raw, err := os.ReadFile(files[0])
+	require.NoError(t, err)
+	edited := strings.Replace(string(raw), `"4000000"`, `"400000"`, 1)
+	require.NotEqual(t, string(raw), edited)
+	require.NoError(t, os.WriteFile(files[0], []byte(edited), 0o600))
+	stopFirst()
+
+	second, _ := startStoppableDevnet(t)
+	view := newChainView(t, second)
+	c = startServer(t, capsEnv(second, state))
+	c.initialize()
+	delete(args, "confirm")
+	res := c.callTool("wallet_send", args)
+	sc, ok := res["structuredContent"].(map[string]any)
+	require.True(t, ok, text(res))
+	args["confirm"] = sc["confirm_token"]
+	res = c.callTool("wallet_send", args)
+	require.Equal(t, "confirmed", res["structuredContent"].(map[string]any)["status"], text(res))
+	require.Equal(t, big.NewInt(4_000_000), view.usdtOf(to))
+}

@@ -176,7 +176,7 @@ func wireOnItsChain(ctx context.Context, cfg policy.Config, dev bool, n *node, l
 			err = build(deps, root, ready)
 		}
 		var other *otherChainError
-		if genesis == (common.Hash{}) && errors.As(err, &other) {
+		if !dev && genesis == (common.Hash{}) && errors.As(err, &other) {
 			cleanup()
 			genesis = other.Genesis
 			continue
@@ -283,17 +283,24 @@ func wire(ctx context.Context, cfg policy.Config, dev bool, n *node, logger *slo
 			deps.JournalErr = nsErr
 		} else {
 			deps.Journal, deps.JournalErr = openJournal(root, ns.dir, deps.Session, logger)
-		}
-		if j := deps.Journal; j != nil {
 			// The node's answer settles the binding: this chain's journal
 			// (bound now if it was not), or another's (nothing is written
-			// to it, and the caller wires again).
-			checked := ready
+			// to it, and the caller wires again). A journal that cannot
+			// be used is bound to nothing, but one bound to another
+			// genesis is still another chain's: a chain of its own does
+			// not inherit its refusal.
+			j, checked := deps.Journal, ready
 			ready = sync.OnceValue(func() error {
 				if err := checked(); err != nil {
 					return err
 				}
 				g := deps.Chain.Genesis()
+				if j == nil {
+					if ns.bound != (common.Hash{}) && ns.bound != g {
+						return &otherChainError{Dir: ns.dir, ChainID: chainID, Bound: ns.bound, Genesis: g}
+					}
+					return nil
+				}
 				if err := bindJournal(ns, chainID, g); err != nil {
 					return err
 				}
@@ -311,6 +318,8 @@ func wire(ctx context.Context, cfg policy.Config, dev bool, n *node, logger *slo
 					ChainID: chainID, Wallet: deps.Address.Hex(), Signer: deps.Signer.Kind()})
 				return nil
 			})
+		}
+		if j := deps.Journal; j != nil {
 			bound := ready
 			// This session's own reservations are never phantoms, and its
 			// end is written after its start.
