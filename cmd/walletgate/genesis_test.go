@@ -219,3 +219,35 @@ func TestABrokenJournalOfAnotherChainDoesNotRefuseThisOne(t *testing.T) {
 	require.Equal(t, "confirmed", res["structuredContent"].(map[string]any)["status"], text(res))
 	require.Equal(t, big.NewInt(4_000_000), view.usdtOf(to))
 }
+
+// TestAnEarlierBuildsJournalIsAdoptedByItsChain: a journal with no chain
+// binding (as an earlier walletgate left it) keeps working on the chain it
+// is used on: its day still counts, and the start binds it to that chain's
+// genesis.
+func TestAnEarlierBuildsJournalIsAdoptedByItsChain(t *testing.T) {
+	info := startDevnet(t)
+	state := t.TempDir()
+	env := capsEnv(info, state)
+	c := startServer(t, env)
+	c.initialize()
+	args := map[string]any{"to": "0x00000000000000000000000000000000000e2e65", "amount": "9", "asset": "USDT"}
+	args["confirm"] = c.callTool("wallet_send", args)["structuredContent"].(map[string]any)["confirm_token"]
+	require.Equal(t, "confirmed", c.callTool("wallet_send", args)["structuredContent"].(map[string]any)["status"])
+	c.stop()
+	dirs := journalDirs(t, state)
+	require.Len(t, dirs, 1)
+	binding := filepath.Join(dirs[0], "chain.json")
+	require.NoError(t, os.Remove(binding)) // as an earlier build left it
+
+	c = startServer(t, env)
+	c.initialize()
+	require.Equal(t, "9", dayUsed(t, c, "USDT"), "the same journal, adopted")
+	c.stop()
+	require.Equal(t, dirs, journalDirs(t, state))
+	raw, err := os.ReadFile(binding)
+	require.NoError(t, err)
+	g, err := newChainView(t, info).node.HeaderByNumber(context.Background(), big.NewInt(0))
+	require.NoError(t, err)
+	require.JSONEq(t, `{"v":1,"chain_id":1337,"genesis":"`+g.Hash().Hex()+`"}`, string(raw))
+	require.Contains(t, c.stderr.String(), "the journal is bound to its chain")
+}
