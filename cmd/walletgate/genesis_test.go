@@ -137,6 +137,7 @@ func TestANewChainWithTheSameIDGetsItsOwnJournal(t *testing.T) {
 	require.Contains(t, out2, old[0]+"/journal.jsonl")
 	require.Contains(t, out2, "bound to chain 1337, genesis "+genesis1.Hash().Hex())
 	require.Contains(t, out2, "bound to chain 1337, genesis "+genesis2.Hash().Hex())
+	require.Contains(t, run("audit", "show"), "on chain 1337 (genesis "+genesis2.Hash().Hex()+")", "the session's start names the genesis")
 	require.Contains(t, run("policy"), "USDT per day: 3 / 100, 97 left")
 	require.Equal(t, before, stateFiles(t, old[0]), "chain 1's journal still untouched")
 }

@@ -315,7 +315,7 @@ func wire(ctx context.Context, cfg policy.Config, dev bool, n *node, logger *slo
 				// back only now: Close writes what is held back, and a
 				// journal of another chain gets nothing.
 				j.Preface(tools.KindSessionStart, journal.SessionStart{V: journal.Version, Version: versionString(), PID: os.Getpid(),
-					ChainID: chainID, Wallet: deps.Address.Hex(), Signer: deps.Signer.Kind()})
+					ChainID: chainID, Genesis: g.Hex(), Wallet: deps.Address.Hex(), Signer: deps.Signer.Kind()})
 				return nil
 			})
 		}

@@ -64,7 +64,7 @@ func openShared(ctx context.Context, cfg policy.Config, chainID uint64, genesis 
 	}
 	logger.Info("caps, nonces and open transactions are shared through PostgreSQL", "state", shown, "schema", pgstate.SchemaVersion)
 	_, _ = r.Append(tools.KindSessionStart, journal.SessionStart{V: journal.Version, Version: versionString(), PID: os.Getpid(),
-		ChainID: chainID, Wallet: wallet.Hex(), Signer: signerKind})
+		ChainID: chainID, Genesis: genesis.Hex(), Wallet: wallet.Hex(), Signer: signerKind})
 	released, err := r.ReleasePhantoms(engine.DefaultBounds.Confirm + phantomAge)
 	for _, o := range released {
 		logger.Warn("released a phantom cap reservation: its host reserved and signed nothing in time, so nothing was sent", "reservation", o.ID, "session", o.Session, "change", o.Change)
