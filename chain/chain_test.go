@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/ethclient"
 	"github.com/stretchr/testify/require"
 
 	"github.com/walletgate/walletgate/chain"
@@ -167,9 +168,17 @@ func TestOpenThenCheckChainID(t *testing.T) {
 	require.NoError(t, err)
 	defer c.Close()
 	require.Equal(t, big.NewInt(5), c.ChainID(), "before the check: the expected id")
+	require.Zero(t, c.Genesis(), "before the check: no genesis yet")
 	id, err := c.CheckChainID(ctx)
 	require.NoError(t, err)
 	require.Equal(t, big.NewInt(devnet.ChainID), id, "what the node says")
+	g, err := ethclient.NewClient(d.RPC()).HeaderByNumber(ctx, big.NewInt(0))
+	require.NoError(t, err)
+	require.Equal(t, g.Hash(), c.Genesis(), "the genesis came with the chain id")
+	other := startDevnet(t, devnet.Options{})
+	og, err := ethclient.NewClient(other.RPC()).HeaderByNumber(ctx, big.NewInt(0))
+	require.NoError(t, err)
+	require.NotEqual(t, g.Hash(), og.Hash(), "every dev chain has a genesis of its own")
 	require.Equal(t, big.NewInt(5), c.ChainID(), "the caller compares; the client keeps the expected id")
 	require.Equal(t, strings.TrimSuffix(d.HTTPURL(), "/"), c.Host(), "the endpoint that answered is current")
 

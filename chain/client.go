@@ -3,8 +3,10 @@
 // simulation, sending and inclusion.
 //
 // Rules of this file:
-//   - The chain id is read once, at Dial, and every fallback endpoint must
-//     report the same id before it is used.
+//   - The chain id and the genesis block's hash are read once, at Dial (or
+//     CheckChainID), in one batch, and every fallback endpoint must report
+//     the same id and genesis before it is used: a chain is its genesis, and
+//     a node on another chain with the same id is another chain.
 //   - A call falls over to the next endpoint on transport errors only; an
 //     answer from a node (a JSON-RPC error) is final.
 //   - No error leaves this package with an endpoint's URL in it: errors name
@@ -13,6 +15,7 @@ package chain
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/big"
@@ -21,6 +24,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/rpc"
 )
@@ -31,13 +35,14 @@ type endpoint struct {
 	host     string   // scheme://host[:port], safe to display
 	raw      string   // the URL as configured: never displayed
 	secrets  []string // substrings of the URL that must never be displayed
-	verified bool     // its chain id has been checked against Client.chainID
+	verified bool     // its chain id and genesis have been checked against Client's
 }
 
 // Client reads from and writes to one chain through one or more endpoints.
 // It is safe for concurrent use.
 type Client struct {
 	chainID *big.Int
+	genesis common.Hash // zero until a node has said it (Dial, CheckChainID)
 	meta    metaCache
 
 	blockTimeOnce sync.Once
@@ -69,8 +74,9 @@ func (e *Error) Error() string {
 // Transport reports whether the failure happened before a node answered.
 func (e *Error) Transport() bool { return e.Code == 0 }
 
-// Dial connects to the given endpoint URLs and reads the chain id from the
-// first that answers. The others are checked before their first use.
+// Dial connects to the given endpoint URLs and reads the chain id and the
+// genesis hash from the first that answers. The others are checked before
+// their first use.
 func Dial(ctx context.Context, urls []string) (*Client, error) {
 	c, err := connect(ctx, urls)
 	if err != nil {
@@ -85,9 +91,10 @@ func Dial(ctx context.Context, urls []string) (*Client, error) {
 
 // Open connects to urls like Dial but does not ask the node for its chain
 // id: the client reports id until CheckChainID has asked, and keeps
-// reporting it (the caller compares what the node said). What uses the
-// client can be built during that round trip; nothing may be sent through
-// it before CheckChainID has returned the id the caller expects.
+// reporting it (the caller compares what the node said); Genesis is zero
+// until then. What uses the client can be built during that round trip;
+// nothing may be sent through it before CheckChainID has returned the id
+// the caller expects.
 func Open(ctx context.Context, urls []string, id *big.Int) (*Client, error) {
 	c, err := connect(ctx, urls)
 	if err != nil {
@@ -116,16 +123,19 @@ func connect(ctx context.Context, urls []string) (*Client, error) {
 	return c, nil
 }
 
-// CheckChainID asks the endpoints, in order, for their chain id and makes
-// the first that answers the current one; it returns the id that endpoint
-// reported, or why none answered. The client's ChainID does not change.
+// CheckChainID asks the endpoints, in order, for their chain id and genesis
+// block (one round trip each) and makes the first that answers the current
+// one; it returns the id that endpoint reported, or why none answered. The
+// client's ChainID does not change; its Genesis becomes that endpoint's, and
+// every fallback must then have it too.
 func (c *Client) CheckChainID(ctx context.Context) (*big.Int, error) {
-	i, id, err := c.firstChainID(ctx)
+	i, id, genesis, err := c.firstChainID(ctx)
 	if err != nil {
 		return nil, err
 	}
 	c.mu.Lock()
 	c.current = i
+	c.genesis = genesis
 	if id.Cmp(c.chainID) == 0 {
 		c.endpoints[i].verified = true
 	}
@@ -133,20 +143,20 @@ func (c *Client) CheckChainID(ctx context.Context) (*big.Int, error) {
 	return id, nil
 }
 
-// firstChainID is the chain id of the first endpoint that answers, and its
-// index.
-func (c *Client) firstChainID(ctx context.Context) (int, *big.Int, error) {
+// firstChainID is the chain id and genesis hash of the first endpoint that
+// answers, and its index.
+func (c *Client) firstChainID(ctx context.Context) (int, *big.Int, common.Hash, error) {
 	var firstErr error
 	for i, ep := range c.endpoints {
-		id, err := ep.chainID(ctx)
+		id, genesis, err := ep.identity(ctx)
 		if err == nil {
-			return i, id, nil
+			return i, id, genesis, nil
 		}
 		if firstErr == nil {
 			firstErr = err
 		}
 	}
-	return 0, nil, fmt.Errorf("read chain id: %w", firstErr)
+	return 0, nil, common.Hash{}, fmt.Errorf("read chain id: %w", firstErr)
 }
 
 // NewFromRPC wraps an already connected RPC client (the in-process dev chain)
@@ -160,25 +170,55 @@ func NewFromRPC(ctx context.Context, rc *rpc.Client, host string) (*Client, erro
 }
 
 func (c *Client) readChainID(ctx context.Context) error {
-	i, id, err := c.firstChainID(ctx)
+	i, id, genesis, err := c.firstChainID(ctx)
 	if err != nil {
 		return err
 	}
-	c.chainID, c.current = id, i
+	c.chainID, c.genesis, c.current = id, genesis, i
 	c.endpoints[i].verified = true
 	return nil
 }
 
-func (ep *endpoint) chainID(ctx context.Context) (*big.Int, error) {
-	var id hexutil.Big
-	if err := ep.rpc.CallContext(ctx, &id, "eth_chainId"); err != nil {
-		return nil, ep.wrap("eth_chainId", err)
+// identity asks the endpoint for its chain id and its genesis block's hash
+// in one batch: what says which chain a node is on.
+func (ep *endpoint) identity(ctx context.Context) (*big.Int, common.Hash, error) {
+	var (
+		id    hexutil.Big
+		block json.RawMessage
+	)
+	elems := []rpc.BatchElem{
+		{Method: "eth_chainId", Result: &id},
+		{Method: "eth_getBlockByNumber", Args: []any{"0x0", false}, Result: &block},
 	}
-	return (*big.Int)(&id), nil
+	if err := ep.rpc.BatchCallContext(ctx, elems); err != nil {
+		return nil, common.Hash{}, ep.wrap("eth_chainId", err)
+	}
+	if elems[0].Error != nil {
+		return nil, common.Hash{}, ep.wrap("eth_chainId", elems[0].Error)
+	}
+	if elems[1].Error != nil {
+		return nil, common.Hash{}, ep.wrap("eth_getBlockByNumber", elems[1].Error)
+	}
+	var h struct {
+		Hash *common.Hash `json:"hash"`
+	}
+	if isNull(block) || json.Unmarshal(block, &h) != nil || h.Hash == nil || *h.Hash == (common.Hash{}) {
+		return nil, common.Hash{}, &Error{Host: ep.host, Method: "eth_getBlockByNumber", Code: -1,
+			Message: "the node returned no genesis block (block 0): walletgate needs its hash to tell this chain from another with the same id"}
+	}
+	return (*big.Int)(&id), *h.Hash, nil
 }
 
 // ChainID is the chain id read at Dial. The returned value must not be modified.
 func (c *Client) ChainID() *big.Int { return new(big.Int).Set(c.chainID) }
+
+// Genesis is the hash of the chain's genesis block as the node said it at
+// Dial or CheckChainID; zero before (a client from Open not yet checked).
+func (c *Client) Genesis() common.Hash {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.genesis
+}
 
 // Host is the display form (scheme://host[:port]) of the endpoint in use.
 func (c *Client) Host() string {
@@ -260,7 +300,7 @@ func (c *Client) do(ctx context.Context, method string, f func(*endpoint) error)
 		verified := ep.verified
 		c.mu.Unlock()
 		if !verified {
-			id, err := ep.chainID(ctx)
+			id, genesis, err := ep.identity(ctx)
 			if err != nil {
 				firstErr = firstOf(firstErr, err)
 				continue
@@ -268,6 +308,14 @@ func (c *Client) do(ctx context.Context, method string, f func(*endpoint) error)
 			if id.Cmp(c.chainID) != 0 {
 				firstErr = firstOf(firstErr, &Error{Host: ep.host, Method: "eth_chainId",
 					Message: fmt.Sprintf("fallback endpoint is on chain %s, not %s; it is not used", id, c.chainID)})
+				continue
+			}
+			c.mu.Lock()
+			want := c.genesis
+			c.mu.Unlock()
+			if want != (common.Hash{}) && genesis != want {
+				firstErr = firstOf(firstErr, &Error{Host: ep.host, Method: "eth_getBlockByNumber",
+					Message: fmt.Sprintf("fallback endpoint is on chain %s with genesis %s, not %s: another chain with the same id; it is not used", id, genesis.Hex(), want.Hex())})
 				continue
 			}
 			c.mu.Lock()

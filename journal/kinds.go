@@ -100,6 +100,9 @@ type SessionStart struct {
 	Version string `json:"version"` // walletgate's version
 	PID     int    `json:"pid"`
 	ChainID uint64 `json:"chain_id"`
+	// Genesis is the chain's genesis block hash, as the node said it at
+	// the start (absent in records written before it was kept).
+	Genesis string `json:"genesis,omitempty"`
 	Wallet  string `json:"wallet"`
 	Signer  string `json:"signer"`
 }

@@ -30,7 +30,7 @@ func BenchmarkReservation(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer j.Close()
-	r, err := pgstate.Open(b.Context(), pgstate.Options{URL: pg.URL, ChainID: 1337, Address: wallet, Session: "bench", Host: "bench"})
+	r, err := pgstate.Open(b.Context(), pgstate.Options{URL: pg.URL, ChainID: 1337, Genesis: chainGenesis, Address: wallet, Session: "bench", Host: "bench"})
 	if err != nil {
 		b.Fatal(err)
 	}

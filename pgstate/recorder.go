@@ -32,7 +32,12 @@ type Options struct {
 	// password (its first line), which then need not be in the URL.
 	URL, PasswordFile string
 	ChainID           uint64
-	Address           common.Address
+	// Genesis is the hash of the chain's genesis block, as its node says
+	// it: with ChainID and Address it names the wallet's rows (the same id
+	// with another genesis is another chain, with rows of its own). Open
+	// refuses a zero Genesis.
+	Genesis common.Hash
+	Address common.Address
 	// Session and Host identify this process in every record it appends
 	// (Host: os.Hostname when empty).
 	Session, Host string
@@ -66,8 +71,9 @@ type Recorder struct {
 	shown   string // the database, host only, for messages
 	secret  string // the password, scrubbed from every error text
 	chainID uint64
+	chain   common.Hash // the chain's genesis block hash
 	address common.Address
-	genesis string
+	first   string // the prev of the wallet's first record (firstPrev)
 	session string
 	host    string
 	pid     int
@@ -108,7 +114,11 @@ func Open(ctx context.Context, o Options) (*Recorder, error) {
 		cfg.ConnConfig.ConnectTimeout = 5 * time.Second
 	}
 	r := &Recorder{shown: shown, secret: secret, session: o.Session, host: o.Host, pid: os.Getpid(), now: o.Now, timeout: o.Timeout,
-		chainID: o.ChainID, address: o.Address, genesis: genesisHash(o.ChainID, o.Address)}
+		chainID: o.ChainID, chain: o.Genesis, address: o.Address, first: firstPrev(o.ChainID, o.Address)}
+	if o.Genesis == (common.Hash{}) {
+		return nil, &journal.UnavailableError{Path: shown, Reason: "no genesis hash for the chain: the shared state is kept per chain, and a chain is its genesis",
+			Fix: "this is a bug in the caller: pgstate.Options.Genesis must be the node's genesis block hash"}
+	}
 	if r.host == "" {
 		r.host, _ = os.Hostname()
 	}
@@ -161,20 +171,29 @@ func (r *Recorder) connectLocked(ctx context.Context) error {
 	}
 	addr := strings.ToLower(r.address.Hex())
 	chainID := new(big.Int).SetUint64(r.chainID).String()
+	genesis := strings.ToLower(r.chain.Hex())
 	var id int64
-	err := r.pool.QueryRow(ctx, `SELECT id FROM walletgate_wallets WHERE chain_id = $1::numeric AND address = $2`, chainID, addr).Scan(&id)
-	if errors.Is(err, pgx.ErrNoRows) { // the wallet's first host: register it
+	err := r.pool.QueryRow(ctx, `SELECT id FROM walletgate_wallets WHERE chain_id = $1::numeric AND address = $2 AND genesis = $3`, chainID, addr, genesis).Scan(&id)
+	if errors.Is(err, pgx.ErrNoRows) { // the wallet's first host on this chain
 		err = pgx.BeginFunc(ctx, r.pool, func(tx pgx.Tx) error {
-			if _, err := tx.Exec(ctx, `INSERT INTO walletgate_wallets (chain_id, address, last_hash) VALUES ($1::numeric, $2, $3)
-				ON CONFLICT (chain_id, address) DO NOTHING`, chainID, addr, r.genesis); err != nil {
+			// A wallet row from before the genesis was kept (genesis '')
+			// is adopted by the first host that opens it: bound to its
+			// chain, as it was used on it. Any other chain with the same
+			// id gets a row of its own.
+			if _, err := tx.Exec(ctx, `UPDATE walletgate_wallets SET genesis = $3 WHERE chain_id = $1::numeric AND address = $2 AND genesis = ''
+				AND NOT EXISTS (SELECT 1 FROM walletgate_wallets WHERE chain_id = $1::numeric AND address = $2 AND genesis = $3)`, chainID, addr, genesis); err != nil {
 				return err
 			}
-			if err := tx.QueryRow(ctx, `SELECT id FROM walletgate_wallets WHERE chain_id = $1::numeric AND address = $2`, chainID, addr).Scan(&id); err != nil {
+			if _, err := tx.Exec(ctx, `INSERT INTO walletgate_wallets (chain_id, address, genesis, last_hash) VALUES ($1::numeric, $2, $3, $4)
+				ON CONFLICT (chain_id, address, genesis) DO NOTHING`, chainID, addr, genesis, r.first); err != nil {
+				return err
+			}
+			if err := tx.QueryRow(ctx, `SELECT id FROM walletgate_wallets WHERE chain_id = $1::numeric AND address = $2 AND genesis = $3`, chainID, addr, genesis).Scan(&id); err != nil {
 				return err
 			}
 			empty, _ := json.Marshal(journal.Live{})
 			_, err := tx.Exec(ctx, `INSERT INTO walletgate_checkpoints (wallet, seq, hash, live) VALUES ($1, 0, $2, $3)
-				ON CONFLICT (wallet) DO NOTHING`, id, r.genesis, string(empty))
+				ON CONFLICT (wallet) DO NOTHING`, id, r.first, string(empty))
 			return err
 		})
 	}
@@ -258,9 +277,11 @@ func (w row) record() journal.Record {
 	return journal.Record{Seq: w.Seq, Time: w.Time, Session: w.Session, Kind: w.Kind, Data: w.Data, Prev: w.Prev}
 }
 
-// genesisHash is the prev of a wallet's first record: it binds the chain to
-// the wallet and chain id, so rows moved from another wallet do not verify.
-func genesisHash(chainID uint64, addr common.Address) string {
+// firstPrev is the prev of a wallet's first record: it binds the chain of
+// records to the wallet and chain id, so rows moved from another wallet do
+// not verify. (Not the chain's genesis: rows adopted from before it was
+// kept began with this, so every wallet row does.)
+func firstPrev(chainID uint64, addr common.Address) string {
 	sum := sha256.Sum256([]byte(fmt.Sprintf("walletgate pgstate v1 %d %s", chainID, strings.ToLower(addr.Hex()))))
 	return hex.EncodeToString(sum[:])
 }

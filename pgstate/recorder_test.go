@@ -21,9 +21,13 @@ import (
 
 var wallet = common.HexToAddress("0x00000000000000000000000000000000000a11ce")
 
+// chainGenesis stands for the genesis block hash of the chain the tests keep
+// the wallet on.
+var chainGenesis = common.HexToHash("0x1111111111111111111111111111111111111111111111111111111111111111")
+
 func open(t *testing.T, url, session string) *pgstate.Recorder {
 	t.Helper()
-	r, err := pgstate.Open(context.Background(), pgstate.Options{URL: url, ChainID: 1337, Address: wallet, Session: session, Host: "host-" + session})
+	r, err := pgstate.Open(context.Background(), pgstate.Options{URL: url, ChainID: 1337, Genesis: chainGenesis, Address: wallet, Session: session, Host: "host-" + session})
 	require.NoError(t, err)
 	t.Cleanup(r.Close)
 	return r
@@ -148,7 +152,7 @@ func TestANewerSchemaIsRefused(t *testing.T) {
 	pg := pgtest.Start(t)
 	open(t, pg.URL, "a")
 	exec(t, pg.URL, `INSERT INTO walletgate_schema (version) VALUES ($1)`, pgstate.SchemaVersion+1)
-	_, err := pgstate.Open(context.Background(), pgstate.Options{URL: pg.URL, ChainID: 1337, Address: wallet, Session: "b"})
+	_, err := pgstate.Open(context.Background(), pgstate.Options{URL: pg.URL, ChainID: 1337, Genesis: chainGenesis, Address: wallet, Session: "b"})
 	var ue *journal.UnavailableError
 	require.ErrorAs(t, err, &ue)
 	require.Contains(t, ue.Reason, fmt.Sprintf("version %d, newer than this walletgate's %d", pgstate.SchemaVersion+1, pgstate.SchemaVersion))
@@ -191,7 +195,7 @@ func TestUnreachableDatabaseIsUnavailableWithTheHost(t *testing.T) {
 	require.NotContains(t, err.Error(), "hunter2")
 	require.True(t, errors.As(r.View(func(*journal.Live) error { return nil }), &ue))
 
-	_, err = pgstate.Open(context.Background(), pgstate.Options{URL: url, ChainID: 1337, Address: wallet, Session: "b"})
+	_, err = pgstate.Open(context.Background(), pgstate.Options{URL: url, ChainID: 1337, Genesis: chainGenesis, Address: wallet, Session: "b"})
 	require.ErrorAs(t, err, &ue)
 	require.NotContains(t, err.Error(), "hunter2")
 }
@@ -214,7 +218,7 @@ func TestTheREADMEGrantsAreEnough(t *testing.T) {
 	app := strings.Replace(pg.URL, "walletgate@", "wgapp@", 1)
 	other := common.HexToAddress("0x00000000000000000000000000000000000b0b00")
 	for _, w := range []common.Address{wallet, other} { // an existing wallet, and a new one
-		r, err := pgstate.Open(context.Background(), pgstate.Options{URL: app, ChainID: 1337, Address: w, Session: "app"})
+		r, err := pgstate.Open(context.Background(), pgstate.Options{URL: app, ChainID: 1337, Genesis: chainGenesis, Address: w, Session: "app"})
 		require.NoError(t, err)
 		for i := 0; i < 70; i++ { // past a checkpoint
 			_, _, err := reserve(r, fmt.Sprint(i), 1000)
@@ -236,7 +240,7 @@ func TestTheREADMEGrantsAreEnough(t *testing.T) {
 func TestRetryOpensOnceTheDatabaseAnswers(t *testing.T) {
 	pg := pgtest.Start(t)
 	pg.Stop(t)
-	r, err := pgstate.Open(context.Background(), pgstate.Options{URL: pg.URL, ChainID: 1337, Address: wallet, Session: "a", Retry: true})
+	r, err := pgstate.Open(context.Background(), pgstate.Options{URL: pg.URL, ChainID: 1337, Genesis: chainGenesis, Address: wallet, Session: "a", Retry: true})
 	require.NoError(t, err)
 	defer r.Close()
 	require.False(t, r.Connected())
@@ -247,7 +251,7 @@ func TestRetryOpensOnceTheDatabaseAnswers(t *testing.T) {
 	_, err = r.Append(journal.KindToolStart, map[string]any{})
 	require.NoError(t, err)
 	require.True(t, r.Connected())
-	_, err = pgstate.Open(context.Background(), pgstate.Options{URL: pg.URL, ChainID: 1337, Address: wallet, Session: "b"})
+	_, err = pgstate.Open(context.Background(), pgstate.Options{URL: pg.URL, ChainID: 1337, Genesis: chainGenesis, Address: wallet, Session: "b"})
 	require.NoError(t, err)
 }
 
@@ -281,4 +285,69 @@ func TestReleasePhantomsGoesByAgeAcrossHosts(t *testing.T) {
 		require.Equal(t, int64(5), sum.Int64(), "only the young one still counts")
 		return nil
 	}))
+}
+
+// The same chain id and wallet on another genesis is another chain: its
+// rows are its own (no day spent there counts here, no nonce is shared),
+// a zero genesis is refused, and a wallet row from before the genesis was
+// kept is adopted by the first chain that opens it, and by no other.
+func TestAnotherGenesisHasRowsOfItsOwn(t *testing.T) {
+	pg := pgtest.Start(t)
+	ctx := context.Background()
+	openOn := func(g common.Hash) *pgstate.Recorder {
+		t.Helper()
+		r, err := pgstate.Open(ctx, pgstate.Options{URL: pg.URL, ChainID: 1337, Genesis: g, Address: wallet, Session: "s"})
+		require.NoError(t, err)
+		t.Cleanup(r.Close)
+		return r
+	}
+	dayOf := func(r *pgstate.Recorder) (n int) {
+		t.Helper()
+		require.NoError(t, r.View(func(live *journal.Live) error { n = len(live.Caps); return nil }))
+		return n
+	}
+	a := openOn(chainGenesis)
+	_, ok, err := reserve(a, "a1", 10)
+	require.NoError(t, err)
+	require.True(t, ok)
+
+	other := common.HexToHash("0x2222222222222222222222222222222222222222222222222222222222222222")
+	b := openOn(other)
+	require.Zero(t, dayOf(b), "chain A's day does not count on chain B")
+	nonce, ok, err := reserve(b, "b1", 10)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Zero(t, nonce, "chain A's nonce is not chain B's")
+	require.Equal(t, 1, dayOf(openOn(chainGenesis)))
+
+	_, err = pgstate.Open(ctx, pgstate.Options{URL: pg.URL, ChainID: 1337, Address: wallet, Session: "s"})
+	var ue *journal.UnavailableError
+	require.ErrorAs(t, err, &ue, "no genesis: refused")
+
+	// A row from before: the first chain to open it adopts it.
+	legacy := common.HexToAddress("0x00000000000000000000000000000000000001d0")
+	old, err := pgstate.Open(ctx, pgstate.Options{URL: pg.URL, ChainID: 1337, Genesis: chainGenesis, Address: legacy, Session: "s"})
+	require.NoError(t, err)
+	_, _, err = reserve(old, "old", 10)
+	require.NoError(t, err)
+	old.Close()
+	exec(t, pg.URL, `UPDATE walletgate_wallets SET genesis = '' WHERE address = $1`, strings.ToLower(legacy.Hex()))
+	third := common.HexToHash("0x3333333333333333333333333333333333333333333333333333333333333333")
+	for _, g := range []common.Hash{third, chainGenesis} {
+		r, err := pgstate.Open(ctx, pgstate.Options{URL: pg.URL, ChainID: 1337, Genesis: g, Address: legacy, Session: "s"})
+		require.NoError(t, err)
+		want := 0
+		if g == third {
+			want = 1 // adopted, with its day
+		}
+		require.Equal(t, want, dayOf(r), "genesis %s", g.Hex())
+		r.Close()
+	}
+	chains, err := pgstate.VerifyDatabase(ctx, pgstate.Options{URL: pg.URL})
+	require.NoError(t, err)
+	require.Len(t, chains, 4)
+	for _, c := range chains {
+		require.NoError(t, c.Err)
+		require.NotZero(t, c.Genesis)
+	}
 }

@@ -45,6 +45,13 @@ var migrations = []string{
 		hash   text NOT NULL,
 		live   jsonb NOT NULL
 	);`,
+	// 2: a wallet's rows are per chain genesis too: the same chain id with
+	// another genesis block is another chain, with a row of its own. Rows
+	// from version 1 have genesis '' until the first host opens them, which
+	// binds them to its chain's genesis.
+	`ALTER TABLE walletgate_wallets ADD COLUMN genesis text NOT NULL DEFAULT '';
+	ALTER TABLE walletgate_wallets DROP CONSTRAINT walletgate_wallets_chain_id_address_key;
+	ALTER TABLE walletgate_wallets ADD CONSTRAINT walletgate_wallets_chain_genesis_address_key UNIQUE (chain_id, address, genesis);`,
 }
 
 // SchemaVersion is the schema version this binary writes.

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"strings"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -45,7 +46,7 @@ func (r *Recorder) Verify(ctx context.Context) (uint64, error) {
 		return 0, r.unavailable("read records", err)
 	}
 	defer rows.Close()
-	seq, prev := uint64(0), r.genesis
+	seq, prev := uint64(0), r.first
 	for rows.Next() {
 		w, stored, err := scanRow(rows)
 		if err != nil {
@@ -113,6 +114,7 @@ func (r *Recorder) ReleasePhantoms(olderThan time.Duration) ([]journal.OpenReser
 // WalletChain is one wallet's chain as VerifyDatabase found it.
 type WalletChain struct {
 	ChainID uint64
+	Genesis common.Hash // the chain's genesis block hash; zero for a row no host has opened since it was kept
 	Address common.Address
 	Records uint64 // how many verified
 	Err     error  // nil, a *ChainError, or a *journal.UnavailableError
@@ -148,7 +150,7 @@ func VerifyDatabase(ctx context.Context, o Options) ([]WalletChain, error) {
 	case have > SchemaVersion:
 		return nil, &journal.UnavailableError{Path: r.shown, Reason: (&NewerSchemaError{have, SchemaVersion}).Error(), Fix: "verify with a walletgate at least as new as the database's schema"}
 	}
-	rows, err := r.pool.Query(ctx, `SELECT id, chain_id::text, address FROM walletgate_wallets ORDER BY chain_id, address`)
+	rows, err := r.pool.Query(ctx, `SELECT id, chain_id::text, address, genesis FROM walletgate_wallets ORDER BY chain_id, address, genesis`)
 	if err != nil {
 		return nil, r.unavailable("list the wallets", err)
 	}
@@ -156,11 +158,12 @@ func VerifyDatabase(ctx context.Context, o Options) ([]WalletChain, error) {
 		id      int64
 		chainID string
 		address string
+		genesis string
 	}
 	var ws []w
 	for rows.Next() {
 		var x w
-		if err := rows.Scan(&x.id, &x.chainID, &x.address); err != nil {
+		if err := rows.Scan(&x.id, &x.chainID, &x.address, &x.genesis); err != nil {
 			rows.Close()
 			return nil, r.unavailable("list the wallets", err)
 		}
@@ -173,12 +176,15 @@ func VerifyDatabase(ctx context.Context, o Options) ([]WalletChain, error) {
 	out := make([]WalletChain, 0, len(ws))
 	for _, x := range ws {
 		id, ok := new(big.Int).SetString(x.chainID, 10)
-		if !ok || !id.IsUint64() || !common.IsHexAddress(x.address) || len(x.address) != 42 {
-			out = append(out, WalletChain{Err: fmt.Errorf("wallet row %d is malformed (chain id %q, address %q)", x.id, x.chainID, x.address)})
+		if !ok || !id.IsUint64() || !common.IsHexAddress(x.address) || len(x.address) != 42 || (x.genesis != "" && (len(x.genesis) != 66 || !strings.HasPrefix(x.genesis, "0x"))) {
+			out = append(out, WalletChain{Err: fmt.Errorf("wallet row %d is malformed (chain id %q, address %q, genesis %q)", x.id, x.chainID, x.address, x.genesis)})
 			continue
 		}
 		wc := WalletChain{ChainID: id.Uint64(), Address: common.HexToAddress(x.address)}
-		one := &Recorder{pool: r.pool, shown: r.shown, secret: r.secret, wallet: x.id, genesis: genesisHash(wc.ChainID, wc.Address)}
+		if x.genesis != "" {
+			wc.Genesis = common.HexToHash(x.genesis)
+		}
+		one := &Recorder{pool: r.pool, shown: r.shown, secret: r.secret, wallet: x.id, first: firstPrev(wc.ChainID, wc.Address)}
 		wc.Records, wc.Err = one.Verify(ctx)
 		out = append(out, wc)
 	}

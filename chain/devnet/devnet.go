@@ -18,6 +18,7 @@ package devnet
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"maps"
@@ -160,11 +161,20 @@ func Start(ctx context.Context, opts Options) (*Devnet, error) {
 
 	alloc := core.SystemContractAllocs()
 	maps.Copy(alloc, types.GenesisAlloc{signer.DevAddress: {Balance: DevETH}})
+	// Every start is a new chain, and its genesis says so: 32 random bytes
+	// of extra data make its hash this chain's own, so that a walletgate
+	// whose journal belongs to an earlier dev chain (same id, same key)
+	// tells the two apart (a real chain has one genesis).
+	var extra [32]byte
+	if _, err := rand.Read(extra[:]); err != nil {
+		return nil, fmt.Errorf("dev chain: genesis: %w", err)
+	}
 	ethConf := ethconfig.Defaults
 	ethConf.Genesis = &core.Genesis{
-		Config:   params.AllDevChainProtocolChanges,
-		GasLimit: ethconfig.Defaults.Miner.GasCeil,
-		Alloc:    alloc,
+		Config:    params.AllDevChainProtocolChanges,
+		GasLimit:  ethconfig.Defaults.Miner.GasCeil,
+		Alloc:     alloc,
+		ExtraData: extra[:],
 	}
 	ethConf.SyncMode = ethconfig.FullSync
 	ethConf.TxPool.NoLocals = true

@@ -114,12 +114,25 @@ func auditVerify(files []string, stdout io.Writer) error {
 				segs = len(all)
 			}
 		}
-		fmt.Fprintf(stdout, "ok     %s: %d records in %d segment(s), hash chain intact, checkpoints match the history\n", f, n, segs)
+		fmt.Fprintf(stdout, "ok     %s: %d records in %d segment(s), hash chain intact, checkpoints match the history%s\n", f, n, segs, boundTo(filepath.Dir(f)))
 	}
 	if broken > 0 {
 		return fmt.Errorf("%d of %d journals are broken: restore them from a backup, or move the state directory aside to start anew (which resets the per-day caps)", broken, len(files))
 	}
 	return nil
+}
+
+// boundTo says which chain a journal directory belongs to, for audit
+// verify (which asks no node: every namespace is verified).
+func boundTo(dir string) string {
+	b, err := loadBinding(dir)
+	switch {
+	case err != nil:
+		return "; its chain binding cannot be read, so walletgate refuses writes with it: " + err.Error()
+	case b == nil:
+		return "; not bound to a chain yet (the next start adopts it for its node's genesis)"
+	}
+	return fmt.Sprintf("; bound to chain %d, genesis %s", b.ChainID, b.Genesis.Hex())
 }
 
 // verifyHint says what to do about a broken journal.
@@ -166,11 +179,20 @@ func cmdPolicy(argv []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	deps, _, ready, cleanup, err := wire(context.Background(), cfg, dev, nil, slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})), nil)
-	defer cleanup()
-	if err == nil {
-		err = ready()
+	// The same namespace as the server's: the node is asked for its chain
+	// id and genesis, as at a start.
+	var n *node
+	if !dev {
+		n = openNode(context.Background(), cfg)
+		defer n.close()
 	}
+	var deps tools.Deps
+	cleanup, err := wireOnItsChain(context.Background(), cfg, dev, n, slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})), nil,
+		func(d tools.Deps, _ string, ready func() error) error {
+			deps = d
+			return ready()
+		})
+	defer cleanup()
 	if err != nil {
 		return err
 	}

@@ -120,7 +120,11 @@ func (s *shower) describe(r journal.Record, v any) string {
 		if d.ChainID != 0 {
 			s.chainID = d.ChainID
 		}
-		return fmt.Sprintf("session %s started: wallet %s on chain %d, signer %s, walletgate %s (pid %d)", r.Session, d.Wallet, d.ChainID, d.Signer, d.Version, r.PID)
+		chain := fmt.Sprint(d.ChainID)
+		if d.Genesis != "" {
+			chain += " (genesis " + d.Genesis + ")"
+		}
+		return fmt.Sprintf("session %s started: wallet %s on chain %s, signer %s, walletgate %s (pid %d)", r.Session, d.Wallet, chain, d.Signer, d.Version, r.PID)
 	case journal.SessionEnd:
 		delete(s.sessions, r.Session)
 		return fmt.Sprintf("session %s ended", r.Session)

@@ -36,7 +36,7 @@ func cmdDemo(argv []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	deps, _, _, cleanup, err := wire(ctx, cfg, true, nil, slog.New(slog.DiscardHandler), nil)
+	deps, _, _, cleanup, err := wire(ctx, cfg, true, nil, slog.New(slog.DiscardHandler), nil, common.Hash{})
 	defer cleanup()
 	if err != nil {
 		return err

@@ -381,6 +381,14 @@ type devnetInfo struct {
 
 func startDevnet(t *testing.T) devnetInfo {
 	t.Helper()
+	info, _ := startStoppableDevnet(t)
+	return info
+}
+
+// startStoppableDevnet is startDevnet with a stop the test may call before
+// its end (again is fine).
+func startStoppableDevnet(t *testing.T) (devnetInfo, func()) {
+	t.Helper()
 	// Through `walletgate devnet` (which runs walletgate-devnet), with the
 	// default key file: devnet/dev.key under the state directory.
 	state := t.TempDir()
@@ -391,7 +399,7 @@ func startDevnet(t *testing.T) devnetInfo {
 	stderr := &syncBuffer{}
 	cmd.Stderr = stderr
 	require.NoError(t, cmd.Start())
-	t.Cleanup(func() {
+	stop := sync.OnceFunc(func() {
 		cmd.Process.Signal(os.Interrupt)
 		done := make(chan struct{})
 		go func() { cmd.Wait(); close(done) }()
@@ -402,6 +410,7 @@ func startDevnet(t *testing.T) devnetInfo {
 			<-done
 		}
 	})
+	t.Cleanup(stop)
 	line, err := bufio.NewReader(stdout).ReadString('\n')
 	require.NoError(t, err, "devnet stderr:\n%s", stderr.String())
 	var info devnetInfo
@@ -411,7 +420,7 @@ func startDevnet(t *testing.T) devnetInfo {
 	st, err := os.Stat(info.KeyFile)
 	require.NoError(t, err)
 	require.Equal(t, os.FileMode(0o600), st.Mode().Perm())
-	return info
+	return info, stop
 }
 
 func TestWrongChainIDRefusesToStart(t *testing.T) {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/walletgate/walletgate/chain"
 	"github.com/walletgate/walletgate/journal"
@@ -64,31 +65,41 @@ func cmdServe(argv []string, stderr io.Writer) error {
 	defer releaseGC()
 	shaken := newHandshake()
 
-	deps, root, ready, cleanup, err := wire(ctx, cfg, *dev, n, logger, shaken)
+	var (
+		deps tools.Deps
+		srv  *tools.Server
+		ms   *server.MCPServer
+		page *approvals
+	)
+	cleanup, err := wireOnItsChain(ctx, cfg, *dev, n, logger, shaken, func(d tools.Deps, root string, ready func() error) error {
+		deps = d
+		if cfg.Confirm == policy.ConfirmHuman && deps.Signer != nil && cfg.Tools != "read" {
+			if err := ready(); err != nil { // no approval page for a node on another chain
+				return err
+			}
+			a, err := startApprovals(root, deps, logger, stderr)
+			if err != nil {
+				logger.Error("human approval cannot start: write tools stay off", "err", err)
+			} else {
+				page = a
+				deps.Approvals, deps.ApprovalPage = a.broker, a.pageURL
+			}
+		}
+		deps.Listed = func() {
+			shaken.done()
+			time.AfterFunc(listedGCDelay, releaseGC)
+		}
+		srv = tools.New(deps)
+		ms = srv.MCP(deps.Version)
+		// Built; now the node must have said it is on the configured
+		// chain, and the journal's binding that it is the journal's.
+		return ready()
+	})
 	defer cleanup()
+	if page != nil {
+		defer page.Close()
+	}
 	if err != nil {
-		return err
-	}
-	if cfg.Confirm == policy.ConfirmHuman && deps.Signer != nil && cfg.Tools != "read" {
-		if err := ready(); err != nil { // no approval page for a node on another chain
-			return err
-		}
-		a, err := startApprovals(root, deps, logger, stderr)
-		if err != nil {
-			logger.Error("human approval cannot start: write tools stay off", "err", err)
-		} else {
-			defer a.Close()
-			deps.Approvals, deps.ApprovalPage = a.broker, a.pageURL
-		}
-	}
-	deps.Listed = func() {
-		shaken.done()
-		time.AfterFunc(listedGCDelay, releaseGC)
-	}
-	srv := tools.New(deps)
-	ms := srv.MCP(deps.Version)
-	// Built; now the node must have said it is on the configured chain.
-	if err := ready(); err != nil {
 		return err
 	}
 	net := policy.LookupNetwork(deps.Chain.ChainID().Uint64())
@@ -149,13 +160,47 @@ func parseFlags(fs *flag.FlagSet, argv []string) error {
 	return nil
 }
 
+// wireOnItsChain runs wire and then build (what uses the wired tools before
+// the node's answer is waited for: build calls ready), and runs them once
+// more when the journal opened while the node was being asked turns out to
+// belong to another chain with the same id (ready said *otherChainError):
+// the second wire knows the node's genesis and opens that chain's own
+// namespace, and the first is undone having written nothing. It returns
+// the cleanup of the wiring in use.
+func wireOnItsChain(ctx context.Context, cfg policy.Config, dev bool, n *node, logger *slog.Logger, shaken *handshake,
+	build func(deps tools.Deps, root string, ready func() error) error) (cleanup func(), err error) {
+	var genesis common.Hash
+	for {
+		deps, root, ready, cleanup, err := wire(ctx, cfg, dev, n, logger, shaken, genesis)
+		if err == nil {
+			err = build(deps, root, ready)
+		}
+		var other *otherChainError
+		if !dev && genesis == (common.Hash{}) && errors.As(err, &other) {
+			cleanup()
+			genesis = other.Genesis
+			continue
+		}
+		return cleanup, err
+	}
+}
+
 // wire builds everything the tools need from the configuration: the chain
 // (the embedded dev chain, or the configured node after the chain-id check:
 // n, opened by the caller, or opened here when n is nil),
 // the key, the caps and the journal. It returns the state root in use ("" for
 // a watch-only wallet). cleanup undoes it, in every case. The journal's
 // session start and phantom release wait for shaken (nil: they do not wait).
-func wire(ctx context.Context, cfg policy.Config, dev bool, n *node, logger *slog.Logger, shaken *handshake) (deps tools.Deps, root string, ready func() error, cleanup func(), err error) {
+//
+// The journal's namespace is the chain's genesis's (chooseNamespace). With
+// the configured node, genesis is zero the first time: the journal of the
+// first namespace is opened while the node is asked, and ready, besides
+// the node's check, binds it to the node's genesis or says
+// *otherChainError (the caller wires again with that genesis, see
+// wireOnItsChain). On the dev chain, or with genesis set, the namespace is
+// known before the journal is opened. Nothing is written to a journal
+// before its binding is settled.
+func wire(ctx context.Context, cfg policy.Config, dev bool, n *node, logger *slog.Logger, shaken *handshake, genesis common.Hash) (deps tools.Deps, root string, ready func() error, cleanup func(), err error) {
 	var undo []func()
 	cleanup = func() {
 		for i := len(undo) - 1; i >= 0; i-- {
@@ -229,19 +274,61 @@ func wire(ctx context.Context, cfg policy.Config, dev bool, n *node, logger *slo
 			}
 		}
 		chainID := deps.Chain.ChainID().Uint64()
-		deps.Journal, deps.JournalErr = openJournal(root, chainID, deps.Address, deps.Session, logger)
+		if dev {
+			genesis = deps.Chain.Genesis()
+		}
+		ns, nsErr := chooseNamespace(root, chainID, deps.Address, genesis, logger)
+		if nsErr != nil {
+			logger.Error("the spend journal cannot be used: writes are refused until this is fixed; reads keep working", "dir", ns.dir, "err", nsErr)
+			deps.JournalErr = nsErr
+		} else {
+			deps.Journal, deps.JournalErr = openJournal(root, ns.dir, deps.Session, logger)
+			// The node's answer settles the binding: this chain's journal
+			// (bound now if it was not), or another's (nothing is written
+			// to it, and the caller wires again). A journal that cannot
+			// be used is bound to nothing, but one bound to another
+			// genesis is still another chain's: a chain of its own does
+			// not inherit its refusal.
+			j, checked := deps.Journal, ready
+			ready = sync.OnceValue(func() error {
+				if err := checked(); err != nil {
+					return err
+				}
+				g := deps.Chain.Genesis()
+				if j == nil {
+					if ns.bound != (common.Hash{}) && ns.bound != g {
+						return &otherChainError{Dir: ns.dir, ChainID: chainID, Bound: ns.bound, Genesis: g}
+					}
+					return nil
+				}
+				if err := bindJournal(ns, chainID, g); err != nil {
+					return err
+				}
+				if ns.bound == (common.Hash{}) {
+					logger.Info("the journal is bound to its chain: it is used on this chain only (another chain with the same id gets a journal namespace of its own)", "dir", ns.dir, "chain_id", chainID, "genesis", g.Hex())
+				}
+				// The session's start is the first record this session
+				// writes; it is written (fsync'd, the head replaced)
+				// after the handshake, with the release of phantom
+				// reservations (CPU: the live state), rather than compete
+				// with it — or before, should a call write first. Held
+				// back only now: Close writes what is held back, and a
+				// journal of another chain gets nothing.
+				j.Preface(tools.KindSessionStart, journal.SessionStart{V: journal.Version, Version: versionString(), PID: os.Getpid(),
+					ChainID: chainID, Genesis: g.Hex(), Wallet: deps.Address.Hex(), Signer: deps.Signer.Kind()})
+				return nil
+			})
+		}
 		if j := deps.Journal; j != nil {
-			// The session's start is the first record this session writes;
-			// it is written (fsync'd, the head replaced) after the
-			// handshake, with the release of phantom reservations (CPU: the
-			// live state), rather than compete with it — or before, should a
-			// call write first. This session's own reservations are never
-			// phantoms, and its end is written after its start.
-			j.Preface(tools.KindSessionStart, journal.SessionStart{V: journal.Version, Version: versionString(), PID: os.Getpid(),
-				ChainID: chainID, Wallet: deps.Address.Hex(), Signer: deps.Signer.Kind()})
+			bound := ready
+			// This session's own reservations are never phantoms, and its
+			// end is written after its start.
 			started := make(chan struct{})
 			go func() {
 				defer close(started)
+				if bound() != nil {
+					return // not this chain's journal, or no chain at all
+				}
 				shaken.wait(ctx)
 				if err := j.WritePreface(); err != nil {
 					logger.Error("recording the session's start in the journal failed", "err", err)
@@ -258,13 +345,20 @@ func wire(ctx context.Context, cfg policy.Config, dev bool, n *node, logger *slo
 			}()
 			undo = append(undo, func() {
 				<-started
-				_, _ = j.Append(tools.KindSessionEnd, journal.SessionEnd{V: journal.Version, PID: os.Getpid()})
-				// Seal a long tail now, so that the next start reads little.
-				if err := j.SealIfLonger(journal.StopTail); err != nil {
-					logger.Warn("sealing the journal's segment at stop failed; the next start reads it whole", "err", err)
+				if bound() == nil {
+					_, _ = j.Append(tools.KindSessionEnd, journal.SessionEnd{V: journal.Version, PID: os.Getpid()})
+					// Seal a long tail now, so that the next start reads little.
+					if err := j.SealIfLonger(journal.StopTail); err != nil {
+						logger.Warn("sealing the journal's segment at stop failed; the next start reads it whole", "err", err)
+					}
 				}
 				j.Close()
 			})
+			if genesis != (common.Hash{}) { // known: bound before anything is written
+				if err := bound(); err != nil {
+					return deps, root, ready, cleanup, err
+				}
+			}
 		}
 		switch {
 		case cfg.StateURL == "" || deps.JournalErr != nil:
@@ -279,7 +373,7 @@ func wire(ctx context.Context, cfg policy.Config, dev bool, n *node, logger *slo
 			if err := ready(); err != nil {
 				return deps, root, ready, cleanup, err
 			}
-			r, err := sharedState.open(ctx, cfg, chainID, deps.Address, deps.Session, deps.Signer.Kind(), logger)
+			r, err := sharedState.open(ctx, cfg, chainID, deps.Chain.Genesis(), deps.Address, deps.Session, deps.Signer.Kind(), logger)
 			if err != nil {
 				deps.JournalErr = err
 			} else {

@@ -34,10 +34,11 @@ var sharedState sharedBackend
 
 // sharedBackend opens and verifies the shared state.
 type sharedBackend interface {
-	// open opens the wallet's shared state for this session, records its
-	// start and releases the reservations of hosts that died before
-	// signing; an error refuses every write.
-	open(ctx context.Context, cfg policy.Config, chainID uint64, wallet common.Address, session, signerKind string, logger *slog.Logger) (sharedRecorder, error)
+	// open opens the wallet's shared state on the chain (its id and
+	// genesis hash) for this session, records its start and releases the
+	// reservations of hosts that died before signing; an error refuses
+	// every write.
+	open(ctx context.Context, cfg policy.Config, chainID uint64, genesis common.Hash, wallet common.Address, session, signerKind string, logger *slog.Logger) (sharedRecorder, error)
 	// verify is `audit verify` of the database (and the local journals).
 	verify(cfg policy.Config, stdout io.Writer) error
 }

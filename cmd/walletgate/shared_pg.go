@@ -27,8 +27,8 @@ func init() { sharedState = pgBackend{} }
 // pgBackend is sharedBackend on pgstate.
 type pgBackend struct{}
 
-func (pgBackend) open(ctx context.Context, cfg policy.Config, chainID uint64, wallet common.Address, session, signerKind string, logger *slog.Logger) (sharedRecorder, error) {
-	r, err := openShared(ctx, cfg, chainID, wallet, session, signerKind, logger)
+func (pgBackend) open(ctx context.Context, cfg policy.Config, chainID uint64, genesis common.Hash, wallet common.Address, session, signerKind string, logger *slog.Logger) (sharedRecorder, error) {
+	r, err := openShared(ctx, cfg, chainID, genesis, wallet, session, signerKind, logger)
 	if err != nil {
 		return nil, err // never a typed nil in the interface
 	}
@@ -45,14 +45,15 @@ func (pgBackend) verify(cfg policy.Config, stdout io.Writer) error {
 const phantomAge = 5 * time.Minute
 
 // openShared opens the shared state in PostgreSQL (WALLETGATE_STATE_URL) for
-// the wallet and chain, records this session, and releases the reservations
+// the wallet and chain (its id and genesis: another genesis with the same id
+// has rows of its own), records this session, and releases the reservations
 // a host that died before signing left open. Its error (a URL that cannot
 // be read, a schema newer than this binary) refuses every write; a database
 // that does not answer yet refuses each write until it does. Reads keep
 // working.
-func openShared(ctx context.Context, cfg policy.Config, chainID uint64, wallet common.Address, session, signerKind string, logger *slog.Logger) (*pgstate.Recorder, error) {
+func openShared(ctx context.Context, cfg policy.Config, chainID uint64, genesis common.Hash, wallet common.Address, session, signerKind string, logger *slog.Logger) (*pgstate.Recorder, error) {
 	shown := pgstate.Shown(cfg.StateURL)
-	r, err := pgstate.Open(ctx, pgstate.Options{URL: cfg.StateURL, PasswordFile: cfg.StatePasswordFile, ChainID: chainID, Address: wallet, Session: session, Retry: true})
+	r, err := pgstate.Open(ctx, pgstate.Options{URL: cfg.StateURL, PasswordFile: cfg.StatePasswordFile, ChainID: chainID, Genesis: genesis, Address: wallet, Session: session, Retry: true})
 	if err != nil {
 		logger.Error("the shared state database cannot be used: writes are refused until this is fixed; reads keep working", "state", shown, "err", err)
 		return nil, err
@@ -63,7 +64,7 @@ func openShared(ctx context.Context, cfg policy.Config, chainID uint64, wallet c
 	}
 	logger.Info("caps, nonces and open transactions are shared through PostgreSQL", "state", shown, "schema", pgstate.SchemaVersion)
 	_, _ = r.Append(tools.KindSessionStart, journal.SessionStart{V: journal.Version, Version: versionString(), PID: os.Getpid(),
-		ChainID: chainID, Wallet: wallet.Hex(), Signer: signerKind})
+		ChainID: chainID, Genesis: genesis.Hex(), Wallet: wallet.Hex(), Signer: signerKind})
 	released, err := r.ReleasePhantoms(engine.DefaultBounds.Confirm + phantomAge)
 	for _, o := range released {
 		logger.Warn("released a phantom cap reservation: its host reserved and signed nothing in time, so nothing was sent", "reservation", o.ID, "session", o.Session, "change", o.Change)
@@ -95,7 +96,11 @@ func auditVerifyShared(cfg policy.Config, stdout io.Writer) error {
 			fmt.Fprintf(stdout, "       walletgate refuses writes once it reads that record. Restore the walletgate_records table from a backup.\n")
 			continue
 		}
-		fmt.Fprintf(stdout, "ok     %s: %d records, hash chain intact\n", name, c.Records)
+		bound := "not yet bound to a genesis: the next host to open it binds it"
+		if c.Genesis != (common.Hash{}) {
+			bound = "genesis " + c.Genesis.Hex()
+		}
+		fmt.Fprintf(stdout, "ok     %s: %d records, hash chain intact (%s)\n", name, c.Records, bound)
 	}
 	if len(chains) == 0 {
 		fmt.Fprintf(stdout, "ok     %s: no wallet recorded yet\n", shown)
