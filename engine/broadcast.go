@@ -114,7 +114,7 @@ func (e *Engine) resolve(ctx context.Context, w *walletState, t *txState) (line 
 	}
 	switch {
 	case info.Mined && notOurs(info, e, t.Nonce) == "":
-		_ = e.Record(KindReceipt, ReceiptRecord{V: journal.Version, Tx: t.Tx, Status: info.Status, Block: info.Block, GasUsed: info.GasUsed, Fee: info.Fee().String()})
+		e.journalReceipt(ctx, w, t, info)
 		return fmt.Sprintf("%s was included in block %d (status %d); its receipt is now journaled", t.Tx, info.Block, info.Status), true
 	case info.Found && info.TxHash == t.hash:
 		if !t.accepted() {
@@ -248,7 +248,7 @@ func (e *Engine) Reconcile(ctx context.Context) ([]string, error) {
 			nonce := t.Nonce
 			info := e.chain.WaitOwn(ctx, t.hash, t.from, e.receiptTimeout, func(i *chain.TxInfo) bool { return i.Mined && notOurs(i, e, nonce) == "" })
 			if info.Mined && notOurs(info, e, t.Nonce) == "" {
-				_ = e.Record(KindReceipt, ReceiptRecord{V: journal.Version, Tx: t.Tx, Status: info.Status, Block: info.Block, GasUsed: info.GasUsed, Fee: info.Fee().String()})
+				e.journalReceipt(ctx, w, t, info)
 				line += fmt.Sprintf("; included in block %d", info.Block)
 			}
 		}

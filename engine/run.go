@@ -98,6 +98,9 @@ func (r *run) decide(ctx context.Context, i int, sent *sentTx, info *chain.TxInf
 		}
 		r.legs = append(r.legs, LegOutcome{Label: leg.Label, Status: LegPending, Tx: sent.tx.Hash(), Nonce: sent.nonce, Reason: out.Why})
 		out.Legs = r.legs
+		if len(r.p.Legs) == 1 {
+			e.pending.Store(r.res.ID(), r.res) // settled when its receipt turns up
+		}
 		return out
 	}
 	_ = e.Record(KindReceipt, ReceiptRecord{V: journal.Version, Tx: info.Hash.Hex(), Status: info.Status, Block: info.Block, GasUsed: info.GasUsed, Fee: info.Fee().String()})

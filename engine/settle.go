@@ -26,6 +26,7 @@ import (
 
 	"github.com/walletgate/walletgate/caps"
 	"github.com/walletgate/walletgate/chain"
+	"github.com/walletgate/walletgate/journal"
 	"github.com/walletgate/walletgate/policy"
 )
 
@@ -354,4 +355,55 @@ func sortedKeys(m caps.Spend) []common.Address {
 		return out[i].Cmp(out[j]) < 0
 	})
 	return out
+}
+
+// journalReceipt records the receipt of t, found after its confirm had
+// answered (a follow-up, a start's recovery), and settles its reservation
+// when t was all it signed: what the receipt's block shows moving, never
+// below the logs. A reservation of several transactions stays counted as
+// reserved (conservatively), as does one whose movement cannot be measured.
+func (e *Engine) journalReceipt(ctx context.Context, w *walletState, t *txState, info *chain.TxInfo) {
+	_ = e.Record(KindReceipt, ReceiptRecord{V: journal.Version, Tx: t.Tx, Status: info.Status, Block: info.Block, GasUsed: info.GasUsed, Fee: info.Fee().String()})
+	id := t.Reservation
+	net, ok := w.reserves[id]
+	if id == "" || !ok || w.signedPer[id] != 1 {
+		return
+	}
+	actual := caps.Spend{policy.NativeAsset: info.Fee()}
+	if info.Status == 1 {
+		var tokens []common.Address
+		for a := range net {
+			if a != policy.NativeAsset {
+				tokens = append(tokens, a)
+			}
+		}
+		sort.Slice(tokens, func(i, j int) bool { return tokens[i].Cmp(tokens[j]) < 0 })
+		bal, err := e.chain.BalancesAround(ctx, e.address, tokens, info.Block)
+		if err != nil || bal.OwnTxs() != 1 || len(bal.Unreadable) > 0 {
+			return // stays counted as reserved
+		}
+		logged := receiptChanges(e.address, []*chain.TxInfo{info})
+		m := &run{e: e, moved: newMoved()}
+		ethNet := new(big.Int).Sub(bal.At.ETH, bal.Before.ETH)
+		m.account(policy.NativeAsset, ethNet.Add(ethNet, info.Fee()), logged[policy.NativeAsset])
+		for _, tok := range tokens {
+			m.account(tok, new(big.Int).Sub(bal.At.Tokens[tok], bal.Before.Tokens[tok]), logged[tok])
+		}
+		for a, v := range m.moved.out {
+			addTo(actual, a, v)
+		}
+	}
+	if res, ok := e.pending.LoadAndDelete(id); ok {
+		res.(*caps.Reservation).Settle(actual) // this process's: its session window too
+	} else {
+		change := caps.Spend{}
+		for a, v := range net {
+			change[a] = new(big.Int).Neg(v)
+		}
+		for a, v := range actual {
+			addTo(change, a, v)
+		}
+		_ = e.store.Correct(id, w.reserved[id], change)
+	}
+	w.reserves[id] = actual
 }
