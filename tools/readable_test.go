@@ -1,6 +1,8 @@
 package tools
 
 import (
+	"github.com/mark3labs/mcp-go/mcp"
+
 	"context"
 	"math/big"
 	"strings"
@@ -60,6 +62,24 @@ func TestPageOutcomeListsTheLegsThatWereSent(t *testing.T) {
 	require.Contains(t, o.Summary, "nothing besides the fees")
 	o = confirmOutcome(confirmResult{Status: "confirmed", TxHash: b, Block: &block, Fee: "0.001", Legs: []legOutcomeJSON{{Label: "send", Status: "included", TxHash: b}}})
 	require.Equal(t, []string{b}, o.TxHashes)
+	o = confirmOutcome(confirmResult{Status: "effect_mismatch", TxHash: b, Block: &block, Fee: "0.001", Legs: []legOutcomeJSON{{Label: "call 1", Status: "included", TxHash: b}},
+		Changes: []measuredJSON{{Asset: "0x6B175474E89094C44Da98b954EedeAC495271d0F", Symbol: "DAI", Out: "0", In: "0", PreviewedIn: "7"}}})
+	require.Equal(t, "mismatch", o.Status)
+	require.NotContains(t, o.Summary, "reported status")
+	require.Contains(t, o.Summary, "less reached it than the preview showed")
+}
+
+// Signatures approved by the person show their outcome on the page too.
+func TestPageOutcomeOfASignature(t *testing.T) {
+	o := outcomeOf(&mcp.CallToolResult{StructuredContent: signedResult{Status: "signed", Kind: "permit", Digest: "0x" + strings.Repeat("c", 64)}}, nil)
+	require.Equal(t, "signed", o.Status)
+	require.Contains(t, o.Summary, "nothing was sent")
+	o = outcomeOf(&mcp.CallToolResult{StructuredContent: x402Result{Status: "signed", Amount: "1", Token: tokenRef{Symbol: "USDC"}, PayTo: "0x00000000000000000000000000000000000000aa", Resource: "https://api.example.com/data"}}, nil)
+	require.Equal(t, "signed", o.Status)
+	require.Contains(t, o.Summary, "1 USDC to 0x00000000000000000000000000000000000000aa")
+	o = outcomeOf(nil, refuse("CAP_EXCEEDED", "this needs 5 USDT. More words."))
+	require.Equal(t, "refused", o.Status)
+	require.Equal(t, "CAP_EXCEEDED: this needs 5 USDT. Nothing was sent.", o.Summary)
 }
 
 func TestTokenMayConfirmOnlyATokenTierPlan(t *testing.T) {

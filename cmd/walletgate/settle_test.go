@@ -275,3 +275,37 @@ func TestOutflowsWithoutTheirLogsSettleAtWhatLeft(t *testing.T) {
 	require.Equal(t, "20", usedOf(t, c, q, "per day"), "all 20 that left count, not the 10 the log says")
 	require.Equal(t, big.NewInt(20_000_000), tokenOf(t, dev.node, quirky, sink))
 }
+
+// Finding 2, from outside: the client cancels a swap's confirm while its
+// first transaction (the approval) is on its way to the node. Once a leg is
+// signed no cancellation stops the plan: the swap is sent and lands, and the
+// caps count what it moved.
+func TestCancelledSwapStillSendsItsLaterLeg(t *testing.T) {
+	b := startBehindProxy(t, "WALLETGATE_CAP_PER_TX=ETH=1,USDT=100,WETH=1", "WALLETGATE_CAP_PER_SESSION=ETH=1,USDT=100,WETH=1", "WALLETGATE_CAP_PER_DAY=ETH=1,USDT=100,WETH=1")
+	weth := common.HexToAddress(b.info.Contracts["WETH"])
+	if weth == (common.Address{}) {
+		t.Fatal("the dev chain has no Uniswap: install testdata's npm packages")
+	}
+	nonce := b.view.nonce()
+	wethBefore, usdtBefore := tokenOf(t, b.view.node, weth, b.view.dev), b.view.usdtOf(b.view.dev)
+	args := map[string]any{"token_in": "USDT", "token_out": "WETH", "amount_in": "10"}
+	res := b.c.callTool("wallet_swap", args)
+	sc, ok := res["structuredContent"].(map[string]any)
+	require.True(t, ok, text(res))
+	require.Len(t, sc["preview"].(map[string]any)["legs"], 2, "approval and swap")
+	args["confirm"] = sc["confirm_token"]
+
+	b.proxy.hold("eth_sendRawTransaction")
+	req, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 778, "method": "tools/call", "params": map[string]any{"name": "wallet_swap", "arguments": args}})
+	b.c.send(string(req))
+	waitFor(t, "the approval to reach the node", func() bool { return b.proxy.arrivedCount("eth_sendRawTransaction") > 0 })
+	b.c.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":778,"reason":"user stopped it"}}`)
+	// The cancellation travels the same pipe as the request: by the time a
+	// later request on it is answered, mcp-go has read it.
+	require.NotEqual(t, true, b.c.callTool("wallet_policy", map[string]any{})["isError"])
+	b.proxy.unhold()
+	waitFor(t, "the swap's output", func() bool { return tokenOf(t, b.view.node, weth, b.view.dev).Cmp(wethBefore) > 0 })
+	require.Equal(t, nonce+2, b.view.nonce(), "the approval and the swap, nothing else")
+	require.Equal(t, new(big.Int).Sub(usdtBefore, big.NewInt(10_000_000)), b.view.usdtOf(b.view.dev))
+	waitFor(t, "the swap's settlement", func() bool { return usedOf(t, b.c, b.view.usdt.Hex(), "per day") == "10" })
+}
