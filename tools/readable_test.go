@@ -1,15 +1,15 @@
 package tools
 
 import (
-	"github.com/mark3labs/mcp-go/mcp"
-
 	"context"
 	"math/big"
 	"strings"
 	"testing"
 
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/require"
+
 	"github.com/walletgate/walletgate/engine"
 )
 
