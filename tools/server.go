@@ -343,6 +343,9 @@ func (s *Server) handler(name string, spec argSpec, h func(ctx context.Context, 
 			}
 		}
 		outcome := "ok"
+		if r, ok := structuredOf(res).(confirmResult); ref == nil && ok {
+			outcome = r.Status // what the journal's audit shows of a confirm: its status, not "ok"
+		}
 		if ref != nil {
 			outcome = ref.Code
 			res = refusalResult(ref)
@@ -428,4 +431,12 @@ func (s *Server) signerKind() string {
 		return "watch-only"
 	}
 	return s.signer.Kind()
+}
+
+// structuredOf is res's structured content; nil for no result.
+func structuredOf(res *mcp.CallToolResult) any {
+	if res == nil {
+		return nil
+	}
+	return res.StructuredContent
 }

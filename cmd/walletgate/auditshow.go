@@ -133,8 +133,11 @@ func (s *shower) describe(r journal.Record, v any) string {
 		return ""
 	case journal.ToolEnd:
 		delete(s.calls, d.Call)
-		if d.Outcome == "ok" {
+		switch d.Outcome {
+		case "ok":
 			return fmt.Sprintf("%s answered (%dms)", d.Tool, d.MS)
+		case "confirmed", "reverted", "pending", "effect_mismatch", "incomplete":
+			return fmt.Sprintf("%s answered %s (%dms)", d.Tool, strings.ToUpper(d.Outcome), d.MS)
 		}
 		return fmt.Sprintf("%s REFUSED: %s", d.Tool, d.Outcome)
 	case journal.Preview:

@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"math/big"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -176,6 +177,12 @@ func TestPartialCallIsCountedAgainstTheCaps(t *testing.T) {
 	require.Equal(t, "20", usedOf(t, b.c, b.view.usdt.Hex(), "per session"), "every USDT that left is counted")
 	require.Equal(t, "20", usedOf(t, b.c, b.view.usdt.Hex(), "per day"))
 
+	// The operator's audit shows each confirm as it ended.
+	audit := exec.Command(binary, "audit", "show")
+	audit.Env = cleanEnv("WALLETGATE_STATE_DIR=" + b.state)
+	shown, err := audit.CombinedOutput()
+	require.NoError(t, err, string(shown))
+	require.Equal(t, 4, strings.Count(string(shown), "wallet_call answered INCOMPLETE"), string(shown))
 }
 
 // The same plan stopping on chain: the second call is signed (the node lets
