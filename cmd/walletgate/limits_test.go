@@ -1,0 +1,60 @@
+package main_test
+
+// The operator's limits bind the effects of every write kind, tried from
+// outside: the real binary on the dev chain.
+
+import (
+	"math/big"
+	"strings"
+	"testing"
+
+	"github.com/ethereum/go-ethereum/accounts/abi"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/stretchr/testify/require"
+)
+
+// Finding 1 of the operator-limits issue: WALLETGATE_ALLOW_TO binds what a
+// wallet_call gives, not only wallet_send's argument. ETH sent by a call and
+// a token transferred by one, to an address the list does not name, are
+// refused at preview with nothing moved; the same to the allowed address
+// confirms.
+func TestAllowToBindsWhatACallGives(t *testing.T) {
+	info := startDevnet(t)
+	allowed := common.HexToAddress("0x00000000000000000000000000000000000a110e")
+	other := common.HexToAddress("0x00000000000000000000000000000000000b0b00")
+	dai := common.HexToAddress(info.Contracts["DAI"])
+	dev := newDevSender(t, info)
+	for _, calls := range []string{"any", dai.Hex() + ":0xa9059cbb"} {
+		t.Run("ALLOW_CALLS="+calls, func(t *testing.T) {
+			c := startServer(t, append(capsEnv(info, t.TempDir()), "WALLETGATE_ALLOW_TO="+allowed.Hex(), "WALLETGATE_ALLOW_CALLS="+calls,
+				"WALLETGATE_CAP_PER_TX=ETH=1,USDT=100,DAI=100", "WALLETGATE_CAP_PER_SESSION=ETH=1,USDT=100,DAI=100", "WALLETGATE_CAP_PER_DAY=ETH=1,USDT=100,DAI=100"))
+			c.initialize()
+			erc20, err := abi.JSON(strings.NewReader(`[{"name":"transfer","type":"function","inputs":[{"name":"to","type":"address"},{"name":"value","type":"uint256"}],"outputs":[{"type":"bool"}]}]`))
+			require.NoError(t, err)
+			two := new(big.Int).Mul(big.NewInt(2), big.NewInt(1e18))
+			daiTo := func(to common.Address) []any {
+				return []any{map[string]any{"to": dai.Hex(), "data": pack(t, erc20, "transfer", to, two)}}
+			}
+			before := tokenOf(t, dev.node, dai, other)
+			res := c.callTool("wallet_call", map[string]any{"calls": daiTo(other)})
+			require.Equal(t, "RECIPIENT_NOT_ALLOWED", refusalCode(res), text(res))
+			require.Contains(t, text(res), "gives 2 DAI to "+other.Hex())
+			require.Equal(t, before, tokenOf(t, dev.node, dai, other), "nothing moved")
+			if calls == "any" {
+				ethBefore, err := dev.node.BalanceAt(t.Context(), other, nil)
+				require.NoError(t, err)
+				res = c.callTool("wallet_call", map[string]any{"calls": []any{map[string]any{"to": other.Hex(), "value": "0.002"}}})
+				require.Equal(t, "RECIPIENT_NOT_ALLOWED", refusalCode(res), text(res))
+				ethAfter, err := dev.node.BalanceAt(t.Context(), other, nil)
+				require.NoError(t, err)
+				require.Equal(t, ethBefore, ethAfter, "no ETH moved")
+			}
+			require.Equal(t, "0", usedOf(t, c, dai.Hex(), "per day"), "no cap consumed")
+			// The allowed address: the same call confirms, and the DAI arrive.
+			got := tokenOf(t, dev.node, dai, allowed)
+			res = previewAndConfirm(t, c, "wallet_call", map[string]any{"calls": daiTo(allowed)})
+			require.Equal(t, "confirmed", statusOf(res), text(res))
+			require.Equal(t, new(big.Int).Add(got, two), tokenOf(t, dev.node, dai, allowed))
+		})
+	}
+}
