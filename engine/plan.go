@@ -70,7 +70,7 @@ type Plan struct {
 	// walletgate's table (a swap's router): what its effects give them is
 	// not checked against the allow-list (recipients.go).
 	Counterparties []common.Address
-	Effects   []Effect        // what the receipt of the final leg must show
+	Effects        []Effect // what the receipt of the final leg must show
 	// MinIn is the least the plan must bring into the wallet, per asset (a
 	// swap's minimum output): measured less is effect_mismatch.
 	MinIn caps.Spend
