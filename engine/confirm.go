@@ -51,7 +51,7 @@ func (e *Engine) Confirm(ctx context.Context, ask Asker, confirm, tool string, c
 		return nil, ref
 	}
 	if p.Sig != nil {
-		return e.confirmSignature(ctx, p) // no transaction: nothing to follow up or send
+		return e.confirmSignature(ctx, p, confirmedBy(ask)) // no transaction: nothing to follow up or send
 	}
 	// Until the first signature, nothing may take longer than the bound.
 	pre, cancel := context.WithTimeout(ctx, e.bounds.Confirm)
@@ -72,7 +72,7 @@ func (e *Engine) Confirm(ctx context.Context, ask Asker, confirm, tool string, c
 	}
 	// Reserve the caps with the first transaction's nonce, atomically
 	// across processes.
-	res, nonce, ref := e.reserve(p.Spend, st.Nonce)
+	res, nonce, ref := e.reserve(p.Spend, st.Nonce, confirmedBy(ask))
 	if ref != nil {
 		return nil, ref
 	}
