@@ -279,7 +279,7 @@ func confirmOutcome(r confirmResult) approval.Outcome {
 		o.Fee = text + " ETH"
 	}
 	for _, e := range r.Effects {
-		o.Effects = append(o.Effects, fmt.Sprintf("%s %s (%s) from %s to %s", e.Amount, e.Symbol, e.Asset, e.From, e.To))
+		o.Effects = append(o.Effects, effectPhrase(e))
 	}
 	var moved []string
 	for _, c := range r.Changes {

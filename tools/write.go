@@ -355,11 +355,20 @@ func (s *Server) movedText(cs []engine.AssetChange, fee *big.Int) string {
 	return fmt.Sprintf("Measured on chain, the wallet moved %s; network fees %s ETH. The caps count what left and the fees.", moved, engine.ETH.Format(fee))
 }
 
+// effectPhrase says one verified effect as a person reads it: an allowance
+// as an allowance, never as a transfer.
+func effectPhrase(e effectJSON) string {
+	if e.Kind == engine.MovedApproval {
+		return fmt.Sprintf("an allowance: %s may now spend %s %s (%s) of this wallet's", e.To, e.Amount, marked(e.Symbol, e.known), e.Asset)
+	}
+	return fmt.Sprintf("%s %s (%s) from %s to %s", e.Amount, marked(e.Symbol, e.known), e.Asset, e.From, e.To)
+}
+
 func confirmText(r confirmResult) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "CONFIRMED: transaction %s included in block %d (%d confirmation(s)), nonce %d.\n", r.TxHash, *r.Block, r.Confirmations, r.Nonce)
 	for _, e := range r.Effects {
-		fmt.Fprintf(&b, "Verified on chain: %s %s (%s) from %s to %s.\n", e.Amount, marked(e.Symbol, e.known), e.Asset, e.From, e.To)
+		fmt.Fprintf(&b, "Verified on chain: %s.\n", effectPhrase(e))
 	}
 	fmt.Fprintf(&b, "Gas used: %d. Fee paid: %s ETH.", r.GasUsed, r.Fee)
 	return b.String()

@@ -58,3 +58,45 @@ func TestAllowToBindsWhatACallGives(t *testing.T) {
 		})
 	}
 }
+
+// Finding 8 of the operator-limits issue, the parts that are walletgate's
+// words: a confirmed approval reads as an allowance set, not a transfer;
+// wrapping ETH into WETH through wallet_call shows both sides (WETH9's
+// deposit logs no Transfer), and confirms with the WETH measured in.
+func TestAnswersAPersonReadsRight(t *testing.T) {
+	info := startDevnet(t)
+	weth := common.HexToAddress(info.Contracts["WETH"])
+	router := common.HexToAddress(info.Contracts["SwapRouter02"])
+	if weth == (common.Address{}) || router == (common.Address{}) {
+		t.Fatal("the dev chain has no Uniswap: install testdata's npm packages")
+	}
+	c := startServer(t, append(capsEnv(info, t.TempDir()), "WALLETGATE_ALLOW_CALLS=any",
+		"WALLETGATE_CAP_PER_TX=ETH=1,USDT=100,DAI=100", "WALLETGATE_CAP_PER_SESSION=ETH=1,USDT=100,DAI=100", "WALLETGATE_CAP_PER_DAY=ETH=1,USDT=100,DAI=100"))
+	c.initialize()
+
+	res := previewAndConfirm(t, c, "wallet_approve", map[string]any{"token": "DAI", "spender": router.Hex(), "amount": "30"})
+	require.Equal(t, "confirmed", statusOf(res), text(res))
+	require.Contains(t, text(res), "Verified on chain: an allowance: "+router.Hex()+" may now spend 30 DAI")
+	require.NotContains(t, text(res), "to "+router.Hex(), "never read as a transfer to the router")
+
+	wethABI, err := abi.JSON(strings.NewReader(`[{"name":"deposit","type":"function","inputs":[],"outputs":[],"stateMutability":"payable"}]`))
+	require.NoError(t, err)
+	wrap := map[string]any{"calls": []any{map[string]any{"to": weth.Hex(), "data": pack(t, wethABI, "deposit"), "value": "0.1"}}}
+	preview := c.callTool("wallet_call", wrap)
+	require.Contains(t, text(preview), "−0.1 ETH")
+	require.Contains(t, text(preview), "+0.1 WETH", "the WETH that comes back is shown")
+	dev := newDevSender(t, info)
+	before := tokenOf(t, dev.node, weth, dev.from)
+	res = previewAndConfirm(t, c, "wallet_call", wrap)
+	require.Equal(t, "confirmed", statusOf(res), text(res))
+	require.Equal(t, new(big.Int).Add(before, big.NewInt(1e17)), tokenOf(t, dev.node, weth, dev.from))
+	var got map[string]any
+	for _, ch := range res["structuredContent"].(map[string]any)["changes"].([]any) {
+		if m := ch.(map[string]any); strings.EqualFold(m["asset"].(string), weth.Hex()) {
+			got = m
+		}
+	}
+	require.NotNil(t, got, text(res))
+	require.Equal(t, "0.1", got["in"])
+	require.Equal(t, "0.1", got["previewed_in"])
+}
