@@ -100,3 +100,38 @@ func TestAnswersAPersonReadsRight(t *testing.T) {
 	require.Equal(t, "0.1", got["in"])
 	require.Equal(t, "0.1", got["previewed_in"])
 }
+
+// Findings 3 and 4 of the operator-limits issue, from outside: in human
+// mode with WALLETGATE_HUMAN_ABOVE=ETH=0.01, sends of 0.004 ETH each go by
+// token only while the day's token-confirmed total fits (two of them; fees
+// count), and the third preview goes to the person; unknown typed data goes
+// to the person however small.
+func TestHumanThresholdHoldsOverTheDay(t *testing.T) {
+	info := startDevnet(t)
+	c := startServer(t, append(capsEnv(info, t.TempDir()), "WALLETGATE_CONFIRM=human", "WALLETGATE_HUMAN_ABOVE=ETH=0.01", "WALLETGATE_ALLOW_TYPED_DATA=any"))
+	c.initialize()
+	dev := newDevSender(t, info)
+	to := common.HexToAddress("0x00000000000000000000000000000000000da112")
+	send := map[string]any{"to": to.Hex(), "amount": "0.004"}
+	for i := 0; i < 2; i++ {
+		res := previewAndConfirm(t, c, "wallet_send", send)
+		require.Equal(t, "confirmed", statusOf(res), "send %d: %s", i+1, text(res))
+	}
+	res := c.callTool("wallet_send", send)
+	sc := res["structuredContent"].(map[string]any)
+	require.Nil(t, sc["confirm_token"], "no token for the third: %s", text(res))
+	require.NotNil(t, sc["approval"], "the person is asked")
+	require.Contains(t, text(res), "in the last 24 hours; together that is above the 0.01 ETH a day")
+	bal, err := dev.node.BalanceAt(t.Context(), to, nil)
+	require.NoError(t, err)
+	require.Equal(t, big.NewInt(8e15), bal, "the model alone moved 0.008 ETH")
+
+	grant := map[string]any{"typed_data": map[string]any{
+		"types":       map[string]any{"EIP712Domain": []map[string]string{{"name": "name", "type": "string"}, {"name": "chainId", "type": "uint256"}}, "Grant": []map[string]string{{"name": "operator", "type": "address"}, {"name": "approved", "type": "bool"}}},
+		"primaryType": "Grant", "domain": map[string]any{"name": "Some Exchange", "chainId": "1337"}, "message": map[string]any{"operator": "0x00000000000000000000000000000000000000aa", "approved": true},
+	}}
+	res = c.callTool("wallet_sign_typed_data", grant)
+	sc = res["structuredContent"].(map[string]any)
+	require.Nil(t, sc["confirm_token"], text(res))
+	require.Contains(t, text(res), "A PERSON MUST APPROVE this write: walletgate cannot tell what typed data of an unknown kind allows")
+}
