@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"math/big"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -177,6 +178,14 @@ func TestPartialCallIsCountedAgainstTheCaps(t *testing.T) {
 			require.Equal(t, "not_sent", legs[1].(map[string]any)["status"])
 			require.True(t, strings.HasPrefix(text(res), "INCOMPLETE: "), text(res))
 			require.Contains(t, text(res), "−5 USDT")
+			// The answer says what each window counts after it.
+			var day string
+			for _, cp := range sc["caps"].([]any) {
+				if m := cp.(map[string]any); strings.EqualFold(m["asset"].(string), b.view.usdt.Hex()) && m["window"] == "per day" {
+					day = m["used"].(string)
+				}
+			}
+			require.Equal(t, strconv.Itoa(5*(round+1)), day, text(res))
 		}
 	}
 	require.Equal(t, []string{"incomplete", "incomplete", "incomplete", "incomplete", "CAP_EXCEEDED", "CAP_EXCEEDED"}, outcomes)
