@@ -163,12 +163,6 @@ func (e *Engine) recheck(ctx context.Context, p *Plan, extra ...*chain.View) (ch
 	return st, nil
 }
 
-// transferMoved renders a logged Transfer.
-func (e *Engine) transferMoved(t chain.Transfer) Moved {
-	as := e.asset(t.Token)
-	return Moved{Kind: MovedERC20, Asset: t.Token.Hex(), Symbol: as.Symbol, From: t.From.Hex(), To: t.To.Hex(), Amount: as.Format(t.Amount), Raw: t.Amount.String(), Known: as.Known}
-}
-
 // verifyEffects checks the receipt for each expected effect and returns what
 // is missing.
 func verifyEffects(effects []Effect, info *chain.TxInfo) []string {
