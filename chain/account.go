@@ -78,7 +78,9 @@ func (c *Client) LatestHead(ctx context.Context) (Head, error) {
 	if err := json.Unmarshal(raw, &h); err != nil {
 		return Head{}, fmt.Errorf("eth_getBlockByNumber: %w", err)
 	}
-	return Head{Number: uint64(h.Number), Time: uint64(h.Time), Hash: h.Hash}, nil
+	head := Head{Number: uint64(h.Number), Time: uint64(h.Time), Hash: h.Hash}
+	c.sawHead(head)
+	return head, nil
 }
 
 // Account reads an address's ETH balance, nonce, code presence and the given

@@ -45,8 +45,9 @@ type Client struct {
 	genesis common.Hash // zero until a node has said it (Dial, CheckChainID)
 	meta    metaCache
 
-	blockTimeOnce sync.Once
-	blockTime     time.Duration
+	// headsMu guards the first and latest heads read (BlockTime).
+	headsMu             sync.Mutex
+	firstHead, lastHead Head
 
 	// callTimeout bounds every request (0: DefaultCallTimeout), so that a
 	// node that never answers fails the call instead of hanging it.

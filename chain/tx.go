@@ -279,6 +279,7 @@ func (c *Client) sendStateElems(from common.Address) ([]rpc.BatchElem, func() (S
 		if h.BaseFee == nil {
 			return SendState{}, errors.New("the node's latest block has no base fee: walletgate sends EIP-1559 transactions only")
 		}
+		c.sawHead(Head{Number: uint64(h.Number), Time: uint64(h.Time), Hash: h.Hash})
 		return SendState{
 			Head:    Head{Number: uint64(h.Number), Time: uint64(h.Time), Hash: h.Hash},
 			BaseFee: h.BaseFee.ToInt(),
@@ -415,34 +416,29 @@ func (c *Client) WaitOwnWatching(ctx context.Context, hash common.Hash, from com
 	}
 }
 
-// blockTimeSpan is how many blocks back the block time is measured over.
-const blockTimeSpan = 32
+// BlockTime estimates the chain's block interval from the heads this client
+// has already read (state reads, balance reads): the time between the first
+// and the latest over the blocks between them. It asks the node nothing, so
+// the first confirm of a process costs what a later one does; until two
+// heads apart have been seen it is 12 s (Ethereum's).
+func (c *Client) BlockTime(context.Context) time.Duration {
+	c.headsMu.Lock()
+	defer c.headsMu.Unlock()
+	first, last := c.firstHead, c.lastHead
+	if last.Number <= first.Number || last.Time < first.Time {
+		return 12 * time.Second
+	}
+	return time.Duration(last.Time-first.Time) * time.Second / time.Duration(last.Number-first.Number)
+}
 
-// BlockTime estimates the chain's block interval from the timestamps of the
-// latest block and the one blockTimeSpan before it, once per client (one
-// batched round trip); it falls back to 12 s (Ethereum's) when it cannot.
-func (c *Client) BlockTime(ctx context.Context) time.Duration {
-	c.blockTimeOnce.Do(func() {
-		c.blockTime = 12 * time.Second
-		// Its own deadline: a caller's short one must not fix the fallback
-		// for the life of the client.
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		head, err := c.LatestHead(ctx)
-		if err != nil || head.Number == 0 {
-			return
-		}
-		back := uint64(0)
-		if head.Number > blockTimeSpan {
-			back = head.Number - blockTimeSpan
-		}
-		var old struct {
-			Time hexutil.Uint64 `json:"timestamp"`
-		}
-		if err := c.call(ctx, &old, "eth_getBlockByNumber", hexutil.EncodeUint64(back), false); err != nil || uint64(old.Time) > head.Time {
-			return
-		}
-		c.blockTime = time.Duration(head.Time-uint64(old.Time)) * time.Second / time.Duration(head.Number-back)
-	})
-	return c.blockTime
+// sawHead notes a head read from the node, for BlockTime.
+func (c *Client) sawHead(h Head) {
+	c.headsMu.Lock()
+	defer c.headsMu.Unlock()
+	if c.firstHead.Number == 0 && c.firstHead.Time == 0 {
+		c.firstHead = h
+	}
+	if h.Number > c.lastHead.Number {
+		c.lastHead = h
+	}
 }
