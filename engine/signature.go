@@ -252,20 +252,38 @@ func (e *Engine) SweepSignatures(ctx context.Context) []string {
 	if err != nil || len(open) == 0 {
 		return nil
 	}
-	var lines []string
+	// Every open signature's on-chain state in one round trip, whatever
+	// their number.
+	type check struct {
+		r  SignatureRecord
+		sp *SignaturePlan
+		v  *chain.View
+	}
+	var checks []check
+	var views []*chain.View
 	for _, r := range open {
 		sp, ok := sigPlanOf(r)
 		if !ok {
 			continue
 		}
-		var v *chain.View
+		v := chain.AuthorizationStateView(sp.Token, sp.Owner, sp.AuthNonce)
 		if sp.Kind == SigPermit {
 			v = chain.NoncesView(sp.Token, sp.Owner)
-		} else {
-			v = chain.AuthorizationStateView(sp.Token, sp.Owner, sp.AuthNonce)
 		}
-		st, err := e.chain.StateAndViews(ctx, sp.Owner, v)
-		if err != nil || v.Err != nil {
+		checks = append(checks, check{r: r, sp: sp, v: v})
+		views = append(views, v)
+	}
+	if len(checks) == 0 {
+		return nil
+	}
+	st, err := e.chain.StateAndViews(ctx, e.address, views...)
+	if err != nil {
+		return nil
+	}
+	var lines []string
+	for _, c := range checks {
+		r, sp, v := c.r, c.sp, c.v
+		if v.Err != nil {
 			continue
 		}
 		used, _, err := signatureUsed(sp, v.Return)
