@@ -2,15 +2,18 @@ package tools
 
 // wallet_pay_x402: pay for an HTTP resource under x402 v2's "exact" scheme
 // on EVM, which is an EIP-3009 TransferWithAuthorization. Rules of this
-// file: of the requirement's options only an "exact" one on this wallet's
-// chain (network eip155:<chain id>), paid by EIP-3009 (not Permit2), in an
-// asset with caps, is taken; its payee must be allowed by
-// WALLETGATE_ALLOW_PAY_TO (by address or by the resource's host) and the
-// caps apply. The authorization (a fresh random nonce, validBefore at most
-// the requirement's maxTimeoutSeconds and WALLETGATE_SIGNATURE_MAX_VALIDITY
-// ahead) goes through the same typed-data path as wallet_sign_typed_data:
-// the preview shows who is paid how much for which resource, and the
-// confirm signs exactly the previewed authorization and returns the
+// file: an option can be paid only if it is "exact" on this wallet's chain
+// (network eip155:<chain id>), paid by EIP-3009 (not Permit2), in an asset
+// with caps, to a payee WALLETGATE_ALLOW_PAY_TO allows — by address: the
+// resource URL is the paying server's own claim, so it never allows a payee
+// by itself, it can only narrow one (a host pinned to its address). Of the
+// options that can be paid the cheapest that fits the caps is taken, and the
+// preview lists the others with why not. The authorization (a fresh random
+// nonce, validBefore at most the requirement's maxTimeoutSeconds and
+// WALLETGATE_SIGNATURE_MAX_VALIDITY ahead) goes through the same typed-data
+// path as wallet_sign_typed_data: the preview shows the payee address first,
+// how much, and the resource as the paying server states it; the confirm
+// signs exactly the previewed authorization and returns the
 // PAYMENT-SIGNATURE header value.
 
 import (
@@ -78,7 +81,7 @@ func (i payIntent) canonical(chainID uint64, from common.Address) []byte {
 func (s *Server) payX402Tool() Tool {
 	spec := argSpec{"payment_required": argObject, "confirm": argString}
 	in := object(map[string]any{
-		"payment_required": map[string]any{"type": "object", "description": "the x402 v2 payment requirement exactly as the resource answered it (the decoded PAYMENT-REQUIRED header, or the body of its 402 answer, or what an x402-aware tool returned): {x402Version: 2, resource: {url, …}, accepts: [{scheme, network, asset, amount, payTo, maxTimeoutSeconds, extra}]}. The exact option on this chain in a capped token is paid; the caps apply: " + s.capsHint() + " The first call only previews."},
+		"payment_required": map[string]any{"type": "object", "description": "the x402 v2 payment requirement exactly as the resource answered it (the decoded PAYMENT-REQUIRED header, or the body of its 402 answer, or what an x402-aware tool returned): {x402Version: 2, resource: {url, …}, accepts: [{scheme, network, asset, amount, payTo, maxTimeoutSeconds, extra}]}. Of the exact options on this chain in a capped token to an allowed payee, the cheapest within the caps is paid and the preview lists the others; the caps apply: " + s.capsHint() + " The first call only previews."},
 		"confirm":          str(s.confirmDescription()),
 	}, "payment_required")
 	return s.writeTool(payX402Tool, "Pay for an x402 resource",
