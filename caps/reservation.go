@@ -97,6 +97,20 @@ func (r *Reservation) Release() {
 	r.spend = nil
 }
 
+// Spend is what r reserved, a copy.
+func (r *Reservation) Spend() Spend {
+	out := Spend{}
+	if r == nil || r.l == nil {
+		return out
+	}
+	r.l.mu.Lock()
+	defer r.l.mu.Unlock()
+	for a, v := range r.spend {
+		out[a] = new(big.Int).Set(v)
+	}
+	return out
+}
+
 // ID is the reservation's id in the Ledger's DayStore ("" without one).
 func (r *Reservation) ID() string {
 	if r == nil {

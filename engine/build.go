@@ -125,6 +125,9 @@ func (e *Engine) BuildTraced(ctx context.Context, p *Plan) (chain.SendState, *Re
 	if ref != nil {
 		return st, ref
 	}
+	if ref := e.recipientsAllowed(p, &ch); ref != nil {
+		return st, ref
+	}
 	for i := range p.Legs {
 		gas := ch.Calls[i].GasUsed + ch.Calls[i].GasUsed*simGasMargin/100
 		if len(p.Legs) == 1 {

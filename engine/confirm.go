@@ -39,8 +39,8 @@ func (e *Engine) Confirm(ctx context.Context, ask Asker, confirm, tool string, c
 		return nil, GateRefusal(err)
 	}
 	p := v.(*Plan)
-	// Policy, again.
-	if ref := e.allowed(p.Recipient); ref != nil {
+	// Policy, again: the recipient and everything the effects give.
+	if ref := e.recipientsAllowed(p, p.Traced); ref != nil {
 		return nil, ref
 	}
 	if e.signer == nil {
@@ -51,7 +51,7 @@ func (e *Engine) Confirm(ctx context.Context, ask Asker, confirm, tool string, c
 		return nil, ref
 	}
 	if p.Sig != nil {
-		return e.confirmSignature(ctx, p) // no transaction: nothing to follow up or send
+		return e.confirmSignature(ctx, p, confirmedBy(ask)) // no transaction: nothing to follow up or send
 	}
 	// Until the first signature, nothing may take longer than the bound.
 	pre, cancel := context.WithTimeout(ctx, e.bounds.Confirm)
@@ -72,7 +72,7 @@ func (e *Engine) Confirm(ctx context.Context, ask Asker, confirm, tool string, c
 	}
 	// Reserve the caps with the first transaction's nonce, atomically
 	// across processes.
-	res, nonce, ref := e.reserve(p.Spend, st.Nonce)
+	res, nonce, ref := e.reserve(p.Spend, st.Nonce, confirmedBy(ask))
 	if ref != nil {
 		return nil, ref
 	}
@@ -132,6 +132,9 @@ func (e *Engine) recheck(ctx context.Context, p *Plan, extra ...*chain.View) (ch
 		}
 		if why := p.Traced.Grew(now, e.asset); why != "" {
 			return st, Refuse(CodeEffectsChanged, "simulated again on the current state, this does more than the preview showed: %s. Nothing was signed or sent. Call the tool again without confirm for a new preview, and read it.", why)
+		}
+		if ref := e.recipientsAllowed(p, &now); ref != nil {
+			return st, ref
 		}
 	} else {
 		var err error

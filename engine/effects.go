@@ -103,8 +103,12 @@ func approvedPairs(legs []Leg) []Pair {
 // revert is a Refusal explained by explain.
 func (e *Engine) Trace(ctx context.Context, legs []Leg, explain func(*chain.RevertError) *Refusal, views ...*chain.View) (chain.SendState, Changes, *Refusal) {
 	pr := probes{pairs: approvedPairs(legs)}
-	for _, l := range legs {
-		pr.tokens = append(pr.tokens, l.Call.To)
+	seen := map[common.Address]bool{}
+	for _, t := range append(legCallTargets(legs), e.known...) {
+		if !seen[t] {
+			seen[t] = true
+			pr.tokens = append(pr.tokens, t)
+		}
 	}
 	for round := 0; ; round++ {
 		st, ch, more, ref := e.traceWith(ctx, legs, pr, explain, views...)
@@ -117,6 +121,15 @@ func (e *Engine) Trace(ctx context.Context, legs []Leg, explain func(*chain.Reve
 		pr.pairs = append(pr.pairs, more.pairs...)
 		pr.tokens = append(pr.tokens, more.tokens...)
 	}
+}
+
+// legCallTargets are the contracts the legs call.
+func legCallTargets(legs []Leg) []common.Address {
+	out := make([]common.Address, len(legs))
+	for i, l := range legs {
+		out[i] = l.Call.To
+	}
+	return out
 }
 
 // probes are what a traced simulation reads before and after the plan:
@@ -213,16 +226,20 @@ func (e *Engine) traceWith(ctx context.Context, legs []Leg, pr probes, explain f
 			}
 		}
 	}
-	// A balance that fell by more than the logs show counts as what fell.
+	// A balance that fell by more than the logs show counts as what fell;
+	// one that rose by more (WETH9's deposit logs no Transfer) as what rose.
 	for i, t := range pr.tokens {
 		b, ok1 := read(before[len(pr.pairs)+i])
 		a, ok2 := read(after[len(pr.pairs)+i])
-		if !ok1 || !ok2 || a.Cmp(b) >= 0 {
+		if !ok1 || !ok2 || a.Cmp(b) == 0 {
 			continue
 		}
-		fell := new(big.Int).Sub(b, a)
-		if cur, ok := ch.Out[t]; !ok || cur.Cmp(fell) < 0 {
-			ch.Out[t] = fell
+		m, d := ch.Out, new(big.Int).Sub(b, a)
+		if d.Sign() < 0 {
+			m, d = ch.In, d.Neg(d)
+		}
+		if cur, ok := m[t]; !ok || cur.Cmp(d) < 0 {
+			m[t] = d
 		}
 	}
 	return st, ch, more, nil

@@ -40,6 +40,13 @@ type Deps struct {
 	Limits        caps.Limits
 	Capped        bool
 	AllowUncapped bool
+	// Known are the tokens of walletgate's table on this chain: every
+	// effects-bound simulation reads the wallet's balance of each, so what
+	// moves without a log (a wrap) shows in the preview.
+	Known []common.Address
+	// HumanAbove is WALLETGATE_HUMAN_ABOVE resolved: what writes confirmed
+	// by a token alone may spend in a rolling day, per asset (tier.go).
+	HumanAbove map[common.Address]*big.Int
 	// Journal, when set, keeps every record; JournalErr, when set, is why
 	// the journal that should exist cannot be used: every write is then
 	// refused. With neither, records are kept in memory.
@@ -77,6 +84,9 @@ type Engine struct {
 	store   *store
 	allowed func(*common.Address) *Refusal
 	asset   func(common.Address) Asset
+	// humanAbove: what token-confirmed writes may spend in a day.
+	humanAbove map[common.Address]*big.Int
+	known      []common.Address // the table's tokens, probed in every trace
 
 	confirmations  uint64
 	receiptTimeout time.Duration
@@ -113,7 +123,7 @@ func (e *Engine) Drain(d time.Duration) bool {
 func New(d Deps) *Engine {
 	e := &Engine{chain: d.Chain, chainID: d.Chain.ChainID(), signer: d.Signer, address: d.Address, gate: d.Gate,
 		allowed: d.Allowed, asset: d.Asset, confirmations: d.Confirmations, receiptTimeout: d.ReceiptTimeout,
-		bounds: d.Bounds, log: d.Logger, now: d.Now, recErr: d.JournalErr}
+		bounds: d.Bounds, log: d.Logger, now: d.Now, recErr: d.JournalErr, humanAbove: d.HumanAbove, known: d.Known}
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)
 	}

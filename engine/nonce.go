@@ -9,15 +9,19 @@ import (
 
 // reserve reserves spend on the caps and, in the same locked step of the
 // records, takes the first nonce at or above chainNonce that nothing holds.
-func (e *Engine) reserve(spend caps.Spend, chainNonce uint64) (*caps.Reservation, uint64, *Refusal) {
+func (e *Engine) reserve(spend caps.Spend, chainNonce uint64, by string) (*caps.Reservation, uint64, *Refusal) {
 	e.reserveMu.Lock()
 	defer e.reserveMu.Unlock()
 	req := &allocRequest{chainNonce: chainNonce}
 	e.store.alloc = req
+	e.store.tier = e.tierFor(by)
 	res, err := e.ledger.Reserve(spend)
-	e.store.alloc = nil
+	e.store.alloc, e.store.tier = nil, nil
 	if t := req.stuck; t != nil {
 		return nil, 0, stuckRefusal(t)
+	}
+	if ref, ok := tierRefusal(err); ok {
+		return nil, 0, ref
 	}
 	if err != nil {
 		return nil, 0, e.CapsRefusal(err)

@@ -66,7 +66,11 @@ type Plan struct {
 	Legs      []Leg
 	Spend     caps.Spend      // what the caps are reserved for: ETH (value + max fees) and tokens
 	Recipient *common.Address // checked against the allow-list; nil: the wallet itself
-	Effects   []Effect        // what the receipt of the final leg must show
+	// Counterparties are addresses the write kind itself took from
+	// walletgate's table (a swap's router): what its effects give them is
+	// not checked against the allow-list (recipients.go).
+	Counterparties []common.Address
+	Effects        []Effect // what the receipt of the final leg must show
 	// MinIn is the least the plan must bring into the wallet, per asset (a
 	// swap's minimum output): measured less is effect_mismatch.
 	MinIn caps.Spend

@@ -129,6 +129,7 @@ func (r *run) decide(ctx context.Context, i int, sent *sentTx, info *chain.TxInf
 	switch {
 	case r.p.Traced != nil:
 		out.Effects = MovedOf(e.address, r.infos, e.asset)
+		missing = append(missing, e.receiptsAllowed(r.p, r.infos)...)
 	case r.p.Verify != nil:
 		var short []string
 		out.Effects, short = r.p.Verify(ctx, info, r.moved.measuredIn())

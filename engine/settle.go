@@ -359,20 +359,24 @@ func sortedKeys(m caps.Spend) []common.Address {
 
 // journalReceipt records the receipt of t, found after its confirm had
 // answered (a follow-up, a start's recovery), and settles its reservation
-// when t was all it signed: what the receipt's block shows moving, never
-// below the logs. A reservation of several transactions stays counted as
-// reserved (conservatively), as does one whose movement cannot be measured.
+// when this process answered that confirm pending and t was all it signed:
+// what the receipt's block shows moving, never below the logs. Only the
+// process that holds the reservation settles it (another process finding
+// the receipt of a live one's confirm would settle it twice); a
+// reservation of several transactions, another process's, or one whose
+// movement cannot be measured stays counted as reserved (conservatively).
 func (e *Engine) journalReceipt(ctx context.Context, w *walletState, t *txState, info *chain.TxInfo) {
 	_ = e.Record(KindReceipt, ReceiptRecord{V: journal.Version, Tx: t.Tx, Status: info.Status, Block: info.Block, GasUsed: info.GasUsed, Fee: info.Fee().String()})
 	id := t.Reservation
-	net, ok := w.reserves[id]
-	if id == "" || !ok || w.signedPer[id] != 1 {
+	held, mine := e.pending.Load(id)
+	if id == "" || !mine || w.signedPer[id] != 1 {
 		return
 	}
+	res := held.(*caps.Reservation)
 	actual := caps.Spend{policy.NativeAsset: info.Fee()}
 	if info.Status == 1 {
 		var tokens []common.Address
-		for a := range net {
+		for a := range res.Spend() {
 			if a != policy.NativeAsset {
 				tokens = append(tokens, a)
 			}
@@ -393,17 +397,6 @@ func (e *Engine) journalReceipt(ctx context.Context, w *walletState, t *txState,
 			addTo(actual, a, v)
 		}
 	}
-	if res, ok := e.pending.LoadAndDelete(id); ok {
-		res.(*caps.Reservation).Settle(actual) // this process's: its session window too
-	} else {
-		change := caps.Spend{}
-		for a, v := range net {
-			change[a] = new(big.Int).Neg(v)
-		}
-		for a, v := range actual {
-			addTo(change, a, v)
-		}
-		_ = e.store.Correct(id, w.reserved[id], change)
-	}
-	w.reserves[id] = actual
+	e.pending.Delete(id)
+	res.Settle(actual)
 }

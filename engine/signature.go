@@ -174,7 +174,7 @@ func (e *Engine) PreviewSignature(ctx context.Context, p *Plan) *Refusal {
 
 // confirmSignature is Confirm's tail for a signature plan: the token is
 // consumed, the policy passed and the confirmation mode approved.
-func (e *Engine) confirmSignature(ctx context.Context, p *Plan) (*Outcome, *Refusal) {
+func (e *Engine) confirmSignature(ctx context.Context, p *Plan, by string) (*Outcome, *Refusal) {
 	sp := p.Sig
 	pre, cancel := context.WithTimeout(ctx, e.bounds.Confirm)
 	defer cancel()
@@ -182,7 +182,7 @@ func (e *Engine) confirmSignature(ctx context.Context, p *Plan) (*Outcome, *Refu
 		return nil, ref
 	}
 	e.SweepSignatures(pre)
-	res, ref := e.reserveSignature(p.Spend)
+	res, ref := e.reserveSignature(p.Spend, by)
 	if ref != nil {
 		return nil, ref
 	}
@@ -219,10 +219,15 @@ func (e *Engine) confirmSignature(ctx context.Context, p *Plan) (*Outcome, *Refu
 
 // reserveSignature reserves a signature's spend. It holds reserveMu so that
 // no transaction's nonce request rides on it (a signature takes no nonce).
-func (e *Engine) reserveSignature(spend caps.Spend) (*caps.Reservation, *Refusal) {
+func (e *Engine) reserveSignature(spend caps.Spend, by string) (*caps.Reservation, *Refusal) {
 	e.reserveMu.Lock()
 	defer e.reserveMu.Unlock()
+	e.store.tier = e.tierFor(by)
 	res, err := e.ledger.Reserve(spend)
+	e.store.tier = nil
+	if ref, ok := tierRefusal(err); ok {
+		return nil, ref
+	}
 	if err != nil {
 		return nil, e.CapsRefusal(err)
 	}

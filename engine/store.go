@@ -33,6 +33,10 @@ type store struct {
 	now   func() time.Time
 	bound time.Duration
 	alloc *allocRequest
+	// tier, when set (by Engine.reserve or reserveSignature, under
+	// Engine.reserveMu), is the rolling threshold a reservation confirmed
+	// by a token must pass, checked in the same locked step.
+	tier func(live *journal.Live, since time.Time, change caps.Spend) error
 }
 
 func (d *store) Reserve(id string, at, since time.Time, change caps.Spend, check func(caps.Spend) error) error {
@@ -45,6 +49,12 @@ func (d *store) Reserve(id string, at, since time.Time, change caps.Spend, check
 			return err
 		}
 		rec := CapRecord{V: journal.Version, ID: id, At: at.UTC(), Change: EncodeSpend(change)}
+		if d.tier != nil {
+			if err := d.tier(live, since, change); err != nil {
+				return err
+			}
+			rec.By = ConfirmedByToken
+		}
 		req := d.alloc
 		if req != nil {
 			w, err := readState(live)

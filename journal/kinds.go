@@ -156,6 +156,9 @@ type CapChange struct {
 	// Nonce is the nonce the reservation's first transaction takes, chosen
 	// in the same locked step (absent on corrections and in older journals).
 	Nonce *uint64 `json:"nonce,omitempty"`
+	// By is "token" on a reservation that a token confirmed without the
+	// person (human mode's WALLETGATE_HUMAN_ABOVE); absent otherwise.
+	By string `json:"by,omitempty"`
 }
 
 // Nonce is a nonce taken by (KindNonce) or given back by (KindNonceFree)

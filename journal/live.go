@@ -74,6 +74,7 @@ type CapEntry struct {
 	ID     string            `json:"id"`
 	At     time.Time         `json:"at"`
 	Change map[string]string `json:"change"`
+	By     string            `json:"by,omitempty"` // a reservation's CapChange.By
 }
 
 // PendingTx is a signed transaction whose outcome is not journaled yet.
@@ -113,7 +114,7 @@ func (l *Live) Apply(r Record) error {
 		if err := DecodeInto(r, &c); err != nil {
 			return err
 		}
-		l.Caps = append(l.Caps, CapEntry{Seq: r.Seq, Kind: r.Kind, ID: c.ID, At: c.At, Change: c.Change})
+		l.Caps = append(l.Caps, CapEntry{Seq: r.Seq, Kind: r.Kind, ID: c.ID, At: c.At, Change: c.Change, By: c.By})
 		if r.Kind == KindCapReserve {
 			l.Reservations = append(l.Reservations, OpenReservation{Seq: r.Seq, ID: c.ID, At: c.At, Change: c.Change, Session: r.Session, PID: r.PID})
 			if c.Nonce != nil {

@@ -139,9 +139,12 @@ type capUsage struct {
 }
 
 // capUsages lists every capped window of every asset, ETH first.
-func (s *Server) capUsages() []capUsage {
+func (s *Server) capUsages() []capUsage { return s.capUsagesOf(s.ledger.Assets()) }
+
+// capUsagesOf lists every capped window of each of assets, in their order.
+func (s *Server) capUsagesOf(assets []common.Address) []capUsage {
 	out := []capUsage{}
-	for _, a := range s.ledger.Assets() {
+	for _, a := range assets {
 		as := s.assetInfo(a)
 		for _, u := range s.ledger.Usage(a) {
 			if u.Limit == nil {

@@ -178,9 +178,13 @@ func New(d Deps) *Server {
 		s.session = "s"
 	}
 	resolved := d.Caps.Limits.PerTx != nil || d.Caps.Limits.PerSession != nil || d.Caps.Limits.PerDay != nil
+	var known []common.Address
+	for _, t := range policy.KnownTokens(s.chainID) {
+		known = append(known, t.Address)
+	}
 	s.engine = engine.New(engine.Deps{
 		Chain: s.chain, Signer: s.signer, Address: s.address, Gate: s.gate,
-		Limits: d.Caps.Limits, Capped: resolved, AllowUncapped: s.cfg.AllowUncappedTokens,
+		Limits: d.Caps.Limits, Capped: resolved, AllowUncapped: s.cfg.AllowUncappedTokens, HumanAbove: d.Caps.HumanAbove, Known: known,
 		Journal: d.Journal, JournalErr: d.JournalErr, Recorder: d.Recorder,
 		Allowed: s.writeAllowed, Asset: s.displayAsset,
 		Confirmations: s.cfg.Confirmations, ReceiptTimeout: s.cfg.ReceiptTimeout,

@@ -41,7 +41,7 @@ func TestTieredApprovalAgainstTheChain(t *testing.T) {
 	// completes the write.
 	p := e.preview("wallet_send", small)
 	res := e.call("wallet_send", mustJSON(small))
-	require.Contains(t, resultText(res), "A TOKEN SUFFICES for this write, no person is asked: it spends at most ")
+	require.Contains(t, resultText(res), "A TOKEN SUFFICES for this write, no person is asked: with what was confirmed without the person in the last 24 hours it spends at most ")
 	require.Contains(t, resultText(res), "5 USDT ≤ 20 USDT")
 	raw, _ := json.Marshal(res.StructuredContent)
 	require.NotContains(t, string(raw), `"approval"`, "no person is asked")
@@ -94,4 +94,97 @@ func TestTieredApprovalAgainstTheChain(t *testing.T) {
 		}
 	}
 	require.Equal(t, []string{"token", "token", "person", "person"}, paths)
+}
+
+// The threshold fails closed and holds over a rolling day: splitting a
+// payment into sends each below it confirms only as much as the threshold
+// allows in a day by token; two token previews confirmed one after the other
+// cannot together pass it (the engine checks it again when it reserves);
+// typed data of an unknown kind and a token no cap applies to always need
+// the person.
+func TestThresholdHoldsOverADayAndFailsClosed(t *testing.T) {
+	d, err := devnet.Start(context.Background(), devnet.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { d.Close() })
+	b := approval.NewBroker(nil, nil)
+	e := serverOn(t, d, withJournal(t, filepath.Join(t.TempDir(), "state"), "tiered", ""), func(deps *tools.Deps) {
+		deps.Config.Confirm = "human"
+		deps.Config.HumanAbove = []policy.CapEntry{{Asset: "ETH", Amount: "0.01"}}
+		deps.Config.AllowTypedDataAny = true
+		deps.Approvals = b
+	})
+	to := addr("0x00000000000000000000000000000000000000f8")
+	send := map[string]any{"to": to.Hex(), "amount": "0.004"}
+
+	// Split into 0.004 ETH sends: two fit in the day's 0.01 by token (fees
+	// count), the third needs the person.
+	var out confirmOut
+	for i := 0; i < 2; i++ {
+		p := e.preview("wallet_send", send)
+		require.NotEmpty(t, p.ConfirmToken, "send %d goes by token", i+1)
+		e.ok("wallet_send", mustJSON(with(send, p.ConfirmToken)), &out)
+		require.Equal(t, "confirmed", out.Status)
+	}
+	_, text := e.humanPreview(send)
+	require.Contains(t, text, "A PERSON MUST APPROVE this write: it spends up to 0.004")
+	require.Contains(t, text, "in the last 24 hours; together that is above the 0.01 ETH a day set by WALLETGATE_HUMAN_ABOVE")
+	require.Equal(t, big.NewInt(8e15), e.ethOf(to), "the model alone moved 0.008 ETH, not more")
+}
+
+// Two token-tier previews issued before either is confirmed: each fits the
+// day alone, together they do not. The second confirm is refused when it
+// reserves, nothing of it signed.
+func TestThresholdIsCheckedAgainWhenItReserves(t *testing.T) {
+	d, err := devnet.Start(context.Background(), devnet.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { d.Close() })
+	e := serverOn(t, d, withJournal(t, filepath.Join(t.TempDir(), "state"), "tiered", ""), func(deps *tools.Deps) {
+		deps.Config.Confirm = "human"
+		deps.Config.HumanAbove = []policy.CapEntry{{Asset: "ETH", Amount: "0.01"}}
+		deps.Approvals = approval.NewBroker(nil, nil)
+	})
+	to := addr("0x00000000000000000000000000000000000000f9")
+	a := map[string]any{"to": to.Hex(), "amount": "0.006"}
+	bArgs := map[string]any{"to": to.Hex(), "amount": "0.0061"}
+	pa, pb := e.preview("wallet_send", a), e.preview("wallet_send", bArgs)
+	require.NotEmpty(t, pa.ConfirmToken)
+	require.NotEmpty(t, pb.ConfirmToken)
+	var out confirmOut
+	e.ok("wallet_send", mustJSON(with(a, pa.ConfirmToken)), &out)
+	require.Equal(t, "confirmed", out.Status)
+	got := resultText(e.call("wallet_send", mustJSON(with(bArgs, pb.ConfirmToken))))
+	require.True(t, strings.HasPrefix(got, "PERSON_REQUIRED: "), got)
+	require.Contains(t, got, "Nothing was signed or sent")
+	require.Equal(t, big.NewInt(6e15), e.ethOf(to), "only the first moved")
+}
+
+// Typed data of an unknown kind, and a token no cap applies to, are above
+// every threshold: the person approves them, whatever they spend.
+func TestWhatCannotBeBoundedNeedsThePerson(t *testing.T) {
+	d, err := devnet.Start(context.Background(), devnet.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { d.Close() })
+	b := approval.NewBroker(nil, nil)
+	e := serverOn(t, d, func(deps *tools.Deps) {
+		deps.Config.Confirm = "human"
+		deps.Config.HumanAbove = []policy.CapEntry{{Asset: "ETH", Amount: "1"}, {Asset: "DAI", Amount: "1000"}}
+		deps.Config.AllowTypedDataAny = true
+		deps.Config.AllowUncappedTokens = true
+		deps.Config.CapPerTx = []policy.CapEntry{{Asset: "ETH", Amount: "1"}}
+		deps.Config.CapPerSession = []policy.CapEntry{{Asset: "ETH", Amount: "1"}}
+		deps.Config.CapPerDay = []policy.CapEntry{{Asset: "ETH", Amount: "1"}}
+		deps.Approvals = b
+	})
+	mail := map[string]any{
+		"types":       map[string]any{"EIP712Domain": []map[string]string{{"name": "name", "type": "string"}, {"name": "chainId", "type": "uint256"}}, "Grant": []map[string]string{{"name": "operator", "type": "address"}, {"name": "approved", "type": "bool"}}},
+		"primaryType": "Grant", "domain": map[string]any{"name": "Some Exchange", "chainId": "1337"}, "message": map[string]any{"operator": "0x00000000000000000000000000000000000000aa", "approved": true},
+	}
+	res := e.call("wallet_sign_typed_data", mustJSON(map[string]any{"typed_data": mail}))
+	require.False(t, res.IsError, resultText(res))
+	require.Contains(t, resultText(res), "A PERSON MUST APPROVE this write: walletgate cannot tell what typed data of an unknown kind allows")
+	raw, _ := json.Marshal(res.StructuredContent)
+	require.NotContains(t, string(raw), `"confirm_token":"wgc_`, "no token reaches the model")
+
+	_, text := e.humanPreview(map[string]any{"to": addr("0x00000000000000000000000000000000000000fa").Hex(), "amount": "1", "asset": "DAI"})
+	require.Contains(t, text, "A PERSON MUST APPROVE this write: no cap applies to DAI")
 }

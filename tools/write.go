@@ -179,6 +179,7 @@ type confirmResult struct {
 	Effects       []effectJSON     `json:"effects" jsonschema:"on-chain effects verified from the receipts (effect_mismatch, incomplete: what the receipts show)"`
 	Legs          []legOutcomeJSON `json:"legs" jsonschema:"every transaction of this write, in the order tried (undo transactions last), and what became of it"`
 	Changes       []measuredJSON   `json:"changes" jsonschema:"what moved, per asset, measured from the wallet's balances just before and at each included transaction's block, beside the preview; the caps settled to it"`
+	Caps          []capUsage       `json:"caps" jsonschema:"each capped window of ETH and of every asset this write moved, as it stands after this write (a pending one still counts what it reserved)"`
 	Message       string           `json:"message" jsonschema:"what happened, in words"`
 }
 
@@ -250,7 +251,7 @@ func (s *Server) confirmWith(ctx context.Context, token, tool string, canonical 
 func (s *Server) renderOutcome(out *engine.Outcome) *mcp.CallToolResult {
 	r := confirmResult{Status: string(out.Status), TxHash: out.Tx.Hex(), Nonce: out.Nonce, Block: out.Block,
 		Confirmations: out.Confirmations, GasUsed: out.GasUsed, Fee: engine.ETH.Format(out.Fee), Effects: effectsOf(out.Effects),
-		Legs: legsOf(out.Legs), Changes: s.measuredOf(out.Changes)}
+		Legs: legsOf(out.Legs), Changes: s.measuredOf(out.Changes), Caps: s.capUsagesOf(changedAssets(out))}
 	var before string
 	for _, in := range out.Earlier {
 		before += fmt.Sprintf(" %s %s succeeded in block %d.", in.Label, in.Tx.Hex(), in.Block)
@@ -287,6 +288,15 @@ func (s *Server) renderOutcome(out *engine.Outcome) *mcp.CallToolResult {
 		text += "\nBefore it:" + before
 	}
 	return success(r, text)
+}
+
+// changedAssets are ETH and every asset out's changes name, ETH first.
+func changedAssets(out *engine.Outcome) []common.Address {
+	assets := caps.Spend{policy.NativeAsset: nil}
+	for _, c := range out.Changes {
+		assets[c.Asset] = nil
+	}
+	return sortedAssets(assets)
 }
 
 // legsOf renders the legs' fates; never nil.
@@ -355,11 +365,20 @@ func (s *Server) movedText(cs []engine.AssetChange, fee *big.Int) string {
 	return fmt.Sprintf("Measured on chain, the wallet moved %s; network fees %s ETH. The caps count what left and the fees.", moved, engine.ETH.Format(fee))
 }
 
+// effectPhrase says one verified effect as a person reads it: an allowance
+// as an allowance, never as a transfer.
+func effectPhrase(e effectJSON) string {
+	if e.Kind == engine.MovedApproval {
+		return fmt.Sprintf("an allowance: %s may now spend %s %s (%s) of this wallet's", e.To, e.Amount, marked(e.Symbol, e.known), e.Asset)
+	}
+	return fmt.Sprintf("%s %s (%s) from %s to %s", e.Amount, marked(e.Symbol, e.known), e.Asset, e.From, e.To)
+}
+
 func confirmText(r confirmResult) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "CONFIRMED: transaction %s included in block %d (%d confirmation(s)), nonce %d.\n", r.TxHash, *r.Block, r.Confirmations, r.Nonce)
 	for _, e := range r.Effects {
-		fmt.Fprintf(&b, "Verified on chain: %s %s (%s) from %s to %s.\n", e.Amount, marked(e.Symbol, e.known), e.Asset, e.From, e.To)
+		fmt.Fprintf(&b, "Verified on chain: %s.\n", effectPhrase(e))
 	}
 	fmt.Fprintf(&b, "Gas used: %d. Fee paid: %s ETH.", r.GasUsed, r.Fee)
 	return b.String()

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"math/big"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -142,22 +143,29 @@ func statusOf(res map[string]any) string {
 	return res["structuredContent"].(map[string]any)["status"].(string)
 }
 
+// startPartialCall is walletgate behind the proxy with USDT capped at 10 per
+// transaction and 20 per session and day, and the calls of a plan whose
+// first moves 5 USDT to sink and whose second (Mirage.poke) passes every
+// simulation and fails for real.
+func startPartialCall(t *testing.T, sinkHex string) (*behindProxy, common.Address, common.Address, []any) {
+	b := startBehindProxy(t, "WALLETGATE_ALLOW_CALLS=any", "WALLETGATE_CAP_PER_TX=ETH=1,USDT=10",
+		"WALLETGATE_CAP_PER_SESSION=ETH=1,USDT=20", "WALLETGATE_CAP_PER_DAY=ETH=1,USDT=20")
+	mirage, mabi := newDevSender(t, b.info).deploy("Mirage")
+	sink := common.HexToAddress(sinkHex)
+	usdtABI, err := abi.JSON(strings.NewReader(`[{"name":"transfer","type":"function","inputs":[{"name":"to","type":"address"},{"name":"value","type":"uint256"}],"outputs":[]}]`))
+	require.NoError(t, err)
+	return b, sink, mirage, []any{
+		map[string]any{"to": b.view.usdt.Hex(), "data": pack(t, usdtABI, "transfer", sink, big.NewInt(5_000_000))},
+		map[string]any{"to": mirage.Hex(), "data": pack(t, mabi, "poke")},
+	}
+}
+
 // Finding 1: a wallet_call whose first call moves 5 USDT and whose second
 // passes every simulation and fails once the first landed. Each round is
 // incomplete and counts its 5 USDT, so the session cap of 20 holds: the sink
 // gets 20, and the caps count exactly what left.
 func TestPartialCallIsCountedAgainstTheCaps(t *testing.T) {
-	b := startBehindProxy(t, "WALLETGATE_ALLOW_CALLS=any", "WALLETGATE_CAP_PER_TX=ETH=1,USDT=10",
-		"WALLETGATE_CAP_PER_SESSION=ETH=1,USDT=20", "WALLETGATE_CAP_PER_DAY=ETH=1,USDT=20")
-	dev := newDevSender(t, b.info)
-	mirage, mabi := dev.deploy("Mirage")
-	sink := common.HexToAddress("0x00000000000000000000000000000000005e7710")
-	usdtABI, err := abi.JSON(strings.NewReader(`[{"name":"transfer","type":"function","inputs":[{"name":"to","type":"address"},{"name":"value","type":"uint256"}],"outputs":[]}]`))
-	require.NoError(t, err)
-	calls := []any{
-		map[string]any{"to": b.view.usdt.Hex(), "data": pack(t, usdtABI, "transfer", sink, big.NewInt(5_000_000))},
-		map[string]any{"to": mirage.Hex(), "data": pack(t, mabi, "poke")},
-	}
+	b, sink, _, calls := startPartialCall(t, "0x00000000000000000000000000000000005e7710")
 	var outcomes []string
 	for round := 0; round < 6; round++ {
 		res := previewAndConfirm(t, b.c, "wallet_call", map[string]any{"calls": calls})
@@ -170,6 +178,14 @@ func TestPartialCallIsCountedAgainstTheCaps(t *testing.T) {
 			require.Equal(t, "not_sent", legs[1].(map[string]any)["status"])
 			require.True(t, strings.HasPrefix(text(res), "INCOMPLETE: "), text(res))
 			require.Contains(t, text(res), "−5 USDT")
+			// The answer says what each window counts after it.
+			var day string
+			for _, cp := range sc["caps"].([]any) {
+				if m := cp.(map[string]any); strings.EqualFold(m["asset"].(string), b.view.usdt.Hex()) && m["window"] == "per day" {
+					day = m["used"].(string)
+				}
+			}
+			require.Equal(t, strconv.Itoa(5*(round+1)), day, text(res))
 		}
 	}
 	require.Equal(t, []string{"incomplete", "incomplete", "incomplete", "incomplete", "CAP_EXCEEDED", "CAP_EXCEEDED"}, outcomes)
@@ -189,17 +205,7 @@ func TestPartialCallIsCountedAgainstTheCaps(t *testing.T) {
 // it through its pre-signing check) and reverts. The answer is incomplete
 // with a reverted leg, and the first call's 5 USDT count.
 func TestPartialCallRevertingOnChainIsCounted(t *testing.T) {
-	b := startBehindProxy(t, "WALLETGATE_ALLOW_CALLS=any", "WALLETGATE_CAP_PER_TX=ETH=1,USDT=10",
-		"WALLETGATE_CAP_PER_SESSION=ETH=1,USDT=20", "WALLETGATE_CAP_PER_DAY=ETH=1,USDT=20")
-	dev := newDevSender(t, b.info)
-	mirage, mabi := dev.deploy("Mirage")
-	sink := common.HexToAddress("0x00000000000000000000000000000000005e7711")
-	usdtABI, err := abi.JSON(strings.NewReader(`[{"name":"transfer","type":"function","inputs":[{"name":"to","type":"address"},{"name":"value","type":"uint256"}],"outputs":[]}]`))
-	require.NoError(t, err)
-	calls := []any{
-		map[string]any{"to": b.view.usdt.Hex(), "data": pack(t, usdtABI, "transfer", sink, big.NewInt(5_000_000))},
-		map[string]any{"to": mirage.Hex(), "data": pack(t, mabi, "poke")},
-	}
+	b, sink, mirage, calls := startPartialCall(t, "0x00000000000000000000000000000000005e7711")
 	nonce := b.view.nonce()
 	b.proxy.setFault("eth_call", func(params json.RawMessage) *fault {
 		if strings.Contains(strings.ToLower(string(params)), strings.ToLower(mirage.Hex())) {
