@@ -143,6 +143,7 @@ func (c *Client) Account(ctx context.Context, addr common.Address, tokens []comm
 	for i, t := range tokens {
 		r := &reads[i]
 		tb := TokenBalance{TokenMeta: TokenMeta{Address: t}}
+		var err error // this token's own: a previous token's failure is not this one's
 		meta, cached := c.meta.get(t)
 		if !cached {
 			meta, err = metaFrom(t, elems, r.iDec, r.iSym, r.iName, r.decimals, r.symbol, r.name)

@@ -201,3 +201,19 @@ func TestOpenThenCheckChainID(t *testing.T) {
 	require.Error(t, err)
 	require.NotContains(t, err.Error(), "SECRET-path")
 }
+
+// A token that does not answer must not taint the next one, whose metadata
+// is already known: each token's read stands alone.
+func TestAccountReadsATokenAfterOneThatDoesNotAnswer(t *testing.T) {
+	ctx := context.Background()
+	d := startDevnet(t, devnet.Options{})
+	c := inProcess(t, d)
+	noCode := common.HexToAddress("0x000000000000000000000000000000000000dEaD")
+	_, err := c.Account(ctx, signer.DevAddress, []common.Address{d.Contracts.USDC}) // its metadata is now cached
+	require.NoError(t, err)
+	acct, err := c.Account(ctx, signer.DevAddress, []common.Address{noCode, d.Contracts.USDC})
+	require.NoError(t, err)
+	require.Error(t, acct.Tokens[0].Err)
+	require.NoError(t, acct.Tokens[1].Err)
+	require.Equal(t, devnet.DevUSDC, acct.Tokens[1].Balance)
+}

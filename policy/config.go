@@ -82,7 +82,7 @@ var Variables = []Variable{
 	{EnvAllowCalls, "contracts wallet_call may call: comma-separated addresses, each optionally ADDR:0xSELECTOR, or any", "none: wallet_call is off"},
 	{EnvAllowTypedData, "any to let wallet_sign_typed_data sign typed data of unknown kinds (shown whole, no cap applies); known to sign only permits and transfer authorizations, decoded and capped", "known"},
 	{EnvSignatureValidity, "the longest a signed permit or transfer authorization may stay valid (its deadline or validBefore from now), a Go duration between 30s and 168h", "1h"},
-	{EnvAllowPayTo, "comma-separated payees wallet_pay_x402 may pay: addresses, or hosts of the resource URL (like api.example.com or 127.0.0.1:4021)", "any payee (the caps still apply)"},
+	{EnvAllowPayTo, "comma-separated payees wallet_pay_x402 may pay, by address: 0x… addresses, or a resource host pinned to the one address it may be paid at, host=0x… (like api.example.com=0x…; a bare host is refused: the paying server writes its own URL)", "any payee (the caps still apply)"},
 	{EnvTools, "all, or read to list only the read tools", "all with a key, read without"},
 	{EnvConfirm, "confirmation mode: token, human or elicit", "token"},
 	{EnvConfirmTTL, "lifetime of a confirmation token, a Go duration between 10s and 1h", "5m"},

@@ -33,6 +33,7 @@ func TestLoadDefaults(t *testing.T) {
 // naming the variable and the expected form.
 func TestLoadEachVariable(t *testing.T) {
 	addr := mustAddress(usdtChecksum)
+	payeeA, payeeB := mustAddress("0x00000000000000000000000000000000000000a1"), mustAddress("0x00000000000000000000000000000000000000b2")
 	type good struct {
 		name  string
 		value string
@@ -182,20 +183,34 @@ func TestLoadEachVariable(t *testing.T) {
 			{"no unit", "3600", "between 30s and 168h"},
 		}},
 		{EnvAllowPayTo, nil, []good{
-			{"an address and hosts", usdtChecksum + ",API.example.com,127.0.0.1:4021", func(t *testing.T, c Config) {
+			{"an address and pinned hosts", usdtChecksum + ",API.example.com=" + payeeA.Hex() + ",127.0.0.1:4021=" + payeeB.Hex(), func(t *testing.T, c Config) {
 				require.Equal(t, []common.Address{addr}, c.AllowPayTo.Addresses)
-				require.Equal(t, []string{"api.example.com", "127.0.0.1:4021"}, c.AllowPayTo.Hosts)
-				require.True(t, c.AllowPayTo.Allows(addr, "evil.example"))
-				require.True(t, c.AllowPayTo.Allows(common.Address{1}, "api.example.com:443"), "a host item without a port matches any port")
-				require.True(t, c.AllowPayTo.Allows(common.Address{1}, "127.0.0.1:4021"))
-				require.False(t, c.AllowPayTo.Allows(common.Address{1}, "127.0.0.1:4022"), "a host item with a port matches only that port")
-				require.False(t, c.AllowPayTo.Allows(common.Address{1}, "api.example.com.evil.example"))
+				require.Equal(t, []HostPin{{"api.example.com", payeeA}, {"127.0.0.1:4021", payeeB}}, c.AllowPayTo.Pins)
+				require.Equal(t, usdtChecksum+",api.example.com="+payeeA.Hex()+",127.0.0.1:4021="+payeeB.Hex(), c.AllowPayTo.String())
+				require.True(t, c.AllowPayTo.Allows(addr, "evil.example"), "an address item binds the payee, whatever the server says it is")
+				require.True(t, c.AllowPayTo.Allows(payeeA, "api.example.com:443"), "a pinned host without a port matches any port")
+				require.True(t, c.AllowPayTo.Allows(payeeA, "elsewhere.example"), "a pinned address is an allowed payee")
+				require.False(t, c.AllowPayTo.Allows(common.Address{1}, "api.example.com"), "a server claiming a pinned host is paid only at its pinned address")
+				require.False(t, c.AllowPayTo.Allows(addr, "api.example.com"), "even an otherwise allowed address is not paid for a host pinned to another")
+				require.False(t, c.AllowPayTo.Allows(payeeA, "127.0.0.1:4021"), "the pin of 127.0.0.1:4021 is payeeB")
+				require.True(t, c.AllowPayTo.Allows(payeeB, "127.0.0.1:4021"))
+				require.True(t, c.AllowPayTo.Allows(payeeA, "127.0.0.1:4022"), "a pinned host with a port pins only that port")
+				pin, ok := c.AllowPayTo.Pinned("API.example.com:8443")
+				require.True(t, ok)
+				require.Equal(t, payeeA, pin)
+				_, ok = c.AllowPayTo.Pinned("api.example.com.evil.example")
+				require.False(t, ok)
 			}},
 		}, []bad{
-			{"url", "https://api.example.com/x", "neither an address nor a host"},
+			{"a bare host", "api.example.com", "item 1, api.example.com, is a host without its payee address"},
+			{"a bare host among addresses", usdtChecksum + ",127.0.0.1:4021", "name the address it pays: 127.0.0.1:4021=0x"},
+			{"url", "https://api.example.com/x", "neither an address nor host=address"},
+			{"a pin to the zero address", "api.example.com=0x0000000000000000000000000000000000000000", "zero address"},
+			{"a pin with a bad address", "api.example.com=0x1234", "item 1"},
+			{"a pin without a host", "=" + payeeA.Hex(), "neither an address nor host=address"},
 			{"zero address", "0x0000000000000000000000000000000000000000", "zero address"},
-			{"repeat", "a.example,A.example", "item 2 repeats"},
-			{"empty item", "a.example,", "item 2 is empty"},
+			{"repeat", "a.example=" + payeeA.Hex() + ",A.example=" + payeeB.Hex(), "item 2 repeats a.example"},
+			{"empty item", usdtChecksum + ",", "item 2 is empty"},
 		}},
 		{EnvTools, nil, []good{
 			{"all", "all", func(t *testing.T, c Config) { require.Equal(t, "all", c.Tools) }},

@@ -78,11 +78,15 @@ var tokenSpecs = map[uint64][]tokenSpec{
 	// the Uniswap npm artifacts were installed (`cd testdata && npm ci`);
 	// otherwise there is no code at its address. tokens_test.go recomputes
 	// them; the dev-chain package's tests check the deployed contracts against
-	// this table.
+	// this table. USDC (a USD Coin look-alike with EIP-2612 and EIP-3009) is
+	// deployed last, by the second dev account, the dev facilitator
+	// 0x055696E7e2c364D6d9bDc69135cD742430f26Dd2, at its nonce 0, so it is
+	// there with or without Uniswap.
 	1337: {
 		{"0x412c113686C5eC57D6DC7A01d0499e93Cc9E8dcC", "USDT", "Tether USD (walletgate dev)", 6},
 		{"0x724E69488a4fbd92D7ef62c614229104D4CeF976", "DAI", "Dai Stablecoin (walletgate dev)", 18},
 		{"0xAb3FdEd59bC78b898549724cbD7Be930a8aa913D", "WETH", "Wrapped Ether (walletgate dev)", 18},
+		{"0x04418AF818c2BC352F5957A35a2DC9fa22b091fd", "USDC", "USD Coin (walletgate dev)", 6},
 	},
 }
 

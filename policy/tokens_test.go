@@ -46,7 +46,16 @@ func TestDevTokensAreDevAccountCreateAddresses(t *testing.T) {
 	require.True(t, ok)
 	require.Equal(t, crypto.CreateAddress(dev, 2), weth.Address, "WETH9 is deployed third (nonce 2), first of the Uniswap contracts")
 	require.Equal(t, uint8(18), weth.Decimals)
-	require.Len(t, KnownTokens(1337), 3)
+
+	// The USD Coin look-alike is deployed by a second dev account (the
+	// facilitator's), at its nonce 0: its address depends on nothing the
+	// dev account does, with or without Uniswap.
+	facilitator := mustAddress("0x055696E7e2c364D6d9bDc69135cD742430f26Dd2")
+	usdc, ok := TokenBySymbol(1337, "USDC")
+	require.True(t, ok)
+	require.Equal(t, crypto.CreateAddress(facilitator, 0), usdc.Address, "USDC is the facilitator account's first deployment (nonce 0)")
+	require.Equal(t, uint8(6), usdc.Decimals)
+	require.Len(t, KnownTokens(1337), 4)
 }
 
 func TestTokenBySymbol(t *testing.T) {

@@ -21,6 +21,16 @@ const (
 	devAddressHex = "0xE40aed1eB6c2B8b39b55A809685CC93425F60D0c"
 )
 
+// The dev facilitator key is PUBLIC too: keccak256("walletgate dev facilitator"). It is a
+// second funded account of the dev chain, another party than the wallet: it deploys the dev
+// chain's USD Coin look-alike (at its nonce 0, so that token's address depends on nothing the
+// dev account does) and, in `walletgate demo`, settles x402 payments as a facilitator does.
+// Like the dev key, it signs for DevChainID only.
+const (
+	devFacilitatorSeed       = "walletgate dev facilitator"
+	devFacilitatorAddressHex = "0x055696E7e2c364D6d9bDc69135cD742430f26Dd2"
+)
+
 // DevChainID is the chain id of walletgate's embedded dev chain, the only chain the dev key
 // signs for.
 const DevChainID = 1337
@@ -39,6 +49,25 @@ var devSigner = sync.OnceValue(func() *keySigner {
 	}
 	return s
 })
+
+// DevFacilitatorAddress is the address of the public dev facilitator key (see DevFacilitator).
+var DevFacilitatorAddress = common.HexToAddress(devFacilitatorAddressHex)
+
+var devFacilitatorSigner = sync.OnceValue(func() *keySigner {
+	key, err := crypto.ToECDSA(crypto.Keccak256([]byte(devFacilitatorSeed)))
+	if err != nil {
+		panic("signer: dev facilitator key: " + err.Error())
+	}
+	s := newKeySigner(KindDev, key)
+	if s.onlyChainID == nil {
+		panic("signer: dev facilitator key derives " + s.addr.Hex() + ", want " + devFacilitatorAddressHex)
+	}
+	return s
+})
+
+// DevFacilitator returns the Signer of the public dev facilitator key: Kind KindDev, Address
+// DevFacilitatorAddress, signing for DevChainID only.
+func DevFacilitator() Signer { return devFacilitatorSigner() }
 
 // Dev returns the Signer of the public dev key, whose Kind is KindDev and Address DevAddress.
 // Its SignTx refuses every chain id but DevChainID.

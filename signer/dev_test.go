@@ -65,6 +65,15 @@ func devChainOnly(t *testing.T, s signer.Signer) {
 
 func TestDevSignerChains(t *testing.T) { devChainOnly(t, signer.Dev()) }
 
+// The dev facilitator key is public as well, and as bound to the dev chain.
+func TestDevFacilitatorSignerChains(t *testing.T) {
+	key, err := crypto.ToECDSA(crypto.Keccak256([]byte("walletgate dev facilitator")))
+	require.NoError(t, err)
+	require.Equal(t, crypto.PubkeyToAddress(key.PublicKey), signer.DevFacilitatorAddress)
+	require.Equal(t, signer.DevFacilitatorAddress, signer.DevFacilitator().Address())
+	devChainOnly(t, signer.DevFacilitator())
+}
+
 func TestWriteDevKeyFile(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "dev.key")
 	require.NoError(t, signer.WriteDevKeyFile(p))

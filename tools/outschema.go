@@ -44,7 +44,7 @@ var resultSchemas = map[string]func() json.RawMessage{
 	approveTool:        writeOutputSchema[approvePreviewResult],
 	callTool:           writeOutputSchema[callPreviewResult],
 	signTypedDataTool:  signOutputSchema[signPreviewResult, signedResult],
-	payX402Tool:        signOutputSchema[signPreviewResult, x402Result],
+	payX402Tool:        signOutputSchema[payPreviewResult, x402Result],
 }
 
 // resultSchema is tool's output schema: as generated from resultSchemas, or

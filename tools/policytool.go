@@ -52,7 +52,7 @@ type signingPolicy struct {
 	Kinds          []string `json:"kinds" jsonschema:"the typed-data kinds walletgate decodes and caps"`
 	UnknownAllowed bool     `json:"unknown_allowed" jsonschema:"the operator allows typed data of unknown kinds (WALLETGATE_ALLOW_TYPED_DATA=any): shown whole, no cap applies"`
 	MaxValidity    string   `json:"max_validity" jsonschema:"the longest a signed permit or authorization may stay valid (WALLETGATE_SIGNATURE_MAX_VALIDITY)"`
-	PayTo          []string `json:"pay_to" jsonschema:"x402 payees allowed (WALLETGATE_ALLOW_PAY_TO: addresses or hosts); empty means any payee, within the caps"`
+	PayTo          []string `json:"pay_to" jsonschema:"x402 payees allowed (WALLETGATE_ALLOW_PAY_TO): payee addresses, and host=address pins (a requirement for that host pays only that address); empty means any payee, within the caps"`
 }
 
 func (s *Server) policyTool() Tool {
@@ -94,10 +94,7 @@ func (s *Server) policyResult() policyResult {
 		Signing: signingPolicy{Kinds: []string{"EIP-2612 Permit (exposure of the token)", "EIP-3009 TransferWithAuthorization (a payment)", "EIP-3009 ReceiveWithAuthorization (a payment)"},
 			UnknownAllowed: s.cfg.AllowTypedDataAny, MaxValidity: s.cfg.SignatureValidity.String(), PayTo: []string{}},
 	}
-	for _, a := range s.cfg.AllowPayTo.Addresses {
-		r.Signing.PayTo = append(r.Signing.PayTo, a.Hex())
-	}
-	r.Signing.PayTo = append(r.Signing.PayTo, s.cfg.AllowPayTo.Hosts...)
+	r.Signing.PayTo = s.cfg.AllowPayTo.Items()
 	if r.PendingTxs == nil {
 		r.PendingTxs = []string{}
 	}

@@ -96,6 +96,7 @@ func TestBalanceAfterRealTransfers(t *testing.T) {
 		{Symbol: "USDT", Address: e.dev.Contracts.USDT.Hex(), Decimals: 6, Balance: "12.345678", Known: true},
 		{Symbol: "DAI", Address: e.dev.Contracts.DAI.Hex(), Decimals: 18, Balance: "0.001", Known: true},
 		{Symbol: "WETH", Address: "0xAb3FdEd59bC78b898549724cbD7Be930a8aa913D", Decimals: 18, Balance: "0", Known: true},
+		{Symbol: "USDC", Address: e.dev.Contracts.USDC.Hex(), Decimals: 6, Balance: "0", Known: true},
 	}, out.Tokens)
 
 	// The wallet itself: its nonce counts the three sends.

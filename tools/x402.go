@@ -2,15 +2,18 @@ package tools
 
 // wallet_pay_x402: pay for an HTTP resource under x402 v2's "exact" scheme
 // on EVM, which is an EIP-3009 TransferWithAuthorization. Rules of this
-// file: of the requirement's options only an "exact" one on this wallet's
-// chain (network eip155:<chain id>), paid by EIP-3009 (not Permit2), in an
-// asset with caps, is taken; its payee must be allowed by
-// WALLETGATE_ALLOW_PAY_TO (by address or by the resource's host) and the
-// caps apply. The authorization (a fresh random nonce, validBefore at most
-// the requirement's maxTimeoutSeconds and WALLETGATE_SIGNATURE_MAX_VALIDITY
-// ahead) goes through the same typed-data path as wallet_sign_typed_data:
-// the preview shows who is paid how much for which resource, and the
-// confirm signs exactly the previewed authorization and returns the
+// file: an option can be paid only if it is "exact" on this wallet's chain
+// (network eip155:<chain id>), paid by EIP-3009 (not Permit2), in an asset
+// with caps, to a payee WALLETGATE_ALLOW_PAY_TO allows — by address: the
+// resource URL is the paying server's own claim, so it never allows a payee
+// by itself, it can only narrow one (a host pinned to its address). Of the
+// options that can be paid the cheapest that fits the caps is taken, and the
+// preview lists the others with why not. The authorization (a fresh random
+// nonce, validBefore at most the requirement's maxTimeoutSeconds and
+// WALLETGATE_SIGNATURE_MAX_VALIDITY ahead) goes through the same typed-data
+// path as wallet_sign_typed_data: the preview shows the payee address first,
+// how much, and the resource as the paying server states it; the confirm
+// signs exactly the previewed authorization and returns the
 // PAYMENT-SIGNATURE header value.
 
 import (
@@ -23,6 +26,7 @@ import (
 	"fmt"
 	"math/big"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -31,6 +35,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/walletgate/walletgate/approval"
+	"github.com/walletgate/walletgate/caps"
 	"github.com/walletgate/walletgate/engine"
 	"github.com/walletgate/walletgate/policy"
 )
@@ -55,7 +60,9 @@ type payIntent struct {
 	accepted map[string]any // the chosen option, as received
 	resource string         // its URL, as received
 	host     string
-	digest   string // SHA-256 of the canonical requirement: what the token binds
+	option   int              // the chosen option's index in accepts
+	others   []x402OptionJSON // the other options, by index, and why not
+	digest   string           // SHA-256 of the canonical requirement: what the token binds
 }
 
 func (i payIntent) canonical(chainID uint64, from common.Address) []byte {
@@ -74,7 +81,7 @@ func (i payIntent) canonical(chainID uint64, from common.Address) []byte {
 func (s *Server) payX402Tool() Tool {
 	spec := argSpec{"payment_required": argObject, "confirm": argString}
 	in := object(map[string]any{
-		"payment_required": map[string]any{"type": "object", "description": "the x402 v2 payment requirement exactly as the resource answered it (the decoded PAYMENT-REQUIRED header, or the body of its 402 answer, or what an x402-aware tool returned): {x402Version: 2, resource: {url, …}, accepts: [{scheme, network, asset, amount, payTo, maxTimeoutSeconds, extra}]}. The exact option on this chain in a capped token is paid; the caps apply: " + s.capsHint() + " The first call only previews."},
+		"payment_required": map[string]any{"type": "object", "description": "the x402 v2 payment requirement exactly as the resource answered it (the decoded PAYMENT-REQUIRED header, or the body of its 402 answer, or what an x402-aware tool returned): {x402Version: 2, resource: {url, …}, accepts: [{scheme, network, asset, amount, payTo, maxTimeoutSeconds, extra}]}. Of the exact options on this chain in a capped token to an allowed payee, the cheapest within the caps is paid and the preview lists the others; the caps apply: " + s.capsHint() + " The first call only previews."},
 		"confirm":          str(s.confirmDescription()),
 	}, "payment_required")
 	return s.writeTool(payX402Tool, "Pay for an x402 resource",
@@ -83,8 +90,48 @@ func (s *Server) payX402Tool() Tool {
 		twoStepSign(s, payX402Tool, s.parsePay, func(i payIntent) []byte { return i.canonical(s.chainID, s.address) }, s.previewPay, s.renderPaid))
 }
 
+// Why an option of a requirement was not paid (x402OptionJSON.NotTaken).
+const (
+	x402OtherScheme  = "other_scheme"      // not "exact"
+	x402OtherNetwork = "other_network"     // not this wallet's chain
+	x402Permit2      = "permit2"           // assetTransferMethod other than eip3009: not decoded
+	x402Uncapped     = "uncapped_token"    // no cap for its asset
+	x402Invalid      = "invalid"           // malformed (its amount, payTo, extra, timeout)
+	x402PayeeNotOK   = "payee_not_allowed" // WALLETGATE_ALLOW_PAY_TO does not allow its payTo for the resource's host
+	x402OverCaps     = "over_caps"         // more than the caps leave, while a cheaper option fits
+	x402Dearer       = "dearer"            // payable, but the paid option costs less
+)
+
+// x402OptionJSON is one of a requirement's payment options as the preview
+// lists it, with why it was not the one paid.
+type x402OptionJSON struct {
+	Index      int    `json:"index" jsonschema:"its position in the requirement's accepts (0 first)"`
+	Scheme     string `json:"scheme" jsonschema:"its scheme (untrusted text)"`
+	Network    string `json:"network" jsonschema:"its network (untrusted text)"`
+	Asset      string `json:"asset" jsonschema:"its asset as given (untrusted text)"`
+	PayTo      string `json:"pay_to" jsonschema:"its payTo as given (untrusted text)"`
+	AmountBase string `json:"amount_base" jsonschema:"its amount in base units, as given (untrusted text)"`
+	Amount     string `json:"amount,omitempty" pattern:"amount" jsonschema:"its amount in the token's units, when walletgate could read it"`
+	Symbol     string `json:"symbol,omitempty" jsonschema:"the token's symbol, when walletgate could read it"`
+	NotTaken   string `json:"not_taken" enum:"other_scheme|other_network|permit2|uncapped_token|invalid|payee_not_allowed|over_caps|dearer" jsonschema:"why it was not paid: another scheme or network, Permit2, a token without a cap, malformed, a payee WALLETGATE_ALLOW_PAY_TO does not allow, over what the caps leave, or dearer than the option paid"`
+	Why        string `json:"why" jsonschema:"the same, in words"`
+}
+
+// x402Candidate is an option walletgate can pay.
+type x402Candidate struct {
+	index  int
+	opt    map[string]any
+	sign   signIntent
+	option x402OptionJSON
+}
+
 // parsePay reads the requirement, chooses the option and builds the
-// authorization it pays with.
+// authorization it pays with: of the options walletgate can pay (exact, on
+// this chain, EIP-3009, a capped token, a payee WALLETGATE_ALLOW_PAY_TO
+// allows for the resource's host), the cheapest that fits the caps; when
+// none fits, the cheapest, which the caps then refuse. Amounts in different
+// tokens compare in the tokens' units (x402 prices in dollar stablecoins);
+// a tie goes to the earlier option.
 func (s *Server) parsePay(ctx context.Context, a args) (payIntent, *Refusal) {
 	req, ok := a.object("payment_required")
 	if !ok {
@@ -106,47 +153,97 @@ func (s *Server) parsePay(ctx context.Context, a args) (payIntent, *Refusal) {
 		return in, refuse(CodeX402Invalid, "accepts must list 1 to 16 payment options. Nothing was signed.")
 	}
 	network := fmt.Sprintf("eip155:%d", s.chainID)
-	var seen []string
-	for _, o := range accepts {
+	var (
+		seen       []string
+		options    []x402OptionJSON
+		candidates []x402Candidate
+		invalid    *Refusal // the first payable-looking option's defect
+		payee      *Refusal // the first payee refused
+	)
+	for i, o := range accepts {
 		opt, _ := o.(map[string]any)
 		scheme, _ := opt["scheme"].(string)
 		netw, _ := opt["network"].(string)
 		assetRaw, _ := opt["asset"].(string)
+		payToRaw, _ := opt["payTo"].(string)
+		amountRaw, _ := opt["amount"].(string)
 		seen = append(seen, fmt.Sprintf("%s on %s in %s", inert(scheme, 32), inert(netw, 40), inert(assetRaw, 42)))
-		if scheme != "exact" || netw != network {
-			continue
-		}
+		ov := x402OptionJSON{Index: i, Scheme: inert(scheme, 32), Network: inert(netw, 40), Asset: inert(assetRaw, 42), PayTo: inert(payToRaw, 42), AmountBase: inert(amountRaw, 80)}
+		skip := func(code, why string) { ov.NotTaken, ov.Why = code, why; options = append(options, ov) }
 		extra, _ := opt["extra"].(map[string]any)
-		if m, ok := extra["assetTransferMethod"]; ok && m != "eip3009" {
-			continue // Permit2: not decoded
-		}
-		tok, err := policy.ParseAddress(assetRaw)
-		if err != nil || !s.ledger.Capped(tok) {
+		tok, tokErr := policy.ParseAddress(assetRaw)
+		switch m, given := extra["assetTransferMethod"]; {
+		case scheme != "exact":
+			skip(x402OtherScheme, "not the exact scheme")
+			continue
+		case netw != network:
+			skip(x402OtherNetwork, "not this wallet's network ("+network+")")
+			continue
+		case given && m != "eip3009":
+			skip(x402Permit2, "paid by Permit2, which walletgate does not decode")
+			continue
+		case tokErr != nil || !s.ledger.Capped(tok):
+			skip(x402Uncapped, "a token without a cap")
 			continue
 		}
-		in.accepted = opt
-		break
+		td, ref := s.x402Authorization(opt)
+		var doc typedDoc
+		if ref == nil {
+			doc, ref = s.readTypedData(td)
+		}
+		var sign signIntent
+		if ref == nil {
+			sign, ref = s.decodeSignature(ctx, doc)
+		}
+		if ref != nil {
+			if invalid == nil {
+				invalid = ref
+			}
+			skip(x402Invalid, "malformed: "+ref.Message)
+			continue
+		}
+		ov.Amount, ov.Symbol = policy.FormatAmount(sign.sig.Amount, sign.token.Decimals), shownAsset(sign.token)
+		if !s.cfg.AllowPayTo.Allows(sign.sig.Counterparty, in.host) {
+			if payee == nil {
+				payee = s.payeeRefusal(sign.sig.Counterparty, in.host)
+			}
+			skip(x402PayeeNotOK, "its payee "+sign.sig.Counterparty.Hex()+" is not allowed for "+inert(in.host, 100)+" ("+policy.EnvAllowPayTo+")")
+			continue
+		}
+		candidates = append(candidates, x402Candidate{index: i, opt: opt, sign: sign, option: ov})
 	}
-	if in.accepted == nil {
+	if len(candidates) == 0 {
+		switch {
+		case invalid != nil:
+			return in, invalid
+		case payee != nil:
+			return in, payee
+		}
 		return in, refuse(CodeX402NoOption, "none of the requirement's options is one walletgate can pay: it pays the \"exact\" scheme on this wallet's network (%s, %s) with an EIP-3009 authorization, in a token that has a cap. Offered: %s. Nothing was signed. Ask the resource for an option on %s, or the operator to cap the token (%s=<token address>=<amount>).",
 			network, s.network.Name, strings.Join(seen, "; "), network, policy.EnvCapPerTx)
 	}
-	td, ref := s.x402Authorization(in.accepted)
-	if ref != nil {
-		return in, ref
+	slices.SortStableFunc(candidates, func(a, b x402Candidate) int { return compareUnits(a.sign, b.sign) })
+	chosen := 0
+	for i, c := range candidates {
+		if s.ledger.Check(caps.Spend{c.sign.sig.Token: c.sign.sig.Amount}) == nil {
+			chosen = i
+			break
+		}
 	}
-	doc, ref := s.readTypedData(td)
-	if ref != nil {
-		return in, ref
+	for i, c := range candidates {
+		switch {
+		case i == chosen:
+			continue
+		case i < chosen || s.ledger.Check(caps.Spend{c.sign.sig.Token: c.sign.sig.Amount}) != nil:
+			c.option.NotTaken, c.option.Why = x402OverCaps, "more than the caps leave"
+		default:
+			c.option.NotTaken, c.option.Why = x402Dearer, "dearer than the option paid"
+		}
+		options = append(options, c.option)
 	}
-	in.sign, ref = s.decodeSignature(ctx, doc)
-	if ref != nil {
-		return in, ref
-	}
-	if !s.cfg.AllowPayTo.Allows(in.sign.sig.Counterparty, in.host) {
-		return in, refuse(CodeX402PayeeNotOK, "the payee %s (for %s) is not among the operator's allowed payees (%s). Nothing was signed. Ask the operator to add the host or the address to %s.",
-			in.sign.sig.Counterparty.Hex(), in.host, s.cfg.AllowPayTo, policy.EnvAllowPayTo)
-	}
+	slices.SortFunc(options, func(a, b x402OptionJSON) int { return a.Index - b.Index })
+	c := candidates[chosen]
+	in.accepted, in.sign, in.option, in.others = c.opt, c.sign, c.index, options
 	canon, err := json.Marshal(struct {
 		Resource string         `json:"resource"`
 		Accepted map[string]any `json:"accepted"`
@@ -157,6 +254,27 @@ func (s *Server) parsePay(ctx context.Context, a args) (payIntent, *Refusal) {
 	sum := sha256.Sum256(canon)
 	in.digest = hex.EncodeToString(sum[:])
 	return in, nil
+}
+
+// payeeRefusal says why payTo may not be paid for a resource at host.
+func (s *Server) payeeRefusal(payTo common.Address, host string) *Refusal {
+	if pin, ok := s.cfg.AllowPayTo.Pinned(host); ok {
+		return refuse(CodeX402PayeeNotOK, "the requirement pays %s, but the operator pinned %s to the payee %s (%s). The resource URL is written by the server asking to be paid, so a server that claims this host and names another payee is not paid. Nothing was signed. If %s is the resource's real payee, ask the operator to change its pin in %s.",
+			payTo.Hex(), inert(host, 100), pin.Hex(), policy.EnvAllowPayTo, payTo.Hex(), policy.EnvAllowPayTo)
+	}
+	return refuse(CodeX402PayeeNotOK, "the payee %s (the requirement's payTo; its resource says it is at %s) is not among the operator's allowed payees (%s). Nothing was signed. Ask the operator to add the address to %s (alone, or pinned to its host: host=%s).",
+		payTo.Hex(), inert(host, 100), s.cfg.AllowPayTo, policy.EnvAllowPayTo, payTo.Hex())
+}
+
+// compareUnits orders two payments by their amounts in their tokens' units.
+func compareUnits(a, b signIntent) int {
+	x, y := new(big.Int).Set(a.sig.Amount), new(big.Int).Set(b.sig.Amount)
+	if da, db := a.token.Decimals, b.token.Decimals; da < db {
+		x.Mul(x, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(db-da)), nil))
+	} else if db < da {
+		y.Mul(y, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(da-db)), nil))
+	}
+	return x.Cmp(y)
 }
 
 // x402Authorization builds the EIP-3009 typed data paying opt: from the
@@ -203,20 +321,39 @@ func (s *Server) x402Authorization(opt map[string]any) (map[string]any, *Refusal
 	}, nil
 }
 
+// payPreview is an x402 payment's preview: the signature's, plus whom it
+// pays (first: the address is what binds), the resource as the paying server
+// states it, and the requirement's other options.
+type payPreview struct {
+	PayTo        string           `json:"pay_to" pattern:"address" jsonschema:"the payee: the address the authorization pays (the option's payTo), which WALLETGATE_ALLOW_PAY_TO binds"`
+	Resource     string           `json:"resource" jsonschema:"the resource URL as the paying server states it: the server answering 402 writes it, and nothing checks it (untrusted text)"`
+	ResourceHost string           `json:"resource_host" jsonschema:"the host of that URL, as stated (untrusted text)"`
+	Option       int              `json:"option" jsonschema:"the index in the requirement's accepts of the option paid: the cheapest walletgate can pay within the caps"`
+	OtherOptions []x402OptionJSON `json:"other_options" jsonschema:"the requirement's other options, and why each was not paid"`
+	signPreview
+}
+
+// payPreviewResult is wallet_pay_x402's preview result.
+type payPreviewResult = previewOf[payPreview]
+
 func (s *Server) previewPay(ctx context.Context, in payIntent) (*mcp.CallToolResult, *Refusal) {
 	p, ref := s.signPlan(ctx, in.sign)
 	if ref != nil {
 		return nil, ref
 	}
-	pv := s.signPreviewOf(in.sign, p)
-	pv.Summary = fmt.Sprintf("Pay %s %s to %s for %s (host %s), authorization valid until %s, on %s (%s)",
-		pv.Amount, shownAsset(in.sign.token), pv.Counterparty, inert(in.resource, 300), inert(in.host, 100), pv.ValidUntil, pv.Network, pv.NetworkMarker)
+	pv := payPreview{PayTo: in.sign.sig.Counterparty.Hex(), Resource: inert(in.resource, 300), ResourceHost: inert(in.host, 100), Option: in.option,
+		OtherOptions: in.others, signPreview: s.signPreviewOf(in.sign, p)}
+	if pv.OtherOptions == nil {
+		pv.OtherOptions = []x402OptionJSON{}
+	}
+	pv.Summary = fmt.Sprintf("Pay %s %s to %s, for %s (as the paying server states it), authorization valid until %s, on %s (%s)",
+		pv.Amount, shownAsset(in.sign.token), pv.PayTo, pv.Resource, pv.ValidUntil, pv.Network, pv.NetworkMarker)
 	if desc, _ := in.required["resource"].(map[string]any)["description"].(string); desc != "" {
 		pv.Warnings = append(pv.Warnings, "the resource describes itself as: "+inert(desc, 200)+" (untrusted text)")
 	}
 	display := func() approval.Display {
 		d := s.display(pv.Summary, pv.previewCommon)
-		txt := pv.Amount + " " + shownAsset(in.sign.token) + " to " + pv.Counterparty + " for " + inert(in.resource, 200)
+		txt := pv.Amount + " " + shownAsset(in.sign.token) + " to " + pv.PayTo + ", for " + inert(in.resource, 200) + " (as the paying server states it)"
 		d.Amounts = []approval.Amount{{Label: "Pay", Rounded: txt, Exact: txt}}
 		return d
 	}
@@ -225,11 +362,29 @@ func (s *Server) previewPay(ctx context.Context, in payIntent) (*mcp.CallToolRes
 		var b strings.Builder
 		b.WriteString("PREVIEW — nothing has been signed or paid.\n")
 		pv.networkLine(&b)
-		fmt.Fprintf(&b, "Resource:  %s (host %s)\n", inert(in.resource, 300), inert(in.host, 100))
-		signPreviewText(&b, pv)
+		fmt.Fprintf(&b, "Pay to:    %s (the payee address, the option's payTo: the authorization pays this address)\n", pv.PayTo)
+		fmt.Fprintf(&b, "Resource:  %s (as the paying server states it; host %s)\n", pv.Resource, pv.ResourceHost)
+		x402OptionsText(&b, in, pv)
+		signPreviewText(&b, pv.signPreview)
 		s.previewTail(&b, pv.previewCommon, r.ExpiresAt, payX402Tool, c)
 		return r, b.String()
 	})
+}
+
+// x402OptionsText lists the option paid and the others.
+func x402OptionsText(b *strings.Builder, in payIntent, pv payPreview) {
+	n := len(pv.OtherOptions) + 1
+	if n == 1 {
+		return
+	}
+	fmt.Fprintf(b, "Options:   paying option %d of %d (%s %s), the cheapest walletgate can pay within the caps; the others:\n", pv.Option+1, n, pv.Amount, shownAsset(in.sign.token))
+	for _, o := range pv.OtherOptions {
+		price := o.AmountBase + " base units of " + o.Asset
+		if o.Amount != "" {
+			price = o.Amount + " " + o.Symbol
+		}
+		fmt.Fprintf(b, "  %d. %s to %s (%s on %s): not paid, %s\n", o.Index+1, price, o.PayTo, o.Scheme, o.Network, o.Why)
+	}
 }
 
 // x402Authorization is the authorization of an exact EVM payload, as

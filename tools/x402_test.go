@@ -85,7 +85,8 @@ func TestX402PaysExactlyThePriceAndTheSessionCapHolds(t *testing.T) {
 
 	text := resultText(e.call("wallet_pay_x402", mustJSON(map[string]any{"payment_required": req})))
 	require.Contains(t, text, "Pay 45 USDC")
-	require.Contains(t, text, "http://127.0.0.1:4021/weather (host 127.0.0.1:4021)")
+	require.Contains(t, text, "Pay to:    "+payee.Hex())
+	require.Contains(t, text, "http://127.0.0.1:4021/weather (as the paying server states it; host 127.0.0.1:4021)")
 
 	pl := e.pay(req)
 	require.Equal(t, 2, pl.X402Version)
@@ -105,9 +106,10 @@ func TestX402PaysExactlyThePriceAndTheSessionCapHolds(t *testing.T) {
 
 func TestX402Refusals(t *testing.T) {
 	e := newSigEnv(t, func(d *tools.Deps) {
-		d.Config.AllowPayTo = policy.PayeesAllowed{Hosts: []string{"127.0.0.1:4021"}}
+		d.Config.AllowPayTo = policy.PayeesAllowed{Pins: []policy.HostPin{{Host: "127.0.0.1:4021", PayTo: common.HexToAddress("0x00000000000000000000000000000000000000b2")}}}
 	})
 	payee := common.HexToAddress("0x00000000000000000000000000000000000000b2")
+	claimant := common.HexToAddress("0x00000000000000000000000000000000000000b3")
 	otherChain := e.requirement(payee, usdc(1), "eip155:8453")
 	uncapped := e.requirement(payee, usdc(1), "eip155:1337")
 	uncapped["accepts"].([]any)[0].(map[string]any)["asset"] = "0x00000000000000000000000000000000000000c1"
@@ -117,7 +119,8 @@ func TestX402Refusals(t *testing.T) {
 	permit2["accepts"].([]any)[0].(map[string]any)["extra"].(map[string]any)["assetTransferMethod"] = "permit2"
 	v1 := e.requirement(payee, usdc(1), "eip155:1337")
 	v1["x402Version"] = 1
-	otherHost := e.requirement(payee, usdc(1), "eip155:1337")
+	claimsPinnedHost := e.requirement(claimant, usdc(1), "eip155:1337")
+	otherHost := e.requirement(claimant, usdc(1), "eip155:1337")
 	otherHost["resource"].(map[string]any)["url"] = "https://evil.example/pay"
 	tooMuch := e.requirement(payee, usdc(51), "eip155:1337")
 	for _, tc := range []struct {
@@ -130,7 +133,8 @@ func TestX402Refusals(t *testing.T) {
 		{"an unknown scheme", unknownScheme, tools.CodeX402NoOption},
 		{"Permit2", permit2, tools.CodeX402NoOption},
 		{"x402 v1", v1, tools.CodeX402Invalid},
-		{"a host not allowed", otherHost, tools.CodeX402PayeeNotOK},
+		{"another payee for a pinned host", claimsPinnedHost, tools.CodeX402PayeeNotOK},
+		{"a payee not allowed, for another host", otherHost, tools.CodeX402PayeeNotOK},
 		{"over the per-payment cap", tooMuch, "CAP_EXCEEDED"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,7 +1,9 @@
 // Package devnet runs walletgate's embedded dev chain: an in-process
 // go-ethereum node (chain id 1337) whose simulated beacon mines a block as soon
 // as a transaction arrives, with a funded dev account and the test tokens
-// deployed from their compiled bytecode.
+// deployed from their compiled bytecode: a USDT look-alike, a DAI-like
+// 18-decimal token and a USD Coin look-alike with EIP-2612 permits and
+// EIP-3009 transfer authorizations.
 //
 // When Uniswap's npm artifacts are installed (`cd testdata && npm ci`), it
 // also deploys Uniswap v3 (WETH9, factory, position manager, QuoterV2,
@@ -58,8 +60,12 @@ var (
 	DevETH  = new(big.Int).Mul(big.NewInt(10_000), Ether)
 	DevUSDT = new(big.Int).Mul(big.NewInt(1_000_000), big.NewInt(1_000_000)) // 1,000,000 USDT, 6 decimals
 	DevDAI  = new(big.Int).Mul(big.NewInt(1_000_000), Ether)                 // 1,000,000 DAI, 18 decimals
-	feeCap  = new(big.Int).Mul(big.NewInt(20), big.NewInt(params.GWei))      // deploy fee cap
-	tipCap  = big.NewInt(params.GWei)                                        // deploy tip
+	DevUSDC = new(big.Int).Mul(big.NewInt(1_000_000), big.NewInt(1_000_000)) // 1,000,000 USDC, 6 decimals
+	// FacilitatorETH is what the dev facilitator account (signer.DevFacilitator) holds at genesis:
+	// enough to deploy the USDC look-alike and settle payments.
+	FacilitatorETH = new(big.Int).Mul(big.NewInt(1_000), Ether)
+	feeCap         = new(big.Int).Mul(big.NewInt(20), big.NewInt(params.GWei)) // deploy fee cap
+	tipCap         = big.NewInt(params.GWei)                                   // deploy tip
 )
 
 // Contracts are the addresses of what the dev chain deploys at start. They
@@ -69,10 +75,24 @@ type Contracts struct {
 	USDT common.Address // TetherLike: 6 decimals, mainnet-USDT quirks
 	DAI  common.Address // TestToken: 18 decimals, standard
 
+	// USDC is a USD Coin look-alike (PermitToken: 6 decimals, EIP-2612
+	// permits, EIP-3009 transfer authorizations, EIP-712 domain name
+	// USDCName and version USDCVersion as real USDC has them), deployed
+	// last, by the dev facilitator account at its nonce 0: its address
+	// depends on nothing the dev account deploys (Uniswap or not), and the
+	// fixed addresses above do not move. The dev account holds DevUSDC.
+	USDC common.Address
+
 	// Uniswap is the Uniswap v3 deployment, deployed right after the tokens
 	// (nonces 2 to 6), or nil when its npm artifacts were not found.
 	Uniswap *Uniswap
 }
+
+// The EIP-712 domain of the dev USDC: the name and version real USDC (FiatTokenV2) uses.
+const (
+	USDCName    = "USD Coin"
+	USDCVersion = "2"
+)
 
 // Options configure a dev chain.
 type Options struct {
@@ -160,7 +180,7 @@ func Start(ctx context.Context, opts Options) (*Devnet, error) {
 	}
 
 	alloc := core.SystemContractAllocs()
-	maps.Copy(alloc, types.GenesisAlloc{signer.DevAddress: {Balance: DevETH}})
+	maps.Copy(alloc, types.GenesisAlloc{signer.DevAddress: {Balance: DevETH}, signer.DevFacilitatorAddress: {Balance: FacilitatorETH}})
 	// Every start is a new chain, and its genesis says so: 32 random bytes
 	// of extra data make its hash this chain's own, so that a walletgate
 	// whose journal belongs to an earlier dev chain (same id, same key)
@@ -220,6 +240,10 @@ func Start(ctx context.Context, opts Options) (*Devnet, error) {
 		d.Close()
 		return nil, err
 	}
+	if err := d.deployUSDC(ctx); err != nil {
+		d.Close()
+		return nil, err
+	}
 	return d, nil
 }
 
@@ -254,9 +278,41 @@ func (d *Devnet) deploy(ctx context.Context) error {
 	return nil
 }
 
+// deployUSDC deploys the USD Coin look-alike from the dev facilitator
+// account (its nonce 0) and mints DevUSDC of it to the dev account.
+func (d *Devnet) deployUSDC(ctx context.Context) error {
+	f := signer.DevFacilitator()
+	usdc, err := d.DeployAs(ctx, f, "PermitToken", USDCName, "USDC", USDCVersion, uint8(6), new(big.Int))
+	if err != nil {
+		return err
+	}
+	abiJSON, _, err := testdata.Contract("PermitToken")
+	if err != nil {
+		return fmt.Errorf("dev chain: %w", err)
+	}
+	parsed, err := abi.JSON(strings.NewReader(abiJSON))
+	if err != nil {
+		return fmt.Errorf("dev chain: PermitToken abi: %w", err)
+	}
+	mint, err := parsed.Pack("mint", signer.DevAddress, DevUSDC)
+	if err != nil {
+		return fmt.Errorf("dev chain: USDC mint: %w", err)
+	}
+	if _, err := d.SendAs(ctx, f, &usdc, nil, mint, 500_000); err != nil {
+		return fmt.Errorf("dev chain: USDC mint: %w", err)
+	}
+	d.Contracts.USDC = usdc
+	return nil
+}
+
 // Deploy deploys a compiled test contract from the dev account with the
 // given constructor arguments and waits for it to be mined.
 func (d *Devnet) Deploy(ctx context.Context, name string, args ...any) (common.Address, error) {
+	return d.DeployAs(ctx, signer.Dev(), name, args...)
+}
+
+// DeployAs is Deploy from another account.
+func (d *Devnet) DeployAs(ctx context.Context, s signer.Signer, name string, args ...any) (common.Address, error) {
 	abiJSON, code, err := testdata.Contract(name)
 	if err != nil {
 		return common.Address{}, fmt.Errorf("dev chain: %w", err)
@@ -269,7 +325,7 @@ func (d *Devnet) Deploy(ctx context.Context, name string, args ...any) (common.A
 	if err != nil {
 		return common.Address{}, fmt.Errorf("dev chain: %s constructor: %w", name, err)
 	}
-	rcpt, err := d.SendAsDev(ctx, nil, nil, append(append([]byte{}, code...), ctor...), 5_000_000)
+	rcpt, err := d.SendAs(ctx, s, nil, nil, append(append([]byte{}, code...), ctor...), 5_000_000)
 	if err != nil {
 		return common.Address{}, fmt.Errorf("dev chain: deploy %s: %w", name, err)
 	}

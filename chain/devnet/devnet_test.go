@@ -3,15 +3,20 @@ package devnet_test
 import (
 	"context"
 	"math/big"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/ethereum/go-ethereum"
+	"github.com/ethereum/go-ethereum/accounts/abi"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/stretchr/testify/require"
 
 	"github.com/walletgate/walletgate/chain/devnet"
+	"github.com/walletgate/walletgate/policy"
 	"github.com/walletgate/walletgate/signer"
+	"github.com/walletgate/walletgate/testdata"
 )
 
 func TestStartDeploysTokensAtFixedAddresses(t *testing.T) {
@@ -31,6 +36,46 @@ func TestStartDeploysTokensAtFixedAddresses(t *testing.T) {
 	require.NoError(t, err)
 	require.NotEmpty(t, code)
 	require.Equal(t, signer.DevAddress, common.HexToAddress("0xE40aed1eB6c2B8b39b55A809685CC93425F60D0c"))
+}
+
+// The dev chain's USD Coin look-alike: the name and version real USDC's
+// EIP-712 domain uses, 6 decimals, EIP-2612 and EIP-3009, the dev account
+// holding DevUSDC of it, at the address policy's known-token table lists.
+func TestStartDeploysAUSDCLikeToken(t *testing.T) {
+	ctx := context.Background()
+	d, err := devnet.Start(ctx, devnet.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { d.Close() })
+
+	known, ok := policy.TokenBySymbol(devnet.ChainID, "USDC")
+	require.True(t, ok)
+	require.Equal(t, known.Address, d.Contracts.USDC)
+	abiJSON, _, err := testdata.Contract("PermitToken")
+	require.NoError(t, err)
+	parsed, err := abi.JSON(strings.NewReader(abiJSON))
+	require.NoError(t, err)
+	read := func(method string, args ...any) []any {
+		data, err := parsed.Pack(method, args...)
+		require.NoError(t, err)
+		out, err := d.Client().CallContract(ctx, ethereum.CallMsg{To: &d.Contracts.USDC, Data: data}, nil)
+		require.NoError(t, err)
+		vals, err := parsed.Unpack(method, out)
+		require.NoError(t, err)
+		return vals
+	}
+	require.Equal(t, "USD Coin", read("name")[0])
+	require.Equal(t, "2", read("version")[0])
+	require.Equal(t, "USDC", read("symbol")[0])
+	require.Equal(t, uint8(6), read("decimals")[0])
+	require.Equal(t, devnet.DevUSDC, read("balanceOf", signer.DevAddress)[0])
+	require.Equal(t, uint64(2), mustNonce(t, d, signer.DevFacilitatorAddress), "the facilitator deployed it and minted the dev account's USDC")
+}
+
+func mustNonce(t *testing.T, d *devnet.Devnet, a common.Address) uint64 {
+	t.Helper()
+	n, err := d.Client().NonceAt(context.Background(), a, nil)
+	require.NoError(t, err)
+	return n
 }
 
 func TestHTTPOnlyOnLoopback(t *testing.T) {

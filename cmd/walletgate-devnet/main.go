@@ -154,7 +154,7 @@ func cmdServe(argv []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		ChainID:    devnet.ChainID,
 		DevAccount: signer.DevAddress.Hex(),
 		KeyFile:    path,
-		Contracts:  map[string]string{"USDT": d.Contracts.USDT.Hex(), "DAI": d.Contracts.DAI.Hex()},
+		Contracts:  map[string]string{"USDT": d.Contracts.USDT.Hex(), "DAI": d.Contracts.DAI.Hex(), "USDC": d.Contracts.USDC.Hex()},
 		Swaps:      "on",
 	}
 	if u := d.Contracts.Uniswap; u != nil {

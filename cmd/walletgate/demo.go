@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
 	"strings"
@@ -36,11 +37,25 @@ func cmdDemo(argv []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// The x402 resource's listener comes first, so that its host can be
+	// pinned to its payee as an operator would (WALLETGATE_ALLOW_PAY_TO).
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
+	cfg.AllowPayTo = policy.PayeesAllowed{Pins: []policy.HostPin{{Host: ln.Addr().String(), PayTo: demoPayee}}}
 	deps, _, _, cleanup, err := wire(ctx, cfg, true, nil, slog.New(slog.DiscardHandler), nil, common.Hash{})
 	defer cleanup()
 	if err != nil {
 		return err
 	}
+	party, err := newDemoParty(deps.Chain)
+	if err != nil {
+		return err
+	}
+	resource := serveDemoResource(ln, party)
+	defer resource.close()
 	ms := tools.NewMCPServer(deps)
 	mc, err := client.NewInProcessClient(ms)
 	if err != nil {
@@ -104,6 +119,8 @@ func cmdDemo(argv []string, stdout, stderr io.Writer) error {
 		swap["confirm"] = token
 		p.call("Confirmed: both transactions are sent in order and the output is verified", "wallet_swap", swap)
 	}
+	p.demoPermit(party)
+	p.demoX402(resource)
 	p.call("More than the per-transaction cap is refused at preview", "wallet_send", map[string]any{"to": to, "amount": "150", "asset": "USDT"})
 	p.call("An amount as a JSON number is refused", "wallet_send", map[string]any{"to": to, "amount": 25, "asset": "USDT"})
 	p.call("A mistyped address checksum is refused", "wallet_send", map[string]any{"to": "0x00000000000000000000000000000000000D3e30", "amount": "1", "asset": "USDT"})

@@ -216,7 +216,7 @@ func wire(ctx context.Context, cfg policy.Config, dev bool, n *node, logger *slo
 		undo = append(undo, d.Close, c.Close)
 		deps = tools.Deps{Chain: c, Signer: signer.Dev(), Address: signer.DevAddress, SwapsOff: d.SwapsOff()}
 		logger.Info("embedded dev chain started", "chain_id", devChainID, "rpc", d.Info.RPC, "devnet_pid", d.cmd.Process.Pid, "dev_account", signer.DevAddress.Hex(),
-			"USDT", d.Info.Contracts["USDT"], "DAI", d.Info.Contracts["DAI"])
+			"USDT", d.Info.Contracts["USDT"], "DAI", d.Info.Contracts["DAI"], "USDC", d.Info.Contracts["USDC"])
 		if deps.SwapsOff != "" {
 			logger.Warn(deps.SwapsOff)
 		}

@@ -113,7 +113,7 @@ test('an x402 resource is paid through walletgate and settled on the dev chain',
     env: { ...childEnv, WALLETGATE_RPC: devnet.info.rpc, WALLETGATE_CHAIN_ID: '1337', WALLETGATE_KEY_FILE: devnet.info.key_file,
       WALLETGATE_STATE_DIR: fs.mkdtempSync(path.join(process.env.TMPDIR ?? '/tmp', 'wg-x402-')),
       WALLETGATE_CAP_PER_TX: `ETH=1,${token}=1`, WALLETGATE_CAP_PER_SESSION: `ETH=1,${token}=1.5`, WALLETGATE_CAP_PER_DAY: `ETH=1,${token}=10`,
-      WALLETGATE_ALLOW_PAY_TO: `127.0.0.1:${server.address().port}` },
+      WALLETGATE_ALLOW_PAY_TO: `127.0.0.1:${server.address().port}=${payee}` },
   }));
   t.after(() => mcp.close());
   const call = (name, args) => mcp.callTool({ name, arguments: args }, undefined, { timeout: 30_000 });
@@ -130,7 +130,8 @@ test('an x402 resource is paid through walletgate and settled on the dev chain',
   const preview = await call('wallet_pay_x402', { payment_required: required });
   assert.notEqual(preview.isError, true, text(preview));
   assert.equal(preview.structuredContent.status, 'confirmation_required');
-  assert.match(text(preview), new RegExp(`Pay 1 USDC .* to ${payee} for ${url.replace(/[.]/g, '\\.')}`));
+  assert.match(text(preview), new RegExp(`Pay 1 USDC .* to ${payee}, for ${url.replace(/[.]/g, '\\.')} \\(as the paying server states it\\)`));
+  assert.equal(preview.structuredContent.preview.pay_to, payee);
   const before = await balanceOf(payee);
   const paid = await call('wallet_pay_x402', { payment_required: required, confirm: preview.structuredContent.confirm_token });
   assert.notEqual(paid.isError, true, text(paid));
