@@ -99,7 +99,7 @@ func TestDayCapSurvivesARestart(t *testing.T) {
 	// A new process on the same state: a fresh session, the same day.
 	second := serverOn(t, d, withJournal(t, dir, "second", "ETH=10,USDT=100,DAI=1000,WETH=10"))
 	text := second.refused("wallet_send", mustJSON(map[string]any{"to": to.Hex(), "amount": "20.000001", "asset": "USDT"}), "CAP_EXCEEDED")
-	require.Contains(t, text, "per day cap for USDT is 100 USDT and 80 USDT is already used")
+	require.Contains(t, text, "the cap is 100 USDT, 80 USDT is already used (settled or reserved), so 20 USDT is left. At most 20 USDT fits now")
 	second.preview("wallet_send", map[string]any{"to": to.Hex(), "amount": "20", "asset": "USDT"})
 }
 
