@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/big"
+	"strings"
 	"sync"
 	"time"
 
@@ -262,6 +263,10 @@ func (e *Engine) LedgerUnavailable(cause error) *Refusal {
 	if cause == nil {
 		cause = e.recErr
 	}
+	var me *caps.MismatchError
+	if errors.As(cause, &me) {
+		return e.capsDiffer(me)
+	}
 	var ue *journal.UnavailableError
 	if errors.As(cause, &ue) {
 		return Refuse(caps.CodeNoLedger, "the spend journal cannot be used: %s. Writes are refused until this is fixed; reads keep working. Nothing was signed or sent. What to do: %s", ue.Reason, ue.Fix).
@@ -272,6 +277,31 @@ func (e *Engine) LedgerUnavailable(cause error) *Refusal {
 			Because("the spend journal cannot be used (%s). Writes are refused until the operator acts (check WALLETGATE_STATE_DIR; run walletgate audit verify); reads keep working.", cause)
 	}
 	return Refuse(caps.CodeNoLedger, "no spend caps are in force, so walletgate refuses every write. Nothing was signed or sent. The operator sets them with WALLETGATE_CAP_PER_TX, _PER_SESSION and _PER_DAY.")
+}
+
+// capsDiffer refuses a write on a host whose caps differ from the caps in
+// force for the wallet in the shared state, listing the difference.
+func (e *Engine) capsDiffer(me *caps.MismatchError) *Refusal {
+	var parts []string
+	if me.Unreadable {
+		parts = append(parts, "the caps stored there cannot be read by this walletgate")
+	}
+	for _, d := range me.Diffs {
+		as := e.asset(d.Asset)
+		unit := func(v *big.Int) string {
+			if v == nil {
+				return "unlimited"
+			}
+			return caps.FormatLimit(v, d.Decimals) + " " + as.Marked()
+		}
+		parts = append(parts, fmt.Sprintf("%s %s: %s there, %s here (%s)", d.Window, as.Marked(), unit(d.Theirs), unit(d.Ours), windowVar(d.Window)))
+	}
+	if me.Uncapped {
+		parts = append(parts, fmt.Sprintf("%s: %v there, %v here", policy.EnvAllowUncappedTokens, me.TheirsUncapped, !me.TheirsUncapped))
+	}
+	diff := strings.Join(parts, "; ")
+	return Refuse(caps.CodeCapsDiffer, "this host's caps differ from the caps in force for this wallet in the shared state %s, which every host on the wallet enforces: %s. Writes are refused on this host until its caps match; reads keep working. Nothing was signed or sent. Caps are the operator's: give every host the same caps (README: Shared state in PostgreSQL).", me.Where, diff).
+		Because("this host's caps differ from the caps in force for this wallet in the shared state %s: %s", me.Where, diff)
 }
 
 func windowVar(w caps.Window) string {

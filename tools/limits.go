@@ -85,6 +85,20 @@ func ResolveCaps(ctx context.Context, c *chain.Client, cfg policy.Config, defaul
 	return out, nil
 }
 
+// Canonical is the canonical form of these caps with allowUncapped
+// (caps.Canonical): what hosts sharing one wallet compare.
+func (c Caps) Canonical(allowUncapped bool) string {
+	return caps.Canonical(c.Limits, allowUncapped, func(a common.Address) uint8 {
+		if as, ok := c.assets[a]; ok {
+			return as.Decimals
+		}
+		if a == policy.NativeAsset {
+			return ethAsset.Decimals
+		}
+		return 0
+	})
+}
+
 // capsRefusal renders a caps error in human units.
 func (s *Server) capsRefusal(err error) *Refusal { return s.engine.CapsRefusal(err) }
 
