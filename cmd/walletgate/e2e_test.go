@@ -558,7 +558,7 @@ func TestStartupRefusals(t *testing.T) {
 		// per-transaction list without the assets of the dev defaults.
 		{"cap in one window", []string{"WALLETGATE_CAP_PER_TX=USDT=25"}, []string{"--dev"}, []string{
 			"ETH is in WALLETGATE_CAP_PER_SESSION and WALLETGATE_CAP_PER_DAY but missing from WALLETGATE_CAP_PER_TX",
-			"WALLETGATE_CAP_PER_TX=USDT=25,ETH=<amount>,DAI=<amount>,WETH=<amount>", "DAI=unlimited"}},
+			"WALLETGATE_CAP_PER_TX=USDT=25,ETH=<amount>,", "USDC=<amount>", "=unlimited in a window that should not limit it"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
