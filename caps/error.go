@@ -46,6 +46,11 @@ type Error struct {
 	Remaining *big.Int
 	// Requested is what this spend asked for of Asset.
 	Requested *big.Int
+	// Fits is the most of Asset a spend could ask for now and pass every
+	// window: the least left in any window that caps Asset (for PerTx, its
+	// cap). For ETH it counts the network fee too: the value that fits is
+	// Fits minus the request's max fee. CodeExceeded only.
+	Fits *big.Int
 	// Cause is why the ledger is unavailable (CodeNoLedger from a DayStore).
 	Cause error
 }

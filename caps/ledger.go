@@ -374,11 +374,32 @@ func (l *Ledger) checkCapsLocked(want Spend, day Spend) error {
 					Used:      new(big.Int).Set(used),
 					Remaining: remaining(limit, used),
 					Requested: new(big.Int).Set(req),
+					Fits:      l.fitsLocked(a, day),
 				}
 			}
 		}
 	}
 	return nil
+}
+
+// fitsLocked is the most of asset one spend could ask for now and pass
+// every window that caps it: the least remaining among them.
+func (l *Ledger) fitsLocked(asset common.Address, day Spend) *big.Int {
+	var fits *big.Int
+	for _, w := range windows {
+		limit, ok := l.limits.window(w)[asset]
+		if !ok {
+			continue
+		}
+		r := remaining(limit, l.usedLocked(w, asset, day))
+		if fits == nil || r.Cmp(fits) < 0 {
+			fits = r
+		}
+	}
+	if fits == nil { // not reached: an exceeded asset has a cap
+		fits = new(big.Int)
+	}
+	return fits
 }
 
 // recordLocked adds the signed change s, dated at, to the session and day

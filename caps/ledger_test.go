@@ -335,3 +335,39 @@ func TestRollingDayKeepsEachSpendsMoment(t *testing.T) {
 	clock.advance(12 * time.Hour) // both gone
 	requireUsed(t, l, eth, 80, 0)
 }
+
+// A refusal says the most that fits now: the least left in any window of the
+// asset, whichever window refused; exactly that much then passes, and one
+// base unit more does not.
+func TestExceededSaysWhatFits(t *testing.T) {
+	tests := []struct {
+		name    string
+		limits  Limits
+		prior   int
+		request int
+		window  Window
+		fits    int64
+	}{
+		{"the day is tightest", Limits{PerTx: capsOf(usdc, 50), PerSession: capsOf(usdc, 100), PerDay: capsOf(usdc, 80)}, 40, 41, PerDay, 40},
+		{"per tx refuses, the session is tighter", Limits{PerTx: capsOf(usdc, 10), PerSession: capsOf(usdc, 5)}, 0, 11, PerTx, 5},
+		{"per tx refuses and is tightest", Limits{PerTx: capsOf(usdc, 10), PerSession: capsOf(usdc, 100), PerDay: capsOf(usdc, 100)}, 30, 11, PerTx, 10},
+		{"a window used up", Limits{PerTx: capsOf(usdc, 10), PerDay: capsOf(usdc, 30)}, 30, 1, PerDay, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l := NewLedger(tt.limits, false, newFakeClock().now)
+			for left := tt.prior; left > 0; left -= 10 {
+				_, err := l.Reserve(spendOf(usdc, min(left, 10)))
+				require.NoError(t, err, "prior spend")
+			}
+			ce := requireCode(t, l.Check(spendOf(usdc, tt.request)), CodeExceeded)
+			require.Equal(t, tt.window, ce.Window)
+			require.NotNil(t, ce.Fits)
+			require.Equal(t, tt.fits, ce.Fits.Int64())
+			if tt.fits > 0 {
+				require.NoError(t, l.Check(spendOf(usdc, int(tt.fits))), "exactly what fits passes")
+			}
+			requireCode(t, l.Check(spendOf(usdc, int(tt.fits)+1)), CodeExceeded)
+		})
+	}
+}

@@ -62,7 +62,7 @@ func (e *Engine) Build(ctx context.Context, call chain.Call, codeOf common.Addre
 	}
 	spend := spendOf(call)
 	if err := e.ledger.Check(spend); err != nil {
-		return Built{}, e.CapsRefusal(err)
+		return Built{}, e.capsRefusal(err, new(big.Int).Mul(new(big.Int).SetUint64(call.Gas), call.MaxFee))
 	}
 	return Built{Call: call, State: st, Ret: ret, Spend: spend, Code: code}, nil
 }
@@ -111,7 +111,7 @@ func (e *Engine) BuildLegs(ctx context.Context, p *Plan, st chain.SendState, spe
 			ETH.Format(st.ETH), ETH.Format(p.MaxCost()))
 	}
 	if err := e.ledger.Check(spendOf(p.Legs)); err != nil {
-		return nil, e.CapsRefusal(err)
+		return nil, e.capsRefusal(err, p.Fee())
 	}
 	return res[len(res)-1].Return, nil
 }
@@ -153,7 +153,7 @@ func (e *Engine) BuildTraced(ctx context.Context, p *Plan) (chain.SendState, *Re
 	spend := ch.Spend()
 	spend[policy.NativeAsset] = p.MaxCost()
 	if err := e.ledger.Check(spend); err != nil {
-		return st, e.CapsRefusal(err)
+		return st, e.capsRefusal(err, p.Fee())
 	}
 	p.Traced, p.Spend = &ch, spend
 	return st, nil

@@ -72,7 +72,7 @@ func (e *Engine) Confirm(ctx context.Context, ask Asker, confirm, tool string, c
 	}
 	// Reserve the caps with the first transaction's nonce, atomically
 	// across processes.
-	res, nonce, ref := e.reserve(p.Spend, st.Nonce, confirmedBy(ask))
+	res, nonce, ref := e.reserve(p.Spend, p.Fee(), st.Nonce, confirmedBy(ask))
 	if ref != nil {
 		return nil, ref
 	}

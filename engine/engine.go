@@ -2,8 +2,10 @@ package engine
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"math/big"
+	"strings"
 	"sync"
 	"time"
 
@@ -183,8 +185,20 @@ func (e *Engine) Record(kind string, data any) error {
 	return err
 }
 
-// CapsRefusal renders a caps error in the asset's units.
-func (e *Engine) CapsRefusal(err error) *Refusal {
+// CapsRefusal renders a caps error in the asset's units, for a request
+// whose network fee is not part of what it asks (a signature).
+func (e *Engine) CapsRefusal(err error) *Refusal { return e.capsRefusal(err, nil) }
+
+// capsRefusal renders a caps error in the asset's units. fee is the
+// request's max network fee in ETH (nil: none): what of an ETH cap the fee
+// takes, so that the ETH value that fits is the caps' Fits minus it.
+//
+// A CAP_EXCEEDED says which cap refused, what the request needs, the most
+// that fits now (in every window, fees included) and that caps are the
+// operator's. It never coaches: no "split it", no way around a cap — a cap
+// per transaction bounds each write, and splitting a refused payment is
+// the user's and the operator's call, not the assistant's.
+func (e *Engine) capsRefusal(err error, fee *big.Int) *Refusal {
 	var ce *caps.Error
 	if !errors.As(err, &ce) {
 		return Refuse(caps.CodeNoLedger, "the spend ledger is unavailable (%s); no write can proceed. Nothing was signed or sent.", err)
@@ -196,21 +210,51 @@ func (e *Engine) CapsRefusal(err error) *Refusal {
 	amt := func(v *big.Int) string { return as.Format(v) + " " + as.Marked() }
 	switch ce.Code {
 	case caps.CodeExceeded:
-		fee := ""
-		if as.Native {
-			fee = " (ETH spend counts the value plus the maximum network fee: gas limit × max fee per gas)"
+		if !as.Native || (fee != nil && fee.Sign() <= 0) {
+			fee = nil
 		}
-		if ce.Window == caps.PerTx {
-			return Refuse(ce.Code, "this needs %s%s, but the per transaction cap for %s is %s. Nothing was signed or sent. Ask for less, or split it into smaller transactions within the session cap; the operator sets %s.",
-				amt(ce.Requested), fee, as.Marked(), amt(ce.Limit), policy.EnvCapPerTx)
+		needs := amt(ce.Requested)
+		if fee != nil {
+			value := new(big.Int).Sub(ce.Requested, fee)
+			if value.Sign() > 0 {
+				needs = fmt.Sprintf("up to %s (%s plus a max network fee of %s)", amt(ce.Requested), amt(value), amt(fee))
+			} else {
+				needs = fmt.Sprintf("up to %s for its max network fee", amt(ce.Requested))
+			}
+		} else if as.Native {
+			needs += " (ETH spend counts the value plus the max network fee)"
 		}
-		return Refuse(ce.Code, "this needs %s%s, but the %s cap for %s is %s and %s is already used, so %s remain. Nothing was signed or sent. Ask for at most the remaining amount; the operator sets %s.",
-			amt(ce.Requested), fee, ce.Window, as.Marked(), amt(ce.Limit), amt(ce.Used), amt(ce.Remaining), windowVar(ce.Window))
+		which := fmt.Sprintf("more than its %s cap of %s", ce.Window, amt(ce.Limit))
+		if ce.Window != caps.PerTx {
+			which = fmt.Sprintf("more than its %s cap leaves: the cap is %s, %s is already used (settled or reserved), so %s is left", ce.Window, amt(ce.Limit), amt(ce.Used), amt(ce.Remaining))
+		}
+		return Refuse(ce.Code, "this needs %s, %s. %s Nothing was signed or sent. Caps are the operator's limits (%s); only the operator changes them: tell the user what was refused.",
+			needs, which, fitsSentence(ce, fee, amt), windowVar(ce.Window))
 	case caps.CodeUncapped:
-		return Refuse(ce.Code, "%s (%s) has no spend cap configured, and walletgate refuses to spend an asset without a cap. Nothing was signed or sent. The operator can add one, e.g. %s=%s=<amount>, or allow uncapped tokens with %s=true.",
-			as.Marked(), as.Address.Hex(), policy.EnvCapPerTx, capKey(as), policy.EnvAllowUncappedTokens)
+		return Refuse(ce.Code, "%s (%s) has no spend cap configured, and walletgate refuses to spend an asset without a cap. Nothing was signed or sent. The operator can add one in every window (%s, %s and %s, e.g. %s=<amount>), or allow uncapped tokens with %s=true.",
+			as.Marked(), as.Address.Hex(), policy.EnvCapPerTx, policy.EnvCapPerSession, policy.EnvCapPerDay, capKey(as), policy.EnvAllowUncappedTokens)
 	}
 	return Refuse(ce.Code, "%s. Nothing was signed or sent.", ce.Error())
+}
+
+// fitsSentence says the most of the refused asset that fits now, in every
+// window; for ETH with a fee, the value that fits beside the fee.
+func fitsSentence(ce *caps.Error, fee *big.Int, amt func(*big.Int) string) string {
+	fits := ce.Fits
+	if fits == nil { // an error built elsewhere: what its window leaves
+		fits = ce.Remaining
+	}
+	if fee == nil {
+		if fits.Sign() == 0 {
+			return "Nothing of it fits now: one of its cap windows is used up."
+		}
+		return fmt.Sprintf("At most %s fits now (the least left in any of its cap windows).", amt(fits))
+	}
+	value := new(big.Int).Sub(fits, fee)
+	if value.Sign() <= 0 {
+		return fmt.Sprintf("No ETH value fits now: the max network fee of this write alone (%s) takes all that the ETH caps leave (%s).", amt(fee), amt(fits))
+	}
+	return fmt.Sprintf("At most %s fits now (the max network fee of this write, %s, counts too).", amt(value), amt(fee))
 }
 
 // LedgerUnavailable refuses a write because the journal cannot be trusted
@@ -218,6 +262,10 @@ func (e *Engine) CapsRefusal(err error) *Refusal {
 func (e *Engine) LedgerUnavailable(cause error) *Refusal {
 	if cause == nil {
 		cause = e.recErr
+	}
+	var me *caps.MismatchError
+	if errors.As(cause, &me) {
+		return e.capsDiffer(me)
 	}
 	var ue *journal.UnavailableError
 	if errors.As(cause, &ue) {
@@ -229,6 +277,31 @@ func (e *Engine) LedgerUnavailable(cause error) *Refusal {
 			Because("the spend journal cannot be used (%s). Writes are refused until the operator acts (check WALLETGATE_STATE_DIR; run walletgate audit verify); reads keep working.", cause)
 	}
 	return Refuse(caps.CodeNoLedger, "no spend caps are in force, so walletgate refuses every write. Nothing was signed or sent. The operator sets them with WALLETGATE_CAP_PER_TX, _PER_SESSION and _PER_DAY.")
+}
+
+// capsDiffer refuses a write on a host whose caps differ from the caps in
+// force for the wallet in the shared state, listing the difference.
+func (e *Engine) capsDiffer(me *caps.MismatchError) *Refusal {
+	var parts []string
+	if me.Unreadable {
+		parts = append(parts, "the caps stored there cannot be read by this walletgate")
+	}
+	for _, d := range me.Diffs {
+		as := e.asset(d.Asset)
+		unit := func(v *big.Int) string {
+			if v == nil {
+				return "unlimited"
+			}
+			return caps.FormatLimit(v, d.Decimals) + " " + as.Marked()
+		}
+		parts = append(parts, fmt.Sprintf("%s %s: %s there, %s here (%s)", d.Window, as.Marked(), unit(d.Theirs), unit(d.Ours), windowVar(d.Window)))
+	}
+	if me.Uncapped {
+		parts = append(parts, fmt.Sprintf("%s: %v there, %v here", policy.EnvAllowUncappedTokens, me.TheirsUncapped, !me.TheirsUncapped))
+	}
+	diff := strings.Join(parts, "; ")
+	return Refuse(caps.CodeCapsDiffer, "this host's caps differ from the caps in force for this wallet in the shared state %s, which every host on the wallet enforces: %s. Writes are refused on this host until its caps match; reads keep working. Nothing was signed or sent. Caps are the operator's: give every host the same caps (README: Shared state in PostgreSQL).", me.Where, diff).
+		Because("this host's caps differ from the caps in force for this wallet in the shared state %s: %s", me.Where, diff)
 }
 
 func windowVar(w caps.Window) string {

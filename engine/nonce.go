@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"math/big"
 
 	"github.com/walletgate/walletgate/caps"
 	"github.com/walletgate/walletgate/journal"
@@ -9,7 +10,10 @@ import (
 
 // reserve reserves spend on the caps and, in the same locked step of the
 // records, takes the first nonce at or above chainNonce that nothing holds.
-func (e *Engine) reserve(spend caps.Spend, chainNonce uint64, by string) (*caps.Reservation, uint64, *Refusal) {
+// reserve reserves spend on the caps and, in the same locked step of the
+// records, takes the first nonce at or above chainNonce that nothing holds.
+// fee is the plan's max network fee in ETH, for a refusal to say what fits.
+func (e *Engine) reserve(spend caps.Spend, fee *big.Int, chainNonce uint64, by string) (*caps.Reservation, uint64, *Refusal) {
 	e.reserveMu.Lock()
 	defer e.reserveMu.Unlock()
 	req := &allocRequest{chainNonce: chainNonce}
@@ -24,7 +28,7 @@ func (e *Engine) reserve(spend caps.Spend, chainNonce uint64, by string) (*caps.
 		return nil, 0, ref
 	}
 	if err != nil {
-		return nil, 0, e.CapsRefusal(err)
+		return nil, 0, e.capsRefusal(err, fee)
 	}
 	if !req.done {
 		res.Release()

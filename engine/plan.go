@@ -128,6 +128,10 @@ func (p *Plan) MaxCost() *big.Int {
 	return total
 }
 
+// Fee is the most all legs together can pay in network fees, in ETH:
+// MaxCost without the value.
+func (p *Plan) Fee() *big.Int { return new(big.Int).Sub(p.MaxCost(), p.Value()) }
+
 // Value is the ETH all legs send as value.
 func (p *Plan) Value() *big.Int {
 	total := new(big.Int)

@@ -23,6 +23,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/walletgate/walletgate/caps"
 	"github.com/walletgate/walletgate/journal"
 )
 
@@ -44,6 +45,12 @@ type Options struct {
 	Now           func() time.Time // nil: time.Now
 	// Timeout bounds one Update or View, including its retries (0: 10 s).
 	Timeout time.Duration
+	// Caps is the canonical form of this host's caps in force
+	// (caps.Canonical). The wallet's row keeps the first host's; a host
+	// whose Caps differ writes nothing (every Update fails with the
+	// *caps.MismatchError) until they match. "": not compared (tests of
+	// the records alone).
+	Caps string
 	// Retry, when set, lets Open return a Recorder for a database that does
 	// not answer yet: each call tries again, failing with the
 	// *journal.UnavailableError until it answers. A URL that cannot be read
@@ -74,6 +81,7 @@ type Recorder struct {
 	chain   common.Hash // the chain's genesis block hash
 	address common.Address
 	first   string // the prev of the wallet's first record (firstPrev)
+	caps    string // this host's caps in force (Options.Caps)
 	session string
 	host    string
 	pid     int
@@ -114,7 +122,7 @@ func Open(ctx context.Context, o Options) (*Recorder, error) {
 		cfg.ConnConfig.ConnectTimeout = 5 * time.Second
 	}
 	r := &Recorder{shown: shown, secret: secret, session: o.Session, host: o.Host, pid: os.Getpid(), now: o.Now, timeout: o.Timeout,
-		chainID: o.ChainID, chain: o.Genesis, address: o.Address, first: firstPrev(o.ChainID, o.Address)}
+		chainID: o.ChainID, chain: o.Genesis, address: o.Address, first: firstPrev(o.ChainID, o.Address), caps: o.Caps}
 	if o.Genesis == (common.Hash{}) {
 		return nil, &journal.UnavailableError{Path: shown, Reason: "no genesis hash for the chain: the shared state is kept per chain, and a chain is its genesis",
 			Fix: "this is a bug in the caller: pgstate.Options.Genesis must be the node's genesis block hash"}
@@ -134,11 +142,27 @@ func Open(ctx context.Context, o Options) (*Recorder, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	err = r.connectLocked(ctx)
-	var ne *NewerSchemaError
+	if err == nil && r.caps != "" {
+		// The caps in force, compared at the start so that a host whose
+		// caps differ says so at once (the first write records this
+		// host's when none are; every write compares them again). A
+		// database that cannot answer this now is tried by each write.
+		var stored string
+		cctx, cancel := context.WithTimeout(ctx, r.timeout)
+		qerr := r.pool.QueryRow(cctx, `SELECT caps FROM walletgate_wallets WHERE id = $1`, r.wallet).Scan(&stored)
+		cancel()
+		if qerr == nil && stored != "" {
+			err = caps.Compare(stored, r.caps, r.shown)
+		}
+	}
+	var (
+		ne *NewerSchemaError
+		me *caps.MismatchError
+	)
 	switch {
 	case err == nil:
 		return r, nil
-	case o.Retry && !errors.As(err, &ne):
+	case o.Retry && !errors.As(err, &ne) && !errors.As(err, &me):
 		return r, nil // every call tries again; Connected says it has not yet
 	}
 	r.pool.Close()
@@ -336,10 +360,25 @@ func (r *Recorder) updateLocked(ctx context.Context, fn func(*journal.Live, jour
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx))
 	var lastSeq, cpSeq uint64
-	var lastHash string
-	if err := tx.QueryRow(ctx, `SELECT w.last_seq, w.last_hash, c.seq FROM walletgate_wallets w JOIN walletgate_checkpoints c ON c.wallet = w.id
-		WHERE w.id = $1 FOR UPDATE OF w`, r.wallet).Scan(&lastSeq, &lastHash, &cpSeq); err != nil {
+	var lastHash, stored string
+	if err := tx.QueryRow(ctx, `SELECT w.last_seq, w.last_hash, c.seq, w.caps FROM walletgate_wallets w JOIN walletgate_checkpoints c ON c.wallet = w.id
+		WHERE w.id = $1 FOR UPDATE OF w`, r.wallet).Scan(&lastSeq, &lastHash, &cpSeq, &stored); err != nil {
 		return &dbError{"lock the wallet's row", err}
+	}
+	// One set of caps per shared wallet: the first host's, under the row
+	// lock; a host whose caps differ writes nothing.
+	claim := false
+	switch {
+	case r.caps == "":
+	case stored == "":
+		if _, err := tx.Exec(ctx, `UPDATE walletgate_wallets SET caps = $2 WHERE id = $1`, r.wallet, r.caps); err != nil {
+			return &dbError{"record the caps in force", err}
+		}
+		claim = true
+	default:
+		if err := caps.Compare(stored, r.caps, r.shown); err != nil {
+			return err
+		}
 	}
 	if err := r.catchUpLocked(ctx, tx, lastSeq, lastHash); err != nil {
 		return err
@@ -372,7 +411,12 @@ func (r *Recorder) updateLocked(ctx context.Context, fn func(*journal.Live, jour
 		return err
 	}
 	if !appended {
-		return nil // the transaction is rolled back: it only read
+		if claim {
+			if err := tx.Commit(ctx); err != nil {
+				return &dbError{"commit", err}
+			}
+		}
+		return nil // otherwise rolled back: it only read
 	}
 	if f.seq-cpSeq >= checkpointEvery {
 		snap, err := f.live.Snapshot()

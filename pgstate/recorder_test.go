@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/walletgate/walletgate/caps"
 	"github.com/walletgate/walletgate/internal/pgtest"
 	"github.com/walletgate/walletgate/journal"
 	"github.com/walletgate/walletgate/pgstate"
@@ -350,4 +351,62 @@ func TestAnotherGenesisHasRowsOfItsOwn(t *testing.T) {
 		require.NoError(t, c.Err)
 		require.NotZero(t, c.Genesis)
 	}
+}
+
+// One set of caps per shared wallet: the first host's caps are the wallet's;
+// a host whose caps differ is refused at Open (with Retry too) and writes
+// nothing, a host with the same caps opens; caps changed in the database
+// under a running host stop its writes; cleared, the next host to write
+// records its own.
+func TestHostsWithOtherCapsWriteNothing(t *testing.T) {
+	pg := pgtest.Start(t)
+	limits := func(day int64) string {
+		return caps.Canonical(caps.Limits{PerTx: map[common.Address]*big.Int{{}: big.NewInt(1)}, PerDay: map[common.Address]*big.Int{{}: big.NewInt(day)}}, false, nil)
+	}
+	opts := func(session, c string, retry bool) pgstate.Options {
+		return pgstate.Options{URL: pg.URL, ChainID: 1337, Genesis: chainGenesis, Address: wallet, Session: session, Caps: c, Retry: retry}
+	}
+	a, err := pgstate.Open(context.Background(), opts("a", limits(50), false))
+	require.NoError(t, err)
+	defer a.Close()
+	_, err = a.Append(journal.KindToolStart, map[string]any{})
+	require.NoError(t, err)
+	records := func() int {
+		c, err := pgx.Connect(context.Background(), pg.URL)
+		require.NoError(t, err)
+		defer c.Close(context.Background())
+		var n int
+		require.NoError(t, c.QueryRow(context.Background(), `SELECT count(*) FROM walletgate_records`).Scan(&n))
+		return n
+	}
+	before := records()
+
+	for _, retry := range []bool{false, true} {
+		_, err = pgstate.Open(context.Background(), opts("b", limits(1000), retry))
+		var me *caps.MismatchError
+		require.ErrorAs(t, err, &me, "retry=%v", retry)
+		require.Equal(t, []caps.LimitDiff{{Window: caps.PerDay, Asset: common.Address{}, Theirs: big.NewInt(50), Ours: big.NewInt(1000), Decimals: 18}}, me.Diffs)
+		require.Contains(t, err.Error(), "per day ETH")
+	}
+	require.Equal(t, before, records(), "the refused host wrote nothing")
+	same, err := pgstate.Open(context.Background(), opts("c", limits(50), false))
+	require.NoError(t, err)
+	same.Close()
+
+	// The caps in the database changed under a running host.
+	exec(t, pg.URL, `UPDATE walletgate_wallets SET caps = $1`, limits(10))
+	_, err = a.Append(journal.KindToolStart, map[string]any{})
+	var me *caps.MismatchError
+	require.ErrorAs(t, err, &me)
+	require.Equal(t, before, records())
+
+	// Cleared: the next host to write records its own.
+	exec(t, pg.URL, `UPDATE walletgate_wallets SET caps = ''`)
+	b, err := pgstate.Open(context.Background(), opts("b", limits(1000), false))
+	require.NoError(t, err)
+	defer b.Close()
+	_, err = b.Append(journal.KindToolStart, map[string]any{})
+	require.NoError(t, err)
+	_, err = a.Append(journal.KindToolStart, map[string]any{})
+	require.ErrorAs(t, err, &me, "b's caps are now the wallet's")
 }

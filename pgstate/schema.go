@@ -52,6 +52,10 @@ var migrations = []string{
 	`ALTER TABLE walletgate_wallets ADD COLUMN genesis text NOT NULL DEFAULT '';
 	ALTER TABLE walletgate_wallets DROP CONSTRAINT walletgate_wallets_chain_id_address_key;
 	ALTER TABLE walletgate_wallets ADD CONSTRAINT walletgate_wallets_chain_genesis_address_key UNIQUE (chain_id, address, genesis);`,
+	// 3: the caps in force for a wallet (caps.Canonical), written by the
+	// first host that writes and compared by every later one: one set of
+	// caps per shared wallet. '' until a host writes it.
+	`ALTER TABLE walletgate_wallets ADD COLUMN caps text NOT NULL DEFAULT '';`,
 }
 
 // SchemaVersion is the schema version this binary writes.

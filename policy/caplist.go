@@ -7,7 +7,10 @@ package policy
 // symbol of 1-16 ASCII letters and digits (upper-cased), or a token address
 // (0x + 40 hex digits, EIP-55 if mixed case; the zero address is refused
 // because it stands for ETH). AMOUNT is a decimal in the amount grammar; zero
-// is a valid cap meaning "nothing may be spent". An asset may appear once.
+// is a valid cap meaning "nothing may be spent". AMOUNT may also be
+// "unlimited" (any case), which says explicitly that the asset has no limit
+// in that list's window (see capwindows.go: every capped asset has every
+// window). An asset may appear once.
 //
 // ParseCapList checks syntax only. ResolveCapList then binds each asset to an
 // address on one chain and converts the amount to base units.
@@ -103,7 +106,9 @@ func ParseCapList(s string) ([]CapEntry, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := checkAmountSyntax(amount); err != nil {
+		if asciiEqualFold(amount, Unlimited) {
+			amount = Unlimited
+		} else if err := checkAmountSyntax(amount); err != nil {
 			return nil, capItemError(item, "has a bad amount: "+err.(*AmountError).Reason, err)
 		}
 		if seen[canonical] {
@@ -145,9 +150,19 @@ func parseCapAsset(item, asset string) (string, error) {
 // known-token table's decimals when it is listed there and otherwise asks
 // decimalsOf (typically an on-chain decimals() read; nil refuses unknown
 // addresses). Two entries that resolve to the same address are refused. Zero
-// caps are kept. Errors are *CapListError.
+// caps are kept; an entry whose amount is Unlimited is left out of the map
+// (an asset absent from a window's caps is unlimited there). Errors are
+// *CapListError.
 func ResolveCapList(entries []CapEntry, chainID uint64, decimalsOf func(common.Address) (uint8, error)) (map[common.Address]*big.Int, error) {
+	out, _, err := resolveCapList(entries, chainID, decimalsOf)
+	return out, err
+}
+
+// resolveCapList is ResolveCapList that also returns, by address, the
+// entries that named each asset (limited or Unlimited), for the window rules.
+func resolveCapList(entries []CapEntry, chainID uint64, decimalsOf func(common.Address) (uint8, error)) (map[common.Address]*big.Int, map[common.Address]CapEntry, error) {
 	out := make(map[common.Address]*big.Int, len(entries))
+	named := make(map[common.Address]CapEntry, len(entries))
 	for _, e := range entries {
 		item := e.Asset + "=" + e.Amount
 		var (
@@ -160,42 +175,46 @@ func ResolveCapList(entries []CapEntry, chainID uint64, decimalsOf func(common.A
 		case strings.HasPrefix(e.Asset, "0x"):
 			a, err := ParseAddress(e.Asset)
 			if err != nil {
-				return nil, capItemError(item, "has a bad token address: "+err.(*AddressError).Reason, err)
+				return nil, nil, capItemError(item, "has a bad token address: "+err.(*AddressError).Reason, err)
 			}
 			if a == NativeAsset {
-				return nil, capItemError(item, "names the zero address, which is not a token; write ETH for the native coin", nil)
+				return nil, nil, capItemError(item, "names the zero address, which is not a token; write ETH for the native coin", nil)
 			}
 			addr = a
 			if t, ok := TokenByAddress(chainID, a); ok {
 				decimals = t.Decimals
 			} else {
 				if decimalsOf == nil {
-					return nil, capItemError(item, fmt.Sprintf("names token %s, whose decimals are not known here", a.Hex()), nil)
+					return nil, nil, capItemError(item, fmt.Sprintf("names token %s, whose decimals are not known here", a.Hex()), nil)
 				}
 				d, err := decimalsOf(a)
 				if err != nil {
 					// err stays out of the message: a node error can carry the RPC URL.
-					return nil, capItemError(item, fmt.Sprintf("names token %s, whose decimals could not be read", a.Hex()), err)
+					return nil, nil, capItemError(item, fmt.Sprintf("names token %s, whose decimals could not be read", a.Hex()), err)
 				}
 				decimals = d
 			}
 		default:
 			t, ok := TokenBySymbol(chainID, e.Asset)
 			if !ok {
-				return nil, capItemError(item, unknownSymbolReason(e.Asset, chainID), nil)
+				return nil, nil, capItemError(item, unknownSymbolReason(e.Asset, chainID), nil)
 			}
 			addr, decimals = t.Address, t.Decimals
 		}
+		if _, dup := named[addr]; dup {
+			return nil, nil, capItemError(item, fmt.Sprintf("caps asset %s a second time (a symbol and its address name the same token); give each asset one cap", assetLabel(addr, chainID)), nil)
+		}
+		named[addr] = e
+		if e.Amount == Unlimited {
+			continue
+		}
 		v, err := ParseAmount(e.Amount, decimals)
 		if err != nil {
-			return nil, capItemError(item, "has a bad amount: "+err.(*AmountError).Reason, err)
-		}
-		if _, dup := out[addr]; dup {
-			return nil, capItemError(item, fmt.Sprintf("caps asset %s a second time (a symbol and its address name the same token); give each asset one cap", assetLabel(addr, chainID)), nil)
+			return nil, nil, capItemError(item, "has a bad amount: "+err.(*AmountError).Reason, err)
 		}
 		out[addr] = v
 	}
-	return out, nil
+	return out, named, nil
 }
 
 // unknownSymbolReason explains an unknown symbol: which symbols the chain

@@ -27,6 +27,7 @@ func TestParseCapListAccepts(t *testing.T) {
 		{"zero cap", "ETH=0", []CapEntry{{"ETH", "0"}}},
 		{"many decimals kept as written", "DAI=0.000000000000000001", []CapEntry{{"DAI", "0.000000000000000001"}}},
 		{"16-character symbol", "ABCDEFGHIJKLMNOP=1", []CapEntry{{"ABCDEFGHIJKLMNOP", "1"}}},
+		{"unlimited any case", "ETH=Unlimited, USDC = unlimited", []CapEntry{{"ETH", Unlimited}, {"USDC", Unlimited}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -195,5 +196,74 @@ func FuzzParseCapList(f *testing.F) {
 				t.Fatalf("%q: entry %d %+v became %+v", s, i, entries[i], again[i])
 			}
 		}
+	})
+}
+
+// Every capped asset has every window: a cap list naming an asset in one
+// window only refuses, naming the asset, the missing windows and the line
+// to write; "unlimited" written for a window satisfies it.
+func TestResolveCapWindows(t *testing.T) {
+	usdc := mustAddress("0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48")
+	lists := func(tx, session, day string) [3][]CapEntry {
+		var out [3][]CapEntry
+		for i, s := range []string{tx, session, day} {
+			if s == "-" {
+				continue // unset: the default
+			}
+			e, err := ParseCapList(s)
+			require.NoError(t, err)
+			out[i] = e
+		}
+		return out
+	}
+	t.Run("the bundle's form: one window only", func(t *testing.T) {
+		_, err := ResolveCapWindows(lists("USDC=25", "-", "-"), DefaultCaps, 1, nil)
+		var we *CapWindowsError
+		require.ErrorAs(t, err, &we)
+		require.Equal(t, []AssetWindows{
+			{Asset: "ETH", In: []string{EnvCapPerSession, EnvCapPerDay}, Missing: []string{EnvCapPerTx}},
+			{Asset: "USDC", In: []string{EnvCapPerTx}, Missing: []string{EnvCapPerSession, EnvCapPerDay}},
+		}, we.Assets)
+		for _, s := range []string{
+			"USDC is in WALLETGATE_CAP_PER_TX but missing from WALLETGATE_CAP_PER_SESSION (not set, so its default ETH=0.05 applies) and WALLETGATE_CAP_PER_DAY (not set, so its default ETH=0.1 applies)",
+			"ETH is in WALLETGATE_CAP_PER_SESSION and WALLETGATE_CAP_PER_DAY but missing from WALLETGATE_CAP_PER_TX",
+			"WALLETGATE_CAP_PER_TX=USDC=25,ETH=<amount>",
+			"WALLETGATE_CAP_PER_SESSION=ETH=0.05,USDC=<amount>",
+			"WALLETGATE_CAP_PER_DAY=ETH=0.1,USDC=<amount>",
+			"USDC=unlimited",
+		} {
+			require.Contains(t, err.Error(), s)
+		}
+	})
+	t.Run("a symbol and its address are one asset", func(t *testing.T) {
+		_, err := ResolveCapWindows(lists("ETH=1,USDC=25", "ETH=1,"+usdc.Hex()+"=50", "ETH=1"), DefaultCaps, 1, nil)
+		var we *CapWindowsError
+		require.ErrorAs(t, err, &we)
+		require.Equal(t, []AssetWindows{{Asset: "USDC", In: []string{EnvCapPerTx, EnvCapPerSession}, Missing: []string{EnvCapPerDay}}}, we.Assets)
+		require.Contains(t, err.Error(), "WALLETGATE_CAP_PER_DAY=ETH=1,USDC=<amount>")
+	})
+	t.Run("unlimited everywhere caps nothing", func(t *testing.T) {
+		_, err := ResolveCapWindows(lists("ETH=1,USDC=unlimited", "ETH=1,USDC=Unlimited", "ETH=1,USDC=UNLIMITED"), DefaultCaps, 1, nil)
+		var we *CapWindowsError
+		require.ErrorAs(t, err, &we)
+		require.Equal(t, []AssetWindows{{Asset: "USDC", In: []string{EnvCapPerTx, EnvCapPerSession, EnvCapPerDay}, AllUnlimited: true}}, we.Assets)
+		require.Contains(t, err.Error(), "USDC is unlimited in every window, which caps nothing")
+	})
+	t.Run("every window named, unlimited where written", func(t *testing.T) {
+		got, err := ResolveCapWindows(lists("ETH=0.01,USDC=25", "ETH=unlimited,USDC=unlimited", "ETH=0.1,USDC=100"), DefaultCaps, 1, nil)
+		require.NoError(t, err)
+		require.Equal(t, map[common.Address]*big.Int{NativeAsset: big.NewInt(1e16), usdc: big.NewInt(25e6)}, got[0])
+		require.Empty(t, got[1], "unlimited: absent from the window's caps")
+		require.Equal(t, map[common.Address]*big.Int{NativeAsset: big.NewInt(1e17), usdc: big.NewInt(100e6)}, got[2])
+	})
+	t.Run("the defaults and the dev defaults keep the rule", func(t *testing.T) {
+		_, err := ResolveCapWindows([3][]CapEntry{}, DefaultCaps, 1, nil)
+		require.NoError(t, err)
+		_, err = ResolveCapWindows([3][]CapEntry{}, DevCaps, 1337, nil)
+		require.NoError(t, err)
+	})
+	t.Run("ETH named in one window only", func(t *testing.T) {
+		_, err := ResolveCapWindows(lists("ETH=1,USDC=1", "USDC=2", "USDC=3"), DefaultCaps, 1, nil)
+		require.ErrorContains(t, err, "ETH is in WALLETGATE_CAP_PER_TX but missing from WALLETGATE_CAP_PER_SESSION and WALLETGATE_CAP_PER_DAY")
 	})
 }

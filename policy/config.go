@@ -73,7 +73,7 @@ var Variables = []Variable{
 	{EnvPasswordFile, "path of a file holding the keystore password; required with WALLETGATE_KEYSTORE", "not set"},
 	{EnvKeyFile, "path of a file holding a hex private key; instead of WALLETGATE_KEYSTORE", "not set"},
 	{EnvAddress, "watch-only wallet address (0x + 40 hex digits) when no key is configured", "not set"},
-	{EnvCapPerTx, "per-transaction caps, like ETH=0.01,USDC=25,0xdAC1…=25", capDefault(0)},
+	{EnvCapPerTx, "per-transaction caps, like ETH=0.01,USDC=25,0xdAC1…=25; an asset named in any of the three cap lists needs an amount, or unlimited, in each of them", capDefault(0)},
 	{EnvCapPerSession, "per-session (process lifetime) caps, same form", capDefault(1)},
 	{EnvCapPerDay, "per rolling 24 hours caps, same form; persisted across restarts", capDefault(2)},
 	{EnvAllowMainnet, "true to allow write tools on a value-bearing network (unknown chains count as mainnet)", "false"},
@@ -375,6 +375,9 @@ func (c *Config) set(name, value string) *ConfigError {
 		case EnvCapPerDay:
 			c.CapPerDay = entries
 		case EnvHumanAbove:
+			if i := slices.IndexFunc(entries, func(e CapEntry) bool { return e.Amount == Unlimited }); i >= 0 {
+				return configError(name, value, "a list of ASSET=AMOUNT items with amounts, like ETH=0.05,USDC=20 ("+entries[i].Asset+"="+Unlimited+": unlimited is for the cap windows; leave an asset out here and a person approves its writes)")
+			}
 			c.HumanAbove = entries
 		}
 	case EnvAllowMainnet, EnvAllowUncappedTokens:

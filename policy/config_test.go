@@ -297,6 +297,7 @@ func TestLoadEachVariable(t *testing.T) {
 		}, []bad{
 			{"exponent", "ETH=5e-2", "exponent"},
 			{"duplicate", "USDC=1,USDC=2", "repeats"},
+			{"unlimited", "ETH=0.05,USDC=unlimited", "unlimited is for the cap windows"},
 		}},
 		{EnvConfirmations, nil, []good{
 			{"one", "1", func(t *testing.T, c Config) { require.Equal(t, uint64(1), c.Confirmations) }},

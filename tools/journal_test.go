@@ -90,16 +90,16 @@ func TestDayCapSurvivesARestart(t *testing.T) {
 	to := addr("0x00000000000000000000000000000000000000f2")
 	args := map[string]any{"to": to.Hex(), "amount": "80", "asset": "USDT"}
 
-	first := serverOn(t, d, withJournal(t, dir, "first", "ETH=10,USDT=100,DAI=1000,WETH=10"))
+	first := serverOn(t, d, withJournal(t, dir, "first", "ETH=10,USDT=100,DAI=1000,WETH=10,USDC=1000"))
 	p := first.preview("wallet_send", args)
 	var out confirmOut
 	first.ok("wallet_send", mustJSON(with(args, p.ConfirmToken)), &out)
 	require.Equal(t, "confirmed", out.Status)
 
 	// A new process on the same state: a fresh session, the same day.
-	second := serverOn(t, d, withJournal(t, dir, "second", "ETH=10,USDT=100,DAI=1000,WETH=10"))
+	second := serverOn(t, d, withJournal(t, dir, "second", "ETH=10,USDT=100,DAI=1000,WETH=10,USDC=1000"))
 	text := second.refused("wallet_send", mustJSON(map[string]any{"to": to.Hex(), "amount": "20.000001", "asset": "USDT"}), "CAP_EXCEEDED")
-	require.Contains(t, text, "per day cap for USDT is 100 USDT and 80 USDT is already used")
+	require.Contains(t, text, "the cap is 100 USDT, 80 USDT is already used (settled or reserved), so 20 USDT is left. At most 20 USDT fits now")
 	second.preview("wallet_send", map[string]any{"to": to.Hex(), "amount": "20", "asset": "USDT"})
 }
 
@@ -110,8 +110,8 @@ func TestTwoServersOnOneStateNeverPassTheDayCap(t *testing.T) {
 	to := addr("0x00000000000000000000000000000000000000f3")
 	for round := 0; round < 5; round++ {
 		dir := filepath.Join(t.TempDir(), "state")
-		a := serverOn(t, d, withJournal(t, dir, "a", "ETH=10,USDT=100,DAI=1000,WETH=10"))
-		b := serverOn(t, d, withJournal(t, dir, "b", "ETH=10,USDT=100,DAI=1000,WETH=10"))
+		a := serverOn(t, d, withJournal(t, dir, "a", "ETH=10,USDT=100,DAI=1000,WETH=10,USDC=1000"))
+		b := serverOn(t, d, withJournal(t, dir, "b", "ETH=10,USDT=100,DAI=1000,WETH=10,USDC=1000"))
 		args := map[string]any{"to": to.Hex(), "amount": "60", "asset": "USDT"}
 		pa, pb := a.preview("wallet_send", args), b.preview("wallet_send", args)
 		before := a.balanceOf(d.Contracts.USDT, to)

@@ -34,33 +34,24 @@ type Caps struct {
 
 // ResolveCaps binds the configured cap lists (or defaults, for a window whose
 // variable is unset) to this chain: symbols through the known-token table,
-// other token addresses through their on-chain decimals.
+// other token addresses through their on-chain decimals. Every capped asset
+// has every window (policy.ResolveCapWindows), or it refuses.
 func ResolveCaps(ctx context.Context, c *chain.Client, cfg policy.Config, defaults [3]string) (Caps, error) {
 	chainID := c.ChainID().Uint64()
 	out := Caps{assets: map[common.Address]asset{policy.NativeAsset: ethAsset}}
 	lists := [3][]policy.CapEntry{cfg.CapPerTx, cfg.CapPerSession, cfg.CapPerDay}
-	names := [3]string{policy.EnvCapPerTx, policy.EnvCapPerSession, policy.EnvCapPerDay}
-	var resolved [3]map[common.Address]*big.Int
-	for i := range lists {
-		entries := lists[i]
-		if entries == nil {
-			var err error
-			if entries, err = policy.ParseCapList(defaults[i]); err != nil {
-				return Caps{}, fmt.Errorf("default %s: %w", names[i], err)
-			}
-		}
-		m, err := policy.ResolveCapList(entries, chainID, func(a common.Address) (uint8, error) {
-			meta, err := c.TokenMeta(ctx, a)
-			if err != nil {
-				return 0, err
-			}
-			out.assets[a] = asset{Address: a, Symbol: inert(meta.Symbol, maxSymbolDisplay), Decimals: meta.Decimals}
-			return meta.Decimals, nil
-		})
+	resolved, err := policy.ResolveCapWindows(lists, defaults, chainID, func(a common.Address) (uint8, error) {
+		meta, err := c.TokenMeta(ctx, a)
 		if err != nil {
-			return Caps{}, fmt.Errorf("%s: %w", names[i], err)
+			return 0, err
 		}
-		resolved[i] = m
+		out.assets[a] = asset{Address: a, Symbol: inert(meta.Symbol, maxSymbolDisplay), Decimals: meta.Decimals}
+		return meta.Decimals, nil
+	})
+	if err != nil {
+		return Caps{}, err
+	}
+	for _, m := range resolved {
 		for a := range m {
 			if _, ok := out.assets[a]; !ok {
 				if t, ok := policy.TokenByAddress(chainID, a); ok {
@@ -92,6 +83,20 @@ func ResolveCaps(ctx context.Context, c *chain.Client, cfg policy.Config, defaul
 		out.HumanAbove = m
 	}
 	return out, nil
+}
+
+// Canonical is the canonical form of these caps with allowUncapped
+// (caps.Canonical): what hosts sharing one wallet compare.
+func (c Caps) Canonical(allowUncapped bool) string {
+	return caps.Canonical(c.Limits, allowUncapped, func(a common.Address) uint8 {
+		if as, ok := c.assets[a]; ok {
+			return as.Decimals
+		}
+		if a == policy.NativeAsset {
+			return ethAsset.Decimals
+		}
+		return 0
+	})
 }
 
 // capsRefusal renders a caps error in human units.

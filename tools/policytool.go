@@ -127,6 +127,10 @@ func (s *Server) writesRefused() string {
 	if s.journalErr == nil {
 		return ""
 	}
+	var me *caps.MismatchError
+	if errors.As(s.journalErr, &me) {
+		return s.engine.LedgerUnavailable(me).Reason() + ". What the operator must do: give every host on this wallet the same caps (" + caps.CodeCapsDiffer + ")"
+	}
 	var ue *journal.UnavailableError
 	if errors.As(s.journalErr, &ue) {
 		return fmt.Sprintf("the spend journal cannot be used: %s. What the operator must do: %s", ue.Reason, ue.Fix)

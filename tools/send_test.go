@@ -303,7 +303,10 @@ func TestSplittingUnderPerTxCapStopsAtSessionCap(t *testing.T) {
 	e := newEnv(t) // USDT: 100 per transaction, 500 per session
 	to := addr("0x00000000000000000000000000000000000000d5")
 	args := map[string]any{"to": to.Hex(), "amount": "100", "asset": "USDT"}
-	e.refused("wallet_send", mustJSON(map[string]any{"to": to.Hex(), "amount": "100.000001", "asset": "USDT"}), "CAP_EXCEEDED")
+	text := e.refused("wallet_send", mustJSON(map[string]any{"to": to.Hex(), "amount": "100.000001", "asset": "USDT"}), "CAP_EXCEEDED")
+	require.Contains(t, text, "At most 100 USDT fits now")
+	require.Contains(t, text, "Caps are the operator's limits (WALLETGATE_CAP_PER_TX)")
+	require.NotContains(t, strings.ToLower(text), "split", "a refusal never coaches a way around the cap")
 	for i := 0; i < 5; i++ {
 		p := e.preview("wallet_send", args)
 		var out confirmOut
@@ -312,8 +315,8 @@ func TestSplittingUnderPerTxCapStopsAtSessionCap(t *testing.T) {
 	}
 	require.Equal(t, big.NewInt(500_000_000), e.balanceOf(e.dev.Contracts.USDT, to))
 	before := e.state()
-	text := e.refused("wallet_send", mustJSON(map[string]any{"to": to.Hex(), "amount": "0.000001", "asset": "USDT"}), "CAP_EXCEEDED")
-	require.Contains(t, text, "per session cap for USDT is 500 USDT and 500 USDT is already used")
+	text = e.refused("wallet_send", mustJSON(map[string]any{"to": to.Hex(), "amount": "0.000001", "asset": "USDT"}), "CAP_EXCEEDED")
+	require.Contains(t, text, "more than its per session cap leaves: the cap is 500 USDT, 500 USDT is already used (settled or reserved), so 0 USDT is left. Nothing of it fits now")
 	require.Equal(t, before, e.state())
 }
 

@@ -348,8 +348,9 @@ func TestAnEarlierProcesssUnusedAuthorizationIsReleasedWhenItExpires(t *testing.
 
 	// A second process on the same journal, whose per-day cap for the token
 	// is 60: the first process's 50 count in its day window.
-	later := &sigEnv{env: serverOn(t, e.dev, withJournal(t, e.dir, "later", "ETH=10,"+e.tok.Hex()+"=60"), func(d *tools.Deps) {
+	later := &sigEnv{env: serverOn(t, e.dev, withJournal(t, e.dir, "later", ""), func(d *tools.Deps) {
 		d.Config.CapPerTx, d.Config.CapPerSession = e.capsOf(t, "ETH=1,"+e.tok.Hex()+"=50"), e.capsOf(t, "ETH=5,"+e.tok.Hex()+"=80")
+		d.Config.CapPerDay = e.capsOf(t, "ETH=10,"+e.tok.Hex()+"=60")
 		var err error
 		d.Caps, err = tools.ResolveCaps(context.Background(), d.Chain, d.Config, tools.DevCaps)
 		require.NoError(t, err)

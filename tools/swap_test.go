@@ -199,7 +199,7 @@ func TestSwapInputCountsAgainstCaps(t *testing.T) {
 	e := swapEnv(t) // USDT: 100 per transaction
 	before := e.state()
 	text := e.refused("wallet_swap", `{"token_in":"USDT","token_out":"WETH","amount_in":"100.5"}`, "CAP_EXCEEDED")
-	require.Contains(t, text, "per transaction cap for USDT is 100 USDT")
+	require.Contains(t, text, "this needs 100.5 USDT, more than its per transaction cap of 100 USDT. At most 100 USDT fits now")
 	require.Equal(t, before, e.state())
 
 	e.swap(map[string]any{"token_in": "USDT", "token_out": "DAI", "amount_in": "60"})

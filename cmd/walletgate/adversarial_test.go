@@ -19,7 +19,7 @@ func walletgateBehindProxy(t *testing.T, extraEnv ...string) (*stdioClient, *rpc
 	info := startDevnet(t)
 	proxy := newRPCProxy(t, info.RPC)
 	env := append([]string{"WALLETGATE_RPC=" + proxy.srv.URL, "WALLETGATE_CHAIN_ID=1337", "WALLETGATE_KEY_FILE=" + info.KeyFile,
-		"WALLETGATE_CAP_PER_TX=ETH=1,USDT=100", "WALLETGATE_CAP_PER_SESSION=ETH=2,USDT=200"}, extraEnv...)
+		"WALLETGATE_CAP_PER_TX=ETH=1,USDT=100", "WALLETGATE_CAP_PER_SESSION=ETH=2,USDT=200", "WALLETGATE_CAP_PER_DAY=ETH=2,USDT=200"}, extraEnv...)
 	c := startServer(t, cleanEnv(env...))
 	c.initialize()
 	return c, proxy
@@ -104,7 +104,8 @@ func TestCanarySecretsNeverLeak(t *testing.T) {
 	rpcURL := strings.Replace(proxy.srv.URL, "http://", "http://"+user+":"+urlPass+"@", 1) + "/v3/" + pathKey + "?apikey=" + queryKey
 	state := t.TempDir()
 	c := startServer(t, cleanEnv("WALLETGATE_RPC="+rpcURL, "WALLETGATE_CHAIN_ID=1337", "WALLETGATE_KEYSTORE="+acct.URL.Path,
-		"WALLETGATE_PASSWORD_FILE="+pwFile, "WALLETGATE_LOG=debug", "WALLETGATE_CAP_PER_TX=ETH=1,USDT=100", "WALLETGATE_STATE_DIR="+state))
+		"WALLETGATE_PASSWORD_FILE="+pwFile, "WALLETGATE_LOG=debug", "WALLETGATE_CAP_PER_TX=ETH=1,USDT=100", "WALLETGATE_CAP_PER_SESSION=ETH=1,USDT=100",
+		"WALLETGATE_CAP_PER_DAY=ETH=1,USDT=100", "WALLETGATE_STATE_DIR="+state))
 	var stdout strings.Builder
 	record := func(m map[string]any) { b, _ := json.Marshal(m); stdout.Write(b) }
 

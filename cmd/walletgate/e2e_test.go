@@ -554,6 +554,11 @@ func TestStartupRefusals(t *testing.T) {
 		{"rpc with secret", []string{"WALLETGATE_RPC=ftp://user:s3cret-canary@example.invalid/KEY-canary"}, nil, []string{"WALLETGATE_RPC"}},
 		{"group-readable key", []string{"WALLETGATE_RPC=http://127.0.0.1:1", "WALLETGATE_CHAIN_ID=1337", "WALLETGATE_KEY_FILE=" + loose}, nil, []string{"chmod 600"}},
 		{"unknown flag", nil, []string{"--devv"}, []string{"-devv", "--help"}},
+		// Every capped asset has every window (issue 25, finding 5): a
+		// per-transaction list without the assets of the dev defaults.
+		{"cap in one window", []string{"WALLETGATE_CAP_PER_TX=USDT=25"}, []string{"--dev"}, []string{
+			"ETH is in WALLETGATE_CAP_PER_SESSION and WALLETGATE_CAP_PER_DAY but missing from WALLETGATE_CAP_PER_TX",
+			"WALLETGATE_CAP_PER_TX=USDT=25,ETH=<amount>,", "USDC=<amount>", "=unlimited in a window that should not limit it"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -621,7 +626,7 @@ func TestStdioDevOffersSendAsDestructive(t *testing.T) {
 func TestStdioTwoStepSendOnDevnet(t *testing.T) {
 	info := startDevnet(t)
 	c := startServer(t, cleanEnv("WALLETGATE_RPC="+info.RPC, "WALLETGATE_CHAIN_ID=1337", "WALLETGATE_KEY_FILE="+info.KeyFile,
-		"WALLETGATE_CAP_PER_TX=ETH=0.1,USDT=50", "WALLETGATE_CAP_PER_SESSION=ETH=0.5,USDT=80"))
+		"WALLETGATE_CAP_PER_TX=ETH=0.1,USDT=50", "WALLETGATE_CAP_PER_SESSION=ETH=0.5,USDT=80", "WALLETGATE_CAP_PER_DAY=ETH=0.5,USDT=80"))
 	c.initialize()
 	node, err := ethclient.Dial(info.RPC)
 	require.NoError(t, err)

@@ -22,8 +22,10 @@ type mcpbManifest struct {
 	} `json:"server"`
 	Tools      []struct{ Name string } `json:"tools"`
 	UserConfig map[string]struct {
-		Type      string `json:"type"`
-		Sensitive bool   `json:"sensitive"`
+		Type        string `json:"type"`
+		Sensitive   bool   `json:"sensitive"`
+		Description string `json:"description"`
+		Default     any    `json:"default"`
 	} `json:"user_config"`
 }
 
@@ -74,7 +76,8 @@ func TestBundleEnvironmentStartsWalletgate(t *testing.T) {
 	m := readManifest(t)
 	info := startDevnet(t)
 	answers := map[string]string{"rpc": info.RPC, "chain_id": "1337", "key_file": info.KeyFile,
-		"cap_per_tx": "ETH=1,USDT=100,DAI=100", "confirm": "token"}
+		"cap_per_tx": "ETH=1,USDT=100,DAI=100", "cap_per_session": "ETH=2,USDT=200,DAI=unlimited", "cap_per_day": "ETH=2,USDT=200,DAI=200",
+		"confirm": "token"}
 	var env []string
 	for name, value := range m.Server.MCPConfig.Env {
 		env = append(env, name+"="+answers[userConfigRef.FindStringSubmatch(value)[1]])
@@ -85,4 +88,27 @@ func TestBundleEnvironmentStartsWalletgate(t *testing.T) {
 	for _, tl := range m.Tools {
 		require.True(t, slices.Contains(names, tl.Name), "the manifest lists %s; walletgate offers %v", tl.Name, names)
 	}
+}
+
+// The bundle's three cap fields ask for every window: their defaults are
+// walletgate's own, which name every capped asset in each window, and each
+// says that an asset named in one field needs the other two (issue 25: the
+// form used to suggest a token in the per-transaction field alone, which
+// left its session and day open).
+func TestBundleCapFieldsNameEveryWindow(t *testing.T) {
+	m := readManifest(t)
+	var lists [3][]policy.CapEntry
+	for i, key := range []string{"cap_per_tx", "cap_per_session", "cap_per_day"} {
+		q, ok := m.UserConfig[key]
+		require.True(t, ok, "the bundle asks for %s", key)
+		require.Equal(t, policy.DefaultCaps[i], q.Default, "%s's default is walletgate's", key)
+		require.Contains(t, q.Description, "unlimited", "%s says how to leave a window unlimited", key)
+		e, err := policy.ParseCapList(q.Default.(string))
+		require.NoError(t, err)
+		lists[i] = e
+	}
+	require.Contains(t, m.UserConfig["cap_per_tx"].Description, "needs an amount, or ASSET=unlimited, in all three")
+	_, err := policy.ResolveCapWindows(lists, policy.DefaultCaps, 11155111, nil)
+	require.NoError(t, err, "the defaults keep the window rule")
+	require.Equal(t, "${user_config.cap_per_day}", m.Server.MCPConfig.Env[policy.EnvCapPerDay])
 }

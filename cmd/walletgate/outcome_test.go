@@ -309,7 +309,7 @@ func TestHungNodeFailsPromptlyAndReadsKeepWorking(t *testing.T) {
 // swap then cannot go (the node now says the price moved) takes the
 // approval back inside the same reservation, and says so.
 func TestSwapApprovalIsTakenBackWhenTheSwapCannotGo(t *testing.T) {
-	b := startBehindProxy(t, "WALLETGATE_CAP_PER_TX=ETH=1,USDT=100,WETH=1")
+	b := startBehindProxy(t, "WALLETGATE_CAP_PER_TX=ETH=1,USDT=100,WETH=1", "WALLETGATE_CAP_PER_SESSION=ETH=1,USDT=1000,WETH=1", "WALLETGATE_CAP_PER_DAY=ETH=1,USDT=100,WETH=1")
 	router := common.HexToAddress(b.info.Contracts["SwapRouter02"])
 	if router == (common.Address{}) {
 		t.Fatal("the dev chain has no Uniswap: install testdata's npm packages")

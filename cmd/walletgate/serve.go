@@ -373,7 +373,7 @@ func wire(ctx context.Context, cfg policy.Config, dev bool, n *node, logger *slo
 			if err := ready(); err != nil {
 				return deps, root, ready, cleanup, err
 			}
-			r, err := sharedState.open(ctx, cfg, chainID, deps.Chain.Genesis(), deps.Address, deps.Session, deps.Signer.Kind(), logger)
+			r, err := sharedState.open(ctx, cfg, chainID, deps.Chain.Genesis(), deps.Address, deps.Session, deps.Signer.Kind(), deps.Caps.Canonical(cfg.AllowUncappedTokens), logger)
 			if err != nil {
 				deps.JournalErr = err
 			} else {

@@ -37,8 +37,10 @@ type sharedBackend interface {
 	// open opens the wallet's shared state on the chain (its id and
 	// genesis hash) for this session, records its start and releases the
 	// reservations of hosts that died before signing; an error refuses
-	// every write.
-	open(ctx context.Context, cfg policy.Config, chainID uint64, genesis common.Hash, wallet common.Address, session, signerKind string, logger *slog.Logger) (sharedRecorder, error)
+	// every write. capsInForce is this host's caps (caps.Canonical): the
+	// wallet's first host's are the wallet's, and a host whose caps differ
+	// writes nothing.
+	open(ctx context.Context, cfg policy.Config, chainID uint64, genesis common.Hash, wallet common.Address, session, signerKind, capsInForce string, logger *slog.Logger) (sharedRecorder, error)
 	// verify is `audit verify` of the database (and the local journals).
 	verify(cfg policy.Config, stdout io.Writer) error
 }

@@ -227,3 +227,50 @@ func TestUnreachableStateDatabaseRefusesWritesAndKeepsReads(t *testing.T) {
 	require.Equal(t, big.NewInt(2_000_000), view.usdtOf(to))
 	require.Equal(t, nonce+1, view.nonce())
 }
+
+// One set of caps per shared wallet (issue 25, finding 6): host A, with a
+// day cap of 0.05 ETH, sends 0.03; host B on the same wallet and database,
+// configured with a day cap of 1 ETH, is refused every write with
+// CAPS_DIFFER naming the difference, and nothing more moves on chain; a
+// host with A's caps writes.
+func TestHostWithOtherCapsOnASharedWalletWritesNothing(t *testing.T) {
+	info := startDevnet(t)
+	pg := pgtest.Start(t)
+	view := newChainView(t, info)
+	env := func(dayETH string) []string {
+		return cleanEnv("WALLETGATE_RPC="+info.RPC, "WALLETGATE_CHAIN_ID=1337", "WALLETGATE_KEY_FILE="+info.KeyFile,
+			"WALLETGATE_STATE_DIR="+t.TempDir(), "WALLETGATE_STATE_URL="+pg.URL,
+			"WALLETGATE_CAP_PER_TX=ETH=0.04", "WALLETGATE_CAP_PER_SESSION=ETH=1", "WALLETGATE_CAP_PER_DAY=ETH="+dayETH)
+	}
+	to := common.HexToAddress("0x00000000000000000000000000000000000e2e27")
+	ethOf := func() *big.Int {
+		b, err := view.node.BalanceAt(context.Background(), to, nil)
+		require.NoError(t, err)
+		return b
+	}
+	args := map[string]any{"to": to.Hex(), "amount": "0.03", "asset": "ETH"}
+	a := startServer(t, env("0.05"))
+	a.initialize()
+	confirm := map[string]any{"to": to.Hex(), "amount": "0.03", "asset": "ETH"}
+	confirm["confirm"] = a.callTool("wallet_send", args)["structuredContent"].(map[string]any)["confirm_token"]
+	res := a.callTool("wallet_send", confirm)
+	require.Equal(t, "confirmed", res["structuredContent"].(map[string]any)["status"], text(res))
+	nonce := view.nonce()
+
+	b := startServer(t, env("1"))
+	b.initialize()
+	res = b.callTool("wallet_send", args)
+	require.Equal(t, "CAPS_DIFFER", refusalCode(res), text(res))
+	require.Contains(t, text(res), "per day ETH: 0.05 ETH there, 1 ETH here (WALLETGATE_CAP_PER_DAY)")
+	pol := b.callTool("wallet_policy", map[string]any{})["structuredContent"].(map[string]any)
+	require.Contains(t, pol["writes_refused"], "per day ETH: 0.05 ETH there, 1 ETH here")
+	require.Equal(t, big.NewInt(3e16), ethOf(), "on chain: A's send only")
+	require.Equal(t, nonce, view.nonce(), "B sent nothing")
+
+	c := startServer(t, env("0.05"))
+	c.initialize()
+	pol = c.callTool("wallet_policy", map[string]any{})["structuredContent"].(map[string]any)
+	require.Empty(t, pol["writes_refused"], "the same caps: writes work")
+	res = c.callTool("wallet_send", map[string]any{"to": to.Hex(), "amount": "0.03", "asset": "ETH"})
+	require.Equal(t, "CAP_EXCEEDED", refusalCode(res), "the shared day holds A's send: %s", text(res))
+}

@@ -7,6 +7,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 
+	"github.com/walletgate/walletgate/caps"
 	"github.com/walletgate/walletgate/engine"
 	"github.com/walletgate/walletgate/journal"
 	"github.com/walletgate/walletgate/pgstate"
@@ -27,8 +29,8 @@ func init() { sharedState = pgBackend{} }
 // pgBackend is sharedBackend on pgstate.
 type pgBackend struct{}
 
-func (pgBackend) open(ctx context.Context, cfg policy.Config, chainID uint64, genesis common.Hash, wallet common.Address, session, signerKind string, logger *slog.Logger) (sharedRecorder, error) {
-	r, err := openShared(ctx, cfg, chainID, genesis, wallet, session, signerKind, logger)
+func (pgBackend) open(ctx context.Context, cfg policy.Config, chainID uint64, genesis common.Hash, wallet common.Address, session, signerKind, capsInForce string, logger *slog.Logger) (sharedRecorder, error) {
+	r, err := openShared(ctx, cfg, chainID, genesis, wallet, session, signerKind, capsInForce, logger)
 	if err != nil {
 		return nil, err // never a typed nil in the interface
 	}
@@ -50,10 +52,18 @@ const phantomAge = 5 * time.Minute
 // a host that died before signing left open. Its error (a URL that cannot
 // be read, a schema newer than this binary) refuses every write; a database
 // that does not answer yet refuses each write until it does. Reads keep
-// working.
-func openShared(ctx context.Context, cfg policy.Config, chainID uint64, genesis common.Hash, wallet common.Address, session, signerKind string, logger *slog.Logger) (*pgstate.Recorder, error) {
+// working. A host whose caps differ from the caps in force for the wallet
+// (the first host's, kept in the database) writes nothing: one set of caps
+// per shared wallet.
+func openShared(ctx context.Context, cfg policy.Config, chainID uint64, genesis common.Hash, wallet common.Address, session, signerKind, capsInForce string, logger *slog.Logger) (*pgstate.Recorder, error) {
 	shown := pgstate.Shown(cfg.StateURL)
-	r, err := pgstate.Open(ctx, pgstate.Options{URL: cfg.StateURL, PasswordFile: cfg.StatePasswordFile, ChainID: chainID, Genesis: genesis, Address: wallet, Session: session, Retry: true})
+	r, err := pgstate.Open(ctx, pgstate.Options{URL: cfg.StateURL, PasswordFile: cfg.StatePasswordFile, ChainID: chainID, Genesis: genesis, Address: wallet, Session: session, Caps: capsInForce, Retry: true})
+	var me *caps.MismatchError
+	if errors.As(err, &me) {
+		logger.Error("this host's caps differ from the caps in force for the wallet in the shared state: writes are refused (CAPS_DIFFER) until they match; reads keep working. Give every host on this wallet the same WALLETGATE_CAP_PER_* and WALLETGATE_ALLOW_UNCAPPED_TOKENS (README: Shared state in PostgreSQL)",
+			"state", shown, "difference", err.Error())
+		return nil, err
+	}
 	if err != nil {
 		logger.Error("the shared state database cannot be used: writes are refused until this is fixed; reads keep working", "state", shown, "err", err)
 		return nil, err
