@@ -417,8 +417,8 @@ func TestLaterLegHasItsOwnBound(t *testing.T) {
 	t.Cleanup(func() { close(stop); <-done })
 
 	e := b.engineWith(signer.Dev())
-	e.confirmations, e.receiptTimeout = 4, 20*time.Second
-	e.bounds.Confirm = 250 * time.Millisecond // far less than one leg's wait for 4 confirmations (three blocks, about 900 ms)
+	e.confirmations, e.receiptTimeout = 8, 60*time.Second
+	e.bounds.Confirm = time.Second // far less than one leg's wait for 8 confirmations (seven blocks, 2 s or more), enough to sign on a loaded machine
 	token, canonical, ref := b.planOf(e, []int{legUSDT, legUSDT}, []int64{1_000_000, 2_000_000})
 	require.Nil(t, ref)
 	before := b.usdtOf(b.sink)
