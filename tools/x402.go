@@ -219,8 +219,8 @@ func (s *Server) parsePay(ctx context.Context, a args) (payIntent, *Refusal) {
 		case payee != nil:
 			return in, payee
 		}
-		return in, refuse(CodeX402NoOption, "none of the requirement's options is one walletgate can pay: it pays the \"exact\" scheme on this wallet's network (%s, %s) with an EIP-3009 authorization, in a token that has a cap. Offered: %s. Nothing was signed. Ask the resource for an option on %s, or the operator to cap the token (%s=<token address>=<amount>).",
-			network, s.network.Name, strings.Join(seen, "; "), network, policy.EnvCapPerTx)
+		return in, refuse(CodeX402NoOption, "none of the requirement's options is one walletgate can pay: it pays the \"exact\" scheme on this wallet's network (%s, %s) with an EIP-3009 authorization, in a token that has a cap. Offered: %s. Nothing was signed. Ask the resource for an option on %s, or the operator to cap the token in every window (%s, %s and %s, each with <token address>=<amount>).",
+			network, s.network.Name, strings.Join(seen, "; "), network, policy.EnvCapPerTx, policy.EnvCapPerSession, policy.EnvCapPerDay)
 	}
 	slices.SortStableFunc(candidates, func(a, b x402Candidate) int { return compareUnits(a.sign, b.sign) })
 	chosen := 0
