@@ -69,20 +69,7 @@ func TestKilledBetweenReservedAndSigned(t *testing.T) {
 	to := common.HexToAddress("0x00000000000000000000000000000000000e2e24")
 	nonce := view.nonce()
 
-	c := startBinaryIn(t, crashBinary(t), "", append(env, "WGTEST_CRASH_AT=reserved"))
-	c.initialize()
-	args := map[string]any{"to": to.Hex(), "amount": "11", "asset": "USDT"}
-	args["confirm"] = c.callTool("wallet_send", args)["structuredContent"].(map[string]any)["confirm_token"]
-	req, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 999, "method": "tools/call", "params": map[string]any{"name": "wallet_send", "arguments": args}})
-	c.send(string(req))
-	exited := make(chan error, 1)
-	go func() { exited <- c.cmd.Wait() }()
-	select {
-	case err := <-exited:
-		require.Error(t, err, "killed, not exited")
-	case <-time.After(30 * time.Second):
-		t.Fatalf("walletgate did not reach its crash point; stderr:\n%s", c.stderr.String())
-	}
+	killAtReserved(t, env, to)
 	require.True(t, journalHas(t, state, "cap_reserve"), "it died after reserving")
 	require.False(t, journalHas(t, state, "signed"), "and before signing")
 	require.Equal(t, nonce, view.nonce())
@@ -122,20 +109,7 @@ func TestKilledBetweenReservedAndSignedBesideALiveProcess(t *testing.T) {
 	live.initialize()
 	live.request("tools/list", map[string]any{})
 
-	c := startBinaryIn(t, crashBinary(t), "", append(env, "WGTEST_CRASH_AT=reserved"))
-	c.initialize()
-	args := map[string]any{"to": to.Hex(), "amount": "11", "asset": "USDT"}
-	args["confirm"] = c.callTool("wallet_send", args)["structuredContent"].(map[string]any)["confirm_token"]
-	req, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 999, "method": "tools/call", "params": map[string]any{"name": "wallet_send", "arguments": args}})
-	c.send(string(req))
-	exited := make(chan error, 1)
-	go func() { exited <- c.cmd.Wait() }()
-	select {
-	case err := <-exited:
-		require.Error(t, err, "killed, not exited")
-	case <-time.After(30 * time.Second):
-		t.Fatalf("walletgate did not reach its crash point; stderr:\n%s", c.stderr.String())
-	}
+	killAtReserved(t, env, to)
 	require.True(t, journalHas(t, state, "cap_reserve"))
 	require.False(t, journalHas(t, state, "signed"))
 
@@ -247,5 +221,26 @@ func TestLostBroadcastDoesNotJamTheWallet(t *testing.T) {
 			}
 			require.Empty(t, b.c.callTool("wallet_policy", map[string]any{})["structuredContent"].(map[string]any)["pending_transactions"])
 		})
+	}
+}
+
+// killAtReserved runs the crash-point build on env, previews an 11 USDT send
+// to to and confirms it: walletgate kills itself right after the
+// reservation is recorded, before signing.
+func killAtReserved(t *testing.T, env []string, to common.Address) {
+	t.Helper()
+	c := startBinaryIn(t, crashBinary(t), "", append(env, "WGTEST_CRASH_AT=reserved"))
+	c.initialize()
+	args := map[string]any{"to": to.Hex(), "amount": "11", "asset": "USDT"}
+	args["confirm"] = c.callTool("wallet_send", args)["structuredContent"].(map[string]any)["confirm_token"]
+	req, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 999, "method": "tools/call", "params": map[string]any{"name": "wallet_send", "arguments": args}})
+	c.send(string(req))
+	exited := make(chan error, 1)
+	go func() { exited <- c.cmd.Wait() }()
+	select {
+	case err := <-exited:
+		require.Error(t, err, "killed, not exited")
+	case <-time.After(30 * time.Second):
+		t.Fatalf("walletgate did not reach its crash point; stderr:\n%s", c.stderr.String())
 	}
 }
