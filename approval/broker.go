@@ -162,7 +162,7 @@ type Leg struct {
 // Outcome is how a confirmed approval ended, told by walletgate after the
 // confirm: what the person sees on the used preview.
 type Outcome struct {
-	Status   string   // "confirmed", "reverted", "pending", "mismatch" or "refused"
+	Status   string   // "confirmed", "reverted", "pending", "mismatch", "partial", "signed" or "refused"
 	Summary  string   // one sentence in plain words
 	TxHashes []string // every transaction sent, in order; empty when none was
 	Block    uint64   // the block of the last one; 0 when not included

@@ -348,6 +348,8 @@ func OutcomeHeadline(status string) string {
 		return "Not sent"
 	case "partial":
 		return "Stopped part-way"
+	case "signed":
+		return "Signed, nothing sent"
 	default:
 		return "Outcome unknown"
 	}

@@ -747,3 +747,15 @@ func TestPageWithoutARealSecretServesNothing(t *testing.T) {
 		require.Equal(t, http.StatusNotFound, res.StatusCode, "secret %q", secret)
 	}
 }
+
+// Every status the tools report has a headline of its own.
+func TestOutcomeHeadlines(t *testing.T) {
+	seen := map[string]bool{}
+	for _, s := range []string{"confirmed", "reverted", "pending", "mismatch", "refused", "partial", "signed"} {
+		h := OutcomeHeadline(s)
+		require.NotEqual(t, "Outcome unknown", h, s)
+		require.False(t, seen[h], "%s shares its headline", s)
+		seen[h] = true
+	}
+	require.Equal(t, "Outcome unknown", OutcomeHeadline("something else"))
+}
