@@ -308,7 +308,11 @@ func confirmOutcome(r confirmResult) approval.Outcome {
 		o.Status = "partial"
 		var legs []string
 		for _, l := range r.Legs {
-			legs = append(legs, l.Label+": "+strings.ReplaceAll(l.Status, "_", " "))
+			name := l.Label
+			if l.Undo {
+				name = "taking it back (" + l.Label + ")"
+			}
+			legs = append(legs, name+": "+strings.ReplaceAll(l.Status, "_", " "))
 		}
 		o.Summary = "Part of this write happened, then it stopped (" + strings.Join(legs, "; ") + "). Measured on chain: " + movedText + "; the caps count that and the fees."
 	}

@@ -58,7 +58,7 @@ func TestPageOutcomeListsTheLegsThatWereSent(t *testing.T) {
 		Changes: []measuredJSON{{Asset: "ETH", Symbol: "ETH", Out: "0", In: "0"}}})
 	require.Equal(t, "partial", o.Status)
 	require.Equal(t, []string{a, b}, o.TxHashes)
-	require.Contains(t, o.Summary, "swap: not sent")
+	require.Contains(t, o.Summary, "swap: not sent; taking it back (approve): included")
 	require.Contains(t, o.Summary, "nothing besides the fees")
 	o = confirmOutcome(confirmResult{Status: "confirmed", TxHash: b, Block: &block, Fee: "0.001", Legs: []legOutcomeJSON{{Label: "send", Status: "included", TxHash: b}}})
 	require.Equal(t, []string{b}, o.TxHashes)
