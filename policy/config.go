@@ -208,12 +208,13 @@ func Load(environ []string) (Config, error) {
 	if err != nil {
 		return Config{}, err
 	}
+	home := homeOf(environ)
 	for _, v := range Variables {
 		value := env[v.Name]
 		if value == "" {
 			continue
 		}
-		if err := cfg.set(v.Name, value); err != nil {
+		if err := cfg.set(v.Name, value, home); err != nil {
 			return Config{}, err
 		}
 	}
@@ -318,8 +319,8 @@ func editDistance(a, b string) int {
 	return prev[len(b)]
 }
 
-// set parses one non-empty variable into c.
-func (c *Config) set(name, value string) *ConfigError {
+// set parses one non-empty variable into c; home expands a path's ~.
+func (c *Config) set(name, value, home string) *ConfigError {
 	switch name {
 	case EnvRPC:
 		urls, err := parseRPCList(value)
@@ -340,6 +341,10 @@ func (c *Config) set(name, value string) *ConfigError {
 		c.StateURL = value
 	case EnvKeystore, EnvPasswordFile, EnvKeyFile, EnvStateDir, EnvDevArtifacts, EnvStatePasswordFile:
 		if err := checkPath(name, value); err != nil {
+			return err
+		}
+		value, err := expandHome(name, value, home)
+		if err != nil {
 			return err
 		}
 		switch name {
@@ -522,6 +527,64 @@ func parseAllowTo(value string) ([]common.Address, *ConfigError) {
 // checkPath refuses a path containing control characters (a pasted newline,
 // for instance). Paths are otherwise taken as given; whether they exist is for
 // the caller to find out.
+// homeOf is the user's home directory as environ gives it (HOME, or
+// USERPROFILE where HOME is unset, as on Windows); "" when neither is.
+func homeOf(environ []string) string {
+	var home, profile string
+	for _, e := range environ {
+		switch {
+		case strings.HasPrefix(e, "HOME="):
+			home = e[len("HOME="):]
+		case strings.HasPrefix(e, "USERPROFILE="):
+			profile = e[len("USERPROFILE="):]
+		}
+	}
+	if home != "" {
+		return home
+	}
+	return profile
+}
+
+// expandHome expands a leading ~ or $HOME (${HOME}) in a path setting to
+// home, as a shell would and a JSON or TOML client configuration does not.
+// What cannot be expanded is refused in words: ~user, another variable,
+// or a home that environ does not name.
+func expandHome(name, value, home string) (string, *ConfigError) {
+	rest, ok := "", false
+	for _, prefix := range []string{"~", "$HOME", "${HOME}"} {
+		if value == prefix {
+			rest, ok = "", true
+		} else if r, found := strings.CutPrefix(value, prefix); found && (r[0] == '/' || r[0] == '\\') {
+			rest, ok = r, true
+		}
+		if ok {
+			break
+		}
+	}
+	switch {
+	case ok && home == "":
+		return "", configError(name, value, "a full path: "+value[:1]+"… names the home directory, but neither HOME nor USERPROFILE is set for walletgate (clients often start servers with few variables)")
+	case ok:
+		return strings.TrimRight(home, "/\\") + rest, nil
+	case strings.HasPrefix(value, "~"):
+		return "", configError(name, value, "a full path, or one starting with ~/ or $HOME/ for your own home directory (~user is not expanded)")
+	case looksLikeVariable(value):
+		return "", configError(name, value, "a full path: only a leading ~/ or $HOME/ is expanded, no other variable")
+	}
+	return value, nil
+}
+
+// looksLikeVariable reports whether s holds $NAME or ${…}, which a shell
+// would have expanded.
+func looksLikeVariable(s string) bool {
+	for i := 0; i+1 < len(s); i++ {
+		if c := s[i+1]; s[i] == '$' && (c == '{' || c == '_' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z') {
+			return true
+		}
+	}
+	return false
+}
+
 func checkPath(name, value string) *ConfigError {
 	for i := 0; i < len(value); i++ {
 		if c := value[i]; c < ' ' || c == 0x7f {

@@ -517,12 +517,12 @@ func TestVariablesList(t *testing.T) {
 		// that no rule could accept reaches the variable's own rule rather
 		// than the internal "no rule" error.
 		var c Config
-		err := c.set(v.Name, "\x01")
+		err := c.set(v.Name, "\x01", "")
 		require.NotNil(t, err, v.Name)
 		require.NotContains(t, err.Error(), "internal error", v.Name)
 	}
 	var c Config
-	require.Contains(t, c.set("WALLETGATE_NOT_A_VARIABLE", "1").Error(), "internal error")
+	require.Contains(t, c.set("WALLETGATE_NOT_A_VARIABLE", "1", "").Error(), "internal error")
 }
 
 func TestEditDistance(t *testing.T) {
@@ -561,4 +561,44 @@ func TestHumanAboveNeedsHumanMode(t *testing.T) {
 	cfg, err := Load([]string{EnvHumanAbove + "=ETH=0.05", EnvConfirm + "=human"})
 	require.NoError(t, err)
 	require.Equal(t, []CapEntry{{"ETH", "0.05"}}, cfg.HumanAbove)
+}
+
+// Path settings as people write them in a JSON or TOML client config: a
+// leading ~ or $HOME is expanded from the environment walletgate was given;
+// what cannot be expanded is refused in words, never taken literally.
+func TestPathsExpandHome(t *testing.T) {
+	load := func(env ...string) (Config, error) { return Load(env) }
+	for _, tc := range []struct {
+		value, home, want string
+	}{
+		{"~/wallet/key", "/home/ann", "/home/ann/wallet/key"},
+		{"~", "/home/ann/", "/home/ann"},
+		{"$HOME/wallet/key", "/home/ann", "/home/ann/wallet/key"},
+		{"${HOME}/key", "/home/ann", "/home/ann/key"},
+		{"/etc/walletgate/key", "/home/ann", "/etc/walletgate/key"},
+		{"relative/key", "", "relative/key"},
+		{"/srv/cost$5", "/home/ann", "/srv/cost$5"}, // a literal $ before a digit stays
+	} {
+		c, err := load("HOME="+tc.home, EnvKeyFile+"="+tc.value)
+		require.NoError(t, err, tc.value)
+		require.Equal(t, tc.want, c.KeyFile, tc.value)
+	}
+	c, err := load("USERPROFILE=C:\\Users\\ann", EnvStateDir+"=~\\walletgate")
+	require.NoError(t, err)
+	require.Equal(t, "C:\\Users\\ann\\walletgate", c.StateDir, "Windows: USERPROFILE when HOME is unset")
+	for _, tc := range []struct{ value, home, says string }{
+		{"~/key", "", "neither HOME nor USERPROFILE is set"},
+		{"~bob/key", "/home/ann", "~user is not expanded"},
+		{"$XDG_CONFIG_HOME/walletgate/key", "/home/ann", "only a leading ~/ or $HOME/ is expanded"},
+		{"$HOMEDIR/key", "/home/ann", "only a leading ~/ or $HOME/ is expanded"},
+	} {
+		env := []string{EnvKeyFile + "=" + tc.value}
+		if tc.home != "" {
+			env = append(env, "HOME="+tc.home)
+		}
+		_, err := Load(env)
+		require.Error(t, err, tc.value)
+		require.Contains(t, err.Error(), EnvKeyFile)
+		require.Contains(t, err.Error(), tc.says, tc.value)
+	}
 }
