@@ -62,16 +62,7 @@ func TestANewChainWithTheSameIDGetsItsOwnJournal(t *testing.T) {
 	held := common.HexToAddress("0x00000000000000000000000000000000000e2e62")
 
 	confirm := func(c *stdioClient, to common.Address, amount string) map[string]any {
-		t.Helper()
-		args := map[string]any{"to": to.Hex(), "amount": amount, "asset": "USDT"}
-		res := c.callTool("wallet_send", args)
-		sc, ok := res["structuredContent"].(map[string]any)
-		require.True(t, ok, text(res))
-		args["confirm"] = sc["confirm_token"]
-		res = c.callTool("wallet_send", args)
-		sc, ok = res["structuredContent"].(map[string]any)
-		require.True(t, ok, text(res))
-		return sc
+		return confirmUSDT(t, c, to, amount)
 	}
 	require.Equal(t, "confirmed", confirm(c, paid, "5")["status"])
 	require.Equal(t, big.NewInt(5_000_000), view1.usdtOf(paid))
