@@ -65,7 +65,7 @@ type Plan struct {
 	Tool      string
 	Legs      []Leg
 	Spend     caps.Spend      // what the caps are reserved for: ETH (value + max fees) and tokens
-	Recipient *common.Address // checked against the allow-list; nil: the wallet itself
+	Recipient *common.Address // checked against the allow-list; nil: none (the wallet itself, a revoke)
 	// Counterparties are addresses the write kind itself took from
 	// walletgate's table (a swap's router): what its effects give them is
 	// not checked against the allow-list (recipients.go).

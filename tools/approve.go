@@ -213,8 +213,14 @@ type approvePreview struct {
 type approvePreviewResult = previewOf[approvePreview]
 
 func (s *Server) previewApprove(ctx context.Context, in approveIntent) (*mcp.CallToolResult, *Refusal) {
-	sp := in.spender
-	if ref := s.writeAllowed(&sp); ref != nil {
+	// A revoke gives the spender nothing: the allow-list does not bind it,
+	// so an operator who narrows the list can still take an allowance back.
+	var given *common.Address
+	if in.amount.Sign() > 0 {
+		sp := in.spender
+		given = &sp
+	}
+	if ref := s.writeAllowed(given); ref != nil {
 		return nil, ref
 	}
 	v := chain.AllowanceView(in.token.Address, in.from, in.spender)
@@ -244,7 +250,7 @@ func (s *Server) previewApprove(ctx context.Context, in approveIntent) (*mcp.Cal
 		label = "revoke"
 	}
 	legs = append(legs, engine.Leg{Label: label, Call: approveCall(in.amount)})
-	p := &engine.Plan{Legs: legs, Recipient: &sp}
+	p := &engine.Plan{Legs: legs, Recipient: given}
 	st, bad := s.engine.BuildTraced(ctx, p)
 	if bad != nil {
 		return nil, bad
