@@ -11,7 +11,9 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/walletgate/walletgate/approval"
 	"github.com/walletgate/walletgate/chain/devnet"
+	"github.com/walletgate/walletgate/tools"
 )
 
 // modernCall sends tools/call as a 2026-07-28 client does (its version and
@@ -125,4 +127,61 @@ func TestElicitModeAsksThroughTheAnswerIn20260728(t *testing.T) {
 		require.Contains(t, text, "WALLETGATE_CONFIRM=token")
 		require.Equal(t, big.NewInt(2_000_000), e.balanceOf(d.Contracts.USDT, to))
 	})
+}
+
+// In protocol 2026-07-28 a human-mode confirm with the preview's id asks the
+// client, through the confirm's answer, to open that preview's approval page,
+// and its retry waits for the person's decision there. The retry counts only
+// with the state walletgate issued for exactly that call, once.
+func TestURLApprovalAsksThroughTheAnswerIn20260728(t *testing.T) {
+	d, err := devnet.Start(context.Background(), devnet.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { d.Close() })
+	b := approval.NewBroker(nil, nil)
+	const page = "http://127.0.0.1:1/a/" + "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef/"
+	e := serverOn(t, d, func(deps *tools.Deps) {
+		deps.Config.Confirm = "human"
+		deps.Approvals, deps.ApprovalPage = b, page
+	})
+	to := addr("0x00000000000000000000000000000000000000e3")
+	args := map[string]any{"to": to.Hex(), "amount": "1.75", "asset": "USDT"}
+	urlCaps := map[string]any{"elicitation": map[string]any{"url": map[string]any{}}}
+
+	p, _ := e.humanPreview(args)
+	id := p.Approval.ID
+	before := e.state()
+	ask := func() string {
+		t.Helper()
+		res := e.modernCall("wallet_send", with(args, id), urlCaps, nil)
+		require.Equal(t, "input_required", res["resultType"], "%v", res)
+		q := res["inputRequests"].(map[string]any)["approve"].(map[string]any)
+		require.Equal(t, "elicitation/create", q["method"])
+		params := q["params"].(map[string]any)
+		require.Equal(t, "url", params["mode"])
+		require.Equal(t, page+"p/"+id, params["url"], "the page of exactly this preview")
+		v, _ := b.Get(id)
+		require.Equal(t, approval.Pending, v.State, "asking decides nothing")
+		require.Equal(t, before, e.state())
+		return res["requestState"].(string)
+	}
+
+	state := ask()
+	refusedRaw(t, e.modernCall("wallet_send", with(args, id), urlCaps, retry(state, "decline", nil)), "HUMAN_DECLINED")
+	refusedRaw(t, e.modernCall("wallet_send", with(args, id), urlCaps, retry("wgask_"+strings.Repeat("b", 32), "accept", nil)), "ANSWER_UNKNOWN")
+	v, _ := b.Get(id)
+	require.Equal(t, approval.Pending, v.State, "the preview still waits for the person")
+	require.Equal(t, before, e.state())
+
+	state = ask()
+	_, _, err = b.Approve(id) // the person, on the page the client opened
+	require.NoError(t, err)
+	res := e.modernCall("wallet_send", with(args, id), urlCaps, retry(state, "accept", nil))
+	require.Nil(t, res["isError"], "%v", res)
+	require.Equal(t, "confirmed", res["structuredContent"].(map[string]any)["status"])
+	require.NoError(t, e.schemas.Check("wallet_send", res["structuredContent"], false))
+	require.Equal(t, big.NewInt(1_750_000), e.balanceOf(d.Contracts.USDT, to))
+
+	after := e.state()
+	refusedRaw(t, e.modernCall("wallet_send", with(args, id), urlCaps, retry(state, "accept", nil)), "ANSWER_UNKNOWN")
+	require.Equal(t, after, e.state(), "a replayed answer moves nothing")
 }
