@@ -164,7 +164,7 @@ func (a *asks) take(state string, q ask, now time.Time) bool {
 // answerUnknown is the refusal of a retry whose answer does not belong to
 // this call.
 func answerUnknown(tool string) *Refusal {
-	return refuse(CodeAnswerUnknown, "this call carries an answer from the person (inputResponses and requestState) that walletgate did not ask for with exactly this call, or that was already used: each answer counts once, for the call it was asked for. Nothing was signed or sent, and the preview is unchanged. Call %s again with exactly the same arguments and \"confirm\", with no answer attached: walletgate asks the person again through the client.", tool)
+	return refuse(CodeAnswerUnknown, "this call carries an answer from the person that walletgate did not ask for with exactly this call, or one that was already used: each answer counts once, for the call it was asked for. Nothing was signed or sent, and the preview is unchanged. Call %s again with exactly the same arguments and \"confirm\", with no answer attached: walletgate then asks the person again through the client.", tool)
 }
 
 // takeAnswer checks a retried call's state against the question walletgate
