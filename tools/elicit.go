@@ -88,14 +88,14 @@ func (m *elicitMode) Ask(ctx context.Context, p *engine.Plan) *Refusal {
 	if ms == nil || modern(ctx) {
 		// A 2026-07-28 confirm is asked before its token is spent
 		// (askFirst); reaching here means the question could not be put.
-		return refuse(CodeElicitationUnavailable, "walletgate could not put the approval question to the person through this client. Nothing was signed or sent. Call the tool again with exactly the same arguments and \"confirm\" to be asked again, or the operator can set WALLETGATE_CONFIRM=token for this client.")
+		return refuse(CodeElicitationUnavailable, "walletgate could not put the approval question to the person through this client. Nothing was signed or sent, and this confirmation is spent. %s", askAgain(p.Tool))
 	}
 	res, err := ms.RequestElicitation(ctx, mcp.ElicitationRequest{
 		Request: mcp.Request{Method: string(mcp.MethodElicitationCreate)},
 		Params:  formQuestion(p),
 	})
 	if err != nil {
-		return refuse(CodeElicitationUnavailable, "the approval request to the person failed (%s). Nothing was signed or sent.", elicitFailure(err))
+		return refuse(CodeElicitationUnavailable, "the approval request to the person failed (%s). Nothing was signed or sent, and this confirmation is spent. %s", elicitFailure(err), askAgain(p.Tool))
 	}
 	return judgeApproval(res)
 }
@@ -123,12 +123,23 @@ func judgeApproval(res *mcp.ElicitationResult) *Refusal {
 	return refuse(CodeHumanDeclined, "the approval answer %s is not an approval. Nothing was signed or sent.", displayInput(fmt.Sprint(res.Action)))
 }
 
+// askAgain is what to do after the question could not be put.
+func askAgain(tool string) string {
+	if tool == "" {
+		tool = "the tool"
+	}
+	return "To try again, call " + tool + " without \"confirm\" for a new preview and confirm that; if this client cannot show the person walletgate's question, the operator can set WALLETGATE_CONFIRM=token or human for it."
+}
+
 // elicitFailure says why a server-sent elicitation failed, in words for the
 // person and the assistant: the MCP library's own text for a client that
 // speaks 2026-07-28 is advice to server developers and never reaches them.
 func elicitFailure(err error) string {
-	if errors.Is(err, server.ErrServerInitiatedRequestUnsupported) {
-		return "this client speaks MCP 2026-07-28, where walletgate asks through the tool's answer instead; call the tool again with the same arguments and confirm"
+	switch {
+	case errors.Is(err, server.ErrServerInitiatedRequestUnsupported):
+		return "this client speaks MCP 2026-07-28, where walletgate cannot send it a question of its own"
+	case errors.Is(err, server.ErrNoActiveSession), errors.Is(err, server.ErrElicitationNotSupported):
+		return "this connection cannot carry a question from walletgate to the client"
 	}
 	return inert(err.Error(), 200)
 }
