@@ -170,11 +170,12 @@ func approveOnPage(page string) error {
 // person answers the client's elicitations as a person would and keeps what
 // they were asked.
 type person struct {
-	t     *testing.T
-	view  *chainView
-	mu    sync.Mutex
-	asked []*gosdk.ElicitParams
-	errs  []error
+	t       *testing.T
+	view    *chainView
+	decline bool // answer the next form with "decline"
+	mu      sync.Mutex
+	asked   []*gosdk.ElicitParams
+	errs    []error
 }
 
 func (p *person) elicit(_ context.Context, req *gosdk.ElicitRequest) (*gosdk.ElicitResult, error) {
@@ -188,6 +189,10 @@ func (p *person) elicit(_ context.Context, req *gosdk.ElicitRequest) (*gosdk.Eli
 			return &gosdk.ElicitResult{Action: "decline"}, nil
 		}
 		return &gosdk.ElicitResult{Action: "accept"}, nil
+	}
+	if p.decline {
+		p.decline = false
+		return &gosdk.ElicitResult{Action: "decline"}, nil
 	}
 	return &gosdk.ElicitResult{Action: "accept", Content: map[string]any{"approve": true}}, nil
 }
@@ -244,15 +249,24 @@ func TestGoSDKClientWritesAtEachProtocolVersion(t *testing.T) {
 		})
 
 		t.Run(name+"/elicited confirm (form)", func(t *testing.T) {
-			p := &person{t: t, view: view}
+			p := &person{t: t, view: view, decline: true}
 			c := startSDK(t, capsOf(t.TempDir(), "WALLETGATE_CONFIRM=elicit"), version, form, p.elicit)
 			to := common.BigToAddress(big.NewInt(int64(0x5d4002 + 16*i)))
+			// The person says no first: nothing moves.
+			args := map[string]any{"to": to.Hex(), "amount": "2.25", "asset": "USDT"}
+			pv := c.ok("wallet_send", args)
+			nonce := view.nonce()
+			_, text, isErr := c.call("wallet_send", withConfirm(args, byToken(pv)))
+			require.True(t, isErr)
+			require.True(t, strings.HasPrefix(text, "HUMAN_DECLINED: "), text)
+			require.Equal(t, nonce, view.nonce(), "nothing signed or sent")
+			require.Equal(t, 0, view.usdtOf(to).Sign())
 			c.write("wallet_send", map[string]any{"to": to.Hex(), "amount": "2.25", "asset": "USDT"}, byToken)
 			require.Equal(t, big.NewInt(2_250_000), view.usdtOf(to))
 			asked := p.questions()
-			require.Len(t, asked, 1, "the person was asked once")
-			require.Contains(t, asked[0].Message, "send 2.25 USDT")
-			require.Contains(t, asked[0].Message, to.Hex())
+			require.Len(t, asked, 2, "the person was asked once per confirm")
+			require.Contains(t, asked[1].Message, "send 2.25 USDT")
+			require.Contains(t, asked[1].Message, to.Hex())
 		})
 
 		t.Run(name+"/human approval on the page the client opened (URL)", func(t *testing.T) {
