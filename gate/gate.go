@@ -200,6 +200,29 @@ func (g *Gate) Consume(token, tool string, canonical []byte) (plan any, err erro
 	return plan, nil
 }
 
+// Peek returns the plan token stands for, without spending it, and ok
+// when a Consume for this tool and these canonical arguments would pass
+// now. It lets a confirmation mode show the person the preview before the
+// token is spent (a 2026-07-28 client asks between two calls); any other
+// case is for Consume to refuse.
+func (g *Gate) Peek(token, tool string, canonical []byte) (plan any, ok bool) {
+	if g.tokens == nil || !wellFormed(token) {
+		return nil, false
+	}
+	fp := Fingerprint(tool, canonical)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	v, found := g.tokens.Get(token)
+	if !found {
+		return nil, false
+	}
+	e := v.(*entry)
+	if e.used || !g.now().Before(e.expires) || subtle.ConstantTimeCompare(e.fingerprint[:], fp[:]) != 1 {
+		return nil, false
+	}
+	return e.plan, true
+}
+
 // Revoke spends token without executing anything, as when the person
 // rejects the preview it confirms. It reports whether the token was
 // outstanding.

@@ -419,3 +419,30 @@ func TestRevokeSpendsTheToken(t *testing.T) {
 	require.False(t, g.Revoke("wgc_nothing"), "an unknown token is not outstanding")
 	require.False(t, (&gate.Gate{}).Revoke(tok))
 }
+
+// Peek shows the plan of a token a Consume would accept, and spends nothing;
+// for every token Consume would refuse it shows nothing.
+func TestPeekSpendsNothing(t *testing.T) {
+	g, c := newGate(t, 10)
+	p := &plan{id: 3}
+	tok := issue(t, g, "wallet_send", []byte("args"), p)
+	got, ok := g.Peek(tok, "wallet_send", []byte("args"))
+	require.True(t, ok)
+	require.Same(t, p, got)
+	require.Equal(t, 1, g.Pending(), "still outstanding")
+	for _, miss := range []struct{ token, tool, args string }{
+		{tok, "wallet_send", "other"}, {tok, "wallet_swap", "args"}, {"wgc_" + strings.Repeat("a", 32), "wallet_send", "args"}, {"bad", "wallet_send", "args"},
+	} {
+		_, ok := g.Peek(miss.token, miss.tool, []byte(miss.args))
+		require.False(t, ok, "%v", miss)
+	}
+	got, err := g.Consume(tok, "wallet_send", []byte("args"))
+	require.NoError(t, err)
+	require.Same(t, p, got)
+	_, ok = g.Peek(tok, "wallet_send", []byte("args"))
+	require.False(t, ok, "a used token")
+	tok = issue(t, g, "wallet_send", []byte("args"), p)
+	c.Advance(ttl)
+	_, ok = g.Peek(tok, "wallet_send", []byte("args"))
+	require.False(t, ok, "an expired token")
+}

@@ -6,10 +6,14 @@ package tools
 // elicitation capability (mcp-go does not check; we do, and refuse rather than
 // fall back to token mode); anything but an explicit accept carrying
 // {"approve": true} refuses (mcp-go does not validate the answer's shape; we
-// do); the question carries the same preview text the model was shown.
+// do); the question carries the same preview text the model was shown. In
+// protocol 2026-07-28 the question travels in the confirm's answer and the
+// person's answer in its retry (roundtrip.go); before it, walletgate sends
+// elicitation/create.
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -37,41 +41,69 @@ var approvalSchema = map[string]any{
 	"required": []string{"approve"},
 }
 
-// elicitMode asks the person through MCP elicitation, after the token was
-// consumed.
-type elicitMode struct{}
+// formQuestion is what the person is asked about plan p.
+func formQuestion(p *engine.Plan) mcp.ElicitationParams {
+	text := p.Text()
+	if text == "" {
+		text = "(the preview is not available)"
+	}
+	return mcp.ElicitationParams{
+		Message:         "walletgate asks you to approve a transaction.\n\n" + text + "\n\nApprove it?",
+		RequestedSchema: approvalSchema,
+	}
+}
 
-// Redeem returns the token as it came.
-func (elicitMode) Redeem(_ context.Context, confirm, _ string, _ []byte) (string, *Refusal) {
+// elicitMode asks the person through MCP elicitation, after the token was
+// consumed; in 2026-07-28 it judges the answer the retried call carried.
+type elicitMode struct {
+	s        *Server
+	answered bool
+	answer   *mcp.ElicitationResult
+}
+
+// Redeem returns the token as it came; a retried call's answer must be one
+// walletgate asked for with exactly this call, or nothing is spent.
+func (m *elicitMode) Redeem(ctx context.Context, confirm, tool string, canonical []byte) (string, *Refusal) {
+	if !answering(ctx) {
+		return confirm, nil
+	}
+	res, ref := m.s.takeAnswer(ctx, askForm, confirm, tool, canonical)
+	if ref != nil {
+		return "", ref
+	}
+	m.answered, m.answer = true, res
 	return confirm, nil
 }
 
 // Ask asks the person to approve the previewed plan. It returns nil only on
 // an explicit accept with approve == true.
-func (elicitMode) Ask(ctx context.Context, p *engine.Plan) *Refusal {
-	session := server.ClientSessionFromContext(ctx)
-	withInfo, ok := session.(server.SessionWithClientInfo)
-	if !ok || withInfo.GetClientCapabilities().Elicitation == nil {
+func (m *elicitMode) Ask(ctx context.Context, p *engine.Plan) *Refusal {
+	if m.answered {
+		return judgeApproval(m.answer)
+	}
+	if !canElicitForm(ctx) {
 		return refuse(CodeElicitationUnavailable, "walletgate is set to ask the person through MCP elicitation (WALLETGATE_CONFIRM=elicit), but this client did not declare that it supports elicitation. Nothing was signed or sent. The operator should use a client that supports elicitation, or set WALLETGATE_CONFIRM=token for this one.")
 	}
 	ms := server.ServerFromContext(ctx)
-	if ms == nil {
-		return refuse(CodeElicitationUnavailable, "the MCP session cannot send an elicitation request. Nothing was signed or sent.")
+	if ms == nil || modern(ctx) {
+		// A 2026-07-28 confirm is asked before its token is spent
+		// (askFirst); reaching here means the question could not be put.
+		return refuse(CodeElicitationUnavailable, "walletgate could not put the approval question to the person through this client. Nothing was signed or sent, and this confirmation is spent. %s", askAgain(p.Tool))
 	}
-	text := p.Text()
-	if text == "" {
-		text = "(the preview is not available)"
-	}
-	req := mcp.ElicitationRequest{
+	res, err := ms.RequestElicitation(ctx, mcp.ElicitationRequest{
 		Request: mcp.Request{Method: string(mcp.MethodElicitationCreate)},
-		Params: mcp.ElicitationParams{
-			Message:         "walletgate asks you to approve a transaction.\n\n" + text + "\n\nApprove it?",
-			RequestedSchema: approvalSchema,
-		},
-	}
-	res, err := ms.RequestElicitation(ctx, req)
+		Params:  formQuestion(p),
+	})
 	if err != nil {
-		return refuse(CodeElicitationUnavailable, "the approval request to the person failed (%s). Nothing was signed or sent.", inert(err.Error(), 200))
+		return refuse(CodeElicitationUnavailable, "the approval request to the person failed (%s). Nothing was signed or sent, and this confirmation is spent. %s", elicitFailure(err), askAgain(p.Tool))
+	}
+	return judgeApproval(res)
+}
+
+// judgeApproval approves only an explicit accept carrying {"approve": true}.
+func judgeApproval(res *mcp.ElicitationResult) *Refusal {
+	if res == nil {
+		return refuse(CodeHumanDeclined, "the client sent no answer from the person to the approval question. Nothing was signed or sent.")
 	}
 	switch res.Action {
 	case mcp.ElicitationResponseActionAccept:
@@ -89,4 +121,25 @@ func (elicitMode) Ask(ctx context.Context, p *engine.Plan) *Refusal {
 		return refuse(CodeHumanDeclined, "the person dismissed the approval request without approving. Nothing was signed or sent.")
 	}
 	return refuse(CodeHumanDeclined, "the approval answer %s is not an approval. Nothing was signed or sent.", displayInput(fmt.Sprint(res.Action)))
+}
+
+// askAgain is what to do after the question could not be put.
+func askAgain(tool string) string {
+	if tool == "" {
+		tool = "the tool"
+	}
+	return "To try again, call " + tool + " without \"confirm\" for a new preview and confirm that; if this client cannot show the person walletgate's question, the operator can set WALLETGATE_CONFIRM=token or human for it."
+}
+
+// elicitFailure says why a server-sent elicitation failed, in words for the
+// person and the assistant: the MCP library's own text for a client that
+// speaks 2026-07-28 is advice to server developers and never reaches them.
+func elicitFailure(err error) string {
+	switch {
+	case errors.Is(err, server.ErrServerInitiatedRequestUnsupported):
+		return "this client speaks MCP 2026-07-28, where walletgate cannot send it a question of its own"
+	case errors.Is(err, server.ErrNoActiveSession), errors.Is(err, server.ErrElicitationNotSupported):
+		return "this connection cannot carry a question from walletgate to the client"
+	}
+	return inert(err.Error(), 200)
 }

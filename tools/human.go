@@ -120,7 +120,7 @@ func (s *Server) asker() engine.Asker {
 	case s.human():
 		return &humanMode{s: s}
 	case s.cfg.Confirm == policy.ConfirmElicit:
-		return elicitMode{}
+		return &elicitMode{s: s}
 	}
 	return engine.TokenMode{}
 }
@@ -142,7 +142,7 @@ func (h *humanMode) Redeem(ctx context.Context, code, tool string, canonical []b
 		h.viaToken = true
 		return code, nil
 	}
-	if approval.IsID(code) && h.s.canOpenURL(ctx) {
+	if approval.IsID(code) && (h.s.canOpenURL(ctx) || answering(ctx)) {
 		return h.approveInClient(ctx, code, tool, canonical)
 	}
 	token, err := h.s.approvals.Redeem(code, gate.Fingerprint(tool, canonical))

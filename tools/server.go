@@ -100,6 +100,7 @@ type Server struct {
 	shared     string // where the shared state is kept (Deps.Recorder), or ""
 	approvals  *approval.Broker
 	pageURL    string
+	asks       asks // questions to the person outstanding in 2026-07-28 (roundtrip.go)
 	session    string
 	calls      atomic.Uint64
 
@@ -329,6 +330,7 @@ func (s *Server) readTool(name, title, description string, in map[string]any, sp
 func (s *Server) handler(name string, spec argSpec, h func(ctx context.Context, a args) (*mcp.CallToolResult, *Refusal)) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		start := time.Now()
+		ctx = withRoundTrip(ctx, req.Params.MultiRoundTripParams)
 		raw, err := rawArguments(req)
 		call := fmt.Sprintf("%s-%d", s.session, s.calls.Add(1))
 		// A call that never gets an answer still leaves its start behind.
@@ -359,7 +361,9 @@ func (s *Server) handler(name string, spec argSpec, h func(ctx context.Context, 
 			sum := sha256.Sum256(raw)
 			s.log.Debug("tool arguments", "tool", name, "sha256", hex.EncodeToString(sum[:]), "bytes", len(raw))
 		}
-		if s.outputs != nil {
+		if res.NeedsInput() {
+			outcome = "input_required" // a question to the person, not an answer: no output schema applies
+		} else if s.outputs != nil {
 			if err := s.outputs.Check(name, res.StructuredContent, res.IsError); err != nil {
 				res, outcome = s.invalidOutput(res, err), CodeOutputInvalid
 			}

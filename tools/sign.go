@@ -242,6 +242,9 @@ func twoStepSign[I any](s *Server, tool string, parse func(context.Context, args
 		if !confirming {
 			return preview(ctx, in)
 		}
+		if res, ref := s.askFirst(ctx, token, tool, canonical(in)); res != nil || ref != nil {
+			return res, ref // 2026-07-28: the person is asked between this call and its retry
+		}
 		out, ref, code := s.confirmWith(ctx, token, tool, canonical(in))
 		var res *mcp.CallToolResult
 		switch {

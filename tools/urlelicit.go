@@ -6,7 +6,10 @@ package tools
 // which carried only the preview's id, nothing the model could forge or
 // guess into an approval — waits for that decision. Rules: only when the
 // client declared the URL mode; the page is the only place the preview is
-// approved; a client without it keeps the code flow.
+// approved; a client without it keeps the code flow. In protocol 2026-07-28
+// the request to open the page travels in the confirm's answer and the
+// client's "opened" in its retry (roundtrip.go); before it, walletgate sends
+// elicitation/create.
 
 import (
 	"context"
@@ -24,29 +27,38 @@ func (s *Server) canOpenURL(ctx context.Context) bool {
 	if s.pageURL == "" || s.approvals == nil {
 		return false
 	}
-	withInfo, ok := server.ClientSessionFromContext(ctx).(server.SessionWithClientInfo)
-	if !ok {
-		return false
-	}
-	el := withInfo.GetClientCapabilities().Elicitation
+	el := clientCaps(ctx).Elicitation
 	return el != nil && el.URL != nil && server.ServerFromContext(ctx) != nil
 }
 
-// approveInClient asks the client to open preview id's page, waits for the
-// person's decision there, and returns the preview's gate token.
+// urlQuestion asks the client to open preview id's approval page.
+func (s *Server) urlQuestion(id string) mcp.ElicitationParams {
+	return mcp.ElicitationParams{Mode: mcp.ElicitationModeURL, ElicitationID: "walletgate-" + id, URL: strings.TrimSuffix(s.pageURL, "/") + "/p/" + id,
+		Message: "walletgate asks you to review and approve (or reject) preview " + id + " on its approval page, on this computer. Nothing is sent unless you approve it there."}
+}
+
+// approveInClient asks the client to open preview id's page (in 2026-07-28:
+// reads the answer the retried call carried), waits for the person's
+// decision there, and returns the preview's gate token.
 func (h *humanMode) approveInClient(ctx context.Context, id, tool string, canonical []byte) (string, *Refusal) {
 	s := h.s
-	url := strings.TrimSuffix(s.pageURL, "/") + "/p/" + id
-	req := mcp.ElicitationRequest{
-		Request: mcp.Request{Method: string(mcp.MethodElicitationCreate)},
-		Params: mcp.ElicitationParams{Mode: mcp.ElicitationModeURL, ElicitationID: "walletgate-" + id, URL: url,
-			Message: "walletgate asks you to review and approve (or reject) preview " + id + " on its approval page, on this computer. Nothing is sent unless you approve it there."},
+	var res *mcp.ElicitationResult
+	if answering(ctx) {
+		var ref *Refusal
+		if res, ref = s.takeAnswer(ctx, askURL, id, tool, canonical); ref != nil {
+			return "", ref
+		}
+	} else {
+		var err error
+		res, err = server.ServerFromContext(ctx).RequestElicitation(ctx, mcp.ElicitationRequest{
+			Request: mcp.Request{Method: string(mcp.MethodElicitationCreate)},
+			Params:  s.urlQuestion(id),
+		})
+		if err != nil {
+			return "", refuse(CodeElicitationUnavailable, "the client could not be asked to open the approval page (%s). Nothing was signed or sent. The person can approve preview %s on walletgate's approval page or with `walletgate approvals`, and tell you the code.", elicitFailure(err), id)
+		}
 	}
-	res, err := server.ServerFromContext(ctx).RequestElicitation(ctx, req)
-	if err != nil {
-		return "", refuse(CodeElicitationUnavailable, "the client could not be asked to open the approval page (%s). Nothing was signed or sent. The person can approve preview %s on walletgate's approval page or with `walletgate approvals`, and tell you the code.", inert(err.Error(), 200), id)
-	}
-	if res.Action != mcp.ElicitationResponseActionAccept {
+	if res == nil || res.Action != mcp.ElicitationResponseActionAccept {
 		return "", refuse(CodeHumanDeclined, "the person did not open the approval page for preview %s. Nothing was signed or sent.", id)
 	}
 	token, code, err := s.approvals.AwaitApproval(ctx, id, gate.Fingerprint(tool, canonical))
