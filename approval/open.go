@@ -7,13 +7,23 @@ package approval
 // the ones still running so that a stopping walletgate leaves none behind
 // unaccounted; on Linux and the BSDs the platform's opener is used only with
 // a desktop session (DISPLAY or WAYLAND_DISPLAY), since xdg-open without one
-// falls back to a text browser on a terminal walletgate does not have.
+// falls back to a text browser on a terminal walletgate does not have; the
+// opener is given a local file that sends the browser on to the page
+// (WriteLauncher), never the page's address, whose secret would otherwise
+// sit on a command line that every local user can read in the process list.
 
 import (
 	"errors"
 	"fmt"
+	"html"
+	"net/url"
+	"os"
 	"os/exec"
+	"path"
+	"path/filepath"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync"
 )
 
@@ -91,4 +101,41 @@ func (o *Opener) Close() error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return errors.Join(o.errs...)
+}
+
+// WriteLauncher writes into dir (the approvals directory, 0700) a 0600 HTML
+// file that sends a browser on to pageURL — a preview's page, .../p/ID —
+// and returns the file's file:// address, for an opener. The file is named
+// after pid and the preview; RemoveLaunchers removes pid's.
+func WriteLauncher(dir string, pid int, pageURL string) (string, error) {
+	id := path.Base(pageURL)
+	if !IsID(id) {
+		return "", fmt.Errorf("approval launcher: %q is not a preview's page", id)
+	}
+	p := filepath.Join(dir, "open-"+strconv.Itoa(pid)+"-"+id+".html")
+	esc := html.EscapeString(pageURL)
+	body := "<!doctype html>\n<meta charset=\"utf-8\">\n<meta http-equiv=\"refresh\" content=\"0;url=" + esc + "\">\n" +
+		"<title>walletgate: preview " + id + "</title>\n<p><a href=\"" + esc + "\">Open walletgate's approval page for preview " + id + "</a></p>\n"
+	_ = os.Remove(p)
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return "", fmt.Errorf("approval launcher: %w", err)
+	}
+	_, werr := f.WriteString(body)
+	if err := errors.Join(werr, f.Close()); err != nil {
+		return "", fmt.Errorf("approval launcher: %w", err)
+	}
+	slashed := filepath.ToSlash(p)
+	if !strings.HasPrefix(slashed, "/") {
+		slashed = "/" + slashed // C:/… on Windows
+	}
+	return (&url.URL{Scheme: "file", Path: slashed}).String(), nil
+}
+
+// RemoveLaunchers removes the launchers WriteLauncher wrote for pid.
+func RemoveLaunchers(dir string, pid int) {
+	files, _ := filepath.Glob(filepath.Join(dir, "open-"+strconv.Itoa(pid)+"-*.html"))
+	for _, f := range files {
+		_ = os.Remove(f)
+	}
 }

@@ -96,7 +96,7 @@ var Variables = []Variable{
 	{EnvRPCTimeout, "how long one request to the node may take before it fails (RPC_ERROR), a Go duration between 1s and 5m", "20s"},
 	{EnvConfirmations, "blocks a transaction must have (including its own) to count as included, 1 to 64", "1"},
 	{EnvHumanAbove, "with WALLETGATE_CONFIRM=human: a cap list like ETH=0.05,USDC=20; a write that spends at most these (ETH counting value plus max fees) confirms with a token, anything above or in an asset not named needs a person", "a person approves every write"},
-	{EnvOpenBrowser, "with WALLETGATE_CONFIRM=human: whether a preview a person must approve opens its approval page in the person's default browser: on (xdg-open with a desktop session, open on macOS, rundll32 on Windows), off, or the absolute path of a program run with the page's address as its one argument", "on"},
+	{EnvOpenBrowser, "with WALLETGATE_CONFIRM=human: whether a preview a person must approve opens its approval page in the person's default browser: on (xdg-open with a desktop session, open on macOS, rundll32 on Windows), off, or the absolute path of a program run with one argument, the file:// address of a 0600 file that forwards the browser to the page", "on"},
 	{EnvDevArtifacts, "the dev chain only: a node_modules directory holding the Uniswap npm artifacts (walletgate-devnet install-artifacts fills the default)", "testdata/node_modules upward from the working directory or the binary, then the user's data directory"},
 }
 

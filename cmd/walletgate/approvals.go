@@ -34,6 +34,9 @@ type approvals struct {
 	urlFile string
 	opener  *approval.Opener
 	way     tools.PersonWay
+	// launchers is the directory of the files the opener is given, "" when
+	// none are written.
+	launchers string
 }
 
 // startApprovals starts the approval page on 127.0.0.1 and the approvals
@@ -84,8 +87,18 @@ func startApprovals(root string, deps tools.Deps, logger *slog.Logger, stderr io
 	if a.page != nil {
 		var why string
 		a.opener, why = approval.NewOpener(deps.Config.OpenBrowser, os.Getenv)
+		if a.opener != nil && dirErr != nil {
+			a.opener, why = nil, "the approvals directory cannot be used"
+		}
 		if a.opener != nil {
-			a.way.Open = a.opener.Open
+			a.launchers = dir
+			a.way.Open = func(pageURL string) error {
+				launcher, err := approval.WriteLauncher(dir, os.Getpid(), pageURL)
+				if err != nil {
+					return err
+				}
+				return a.opener.Open(launcher)
+			}
 		} else {
 			a.way.NoOpen = why
 			logger.Info("previews are not opened in a browser; each one says where the approval page is", "why", why)
@@ -126,6 +139,9 @@ func shellQuote(s string) string {
 // browser openers still running have ended.
 func (a *approvals) Close() {
 	_ = a.opener.Close()
+	if a.launchers != "" {
+		approval.RemoveLaunchers(a.launchers, os.Getpid())
+	}
 	if a.page != nil {
 		_ = a.page.Close()
 	}

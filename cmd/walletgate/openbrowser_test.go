@@ -75,12 +75,21 @@ func TestHumanModeOpensTheApprovalPageInTheBrowserOnce(t *testing.T) {
 	res := c.callTool("wallet_policy", map[string]any{})
 	require.Contains(t, text(res), "Approval page: opened in the person's default browser", "wallet_policy says the page is opened")
 
-	// The preview opened exactly its own page, and says so — never its
-	// address, which holds the page's secret.
+	// The preview opened exactly its own page, through a 0600 file that
+	// sends the browser on to it (the page's secret is on no command
+	// line), and says so — never the address, which holds the secret.
 	waitFor(t, "the opener's record", func() bool { b, _ := os.ReadFile(record); return len(b) > 0 })
 	opened, err := os.ReadFile(record)
 	require.NoError(t, err)
-	require.Equal(t, page+"p/"+id+"\n", string(opened), "the opener was given the preview's own page")
+	launcher := filepath.Join(state, "approvals", "open-"+strconv.Itoa(c.cmd.Process.Pid)+"-"+id+".html")
+	require.Equal(t, "file://"+launcher+"\n", string(opened), "the opener was given the preview's launcher")
+	require.NotContains(t, string(opened), page, "no secret on the opener's command line")
+	fi, err := os.Stat(launcher)
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
+	body, err := os.ReadFile(launcher)
+	require.NoError(t, err)
+	require.Contains(t, string(body), `content="0;url=`+page+"p/"+id+`"`, "it sends the browser on to the preview's own page")
 
 	// A client without URL-mode elicitation that confirms with the id is
 	// told what the person does, not to make another preview; nothing is
@@ -97,7 +106,8 @@ func TestHumanModeOpensTheApprovalPageInTheBrowserOnce(t *testing.T) {
 	// The person opens what the opener was given, in a real browser, and
 	// approves; the code confirms the send, which the chain shows.
 	tab := newTab(t, browser)
-	tab.requireStatus(tab.navigate(strings.TrimSpace(string(opened))), http.StatusOK, "the opened page")
+	tab.navigate(strings.TrimSpace(string(opened)))
+	waitFor(t, "the browser to arrive at the preview's page", func() bool { return tab.has("preview-id") })
 	require.Equal(t, id, tab.text("preview-id"))
 	require.Equal(t, "Send 7 USDT", tab.text("title"))
 	tab.requireStatus(tab.click("approve"), http.StatusOK, "the approve POST")
@@ -115,7 +125,9 @@ func TestHumanModeOpensTheApprovalPageInTheBrowserOnce(t *testing.T) {
 	c.stop()
 	opened, err = os.ReadFile(record)
 	require.NoError(t, err)
-	require.Equal(t, page+"p/"+id+"\n", string(opened), "the page was opened once")
+	require.Equal(t, "file://"+launcher+"\n", string(opened), "the page was opened once")
+	_, err = os.Stat(launcher)
+	require.True(t, os.IsNotExist(err), "the launcher is removed when walletgate stops")
 }
 
 // Where walletgate cannot open a browser, the preview says exactly where
