@@ -441,7 +441,7 @@ func (b *Broker) Redeem(code string, fingerprint [32]byte) (string, error) {
 		b.killLocked(best, Withdrawn)
 		return "", &Error{Code: CodeWrong, Message: "that is not the code the person was shown for preview " + best.id + ", and too many wrong codes were tried: the approval is withdrawn. Nothing was signed or sent. " + howTo}
 	case Pending:
-		return "", &Error{Code: CodePending, Message: "the person has not approved preview " + best.id + " yet, so there is no code for it. Nothing was signed or sent. Ask them to review it on walletgate's approval page or with `walletgate approvals`, then use the code they are shown."}
+		return "", &Error{Code: CodePending, Message: "the person has not approved preview " + best.id + " yet, so there is no code for it. Nothing was signed or sent. Ask them to review it on walletgate's approval page (or in the terminal the preview named), then use the code they are shown."}
 	case Rejected:
 		return "", &Error{Code: CodeRejected, Message: "the person rejected preview " + best.id + ". Nothing was signed or sent. Do not retry it unless they ask for a new one."}
 	case Withdrawn:

@@ -13,6 +13,7 @@ package policy
 import (
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -54,6 +55,7 @@ const (
 	EnvConfirmations       = "WALLETGATE_CONFIRMATIONS"
 	EnvHumanAbove          = "WALLETGATE_HUMAN_ABOVE"
 	EnvDevArtifacts        = "WALLETGATE_DEV_ARTIFACTS"
+	EnvOpenBrowser         = "WALLETGATE_OPEN_BROWSER"
 )
 
 // Variable documents one environment variable for --help and the README.
@@ -94,6 +96,7 @@ var Variables = []Variable{
 	{EnvRPCTimeout, "how long one request to the node may take before it fails (RPC_ERROR), a Go duration between 1s and 5m", "20s"},
 	{EnvConfirmations, "blocks a transaction must have (including its own) to count as included, 1 to 64", "1"},
 	{EnvHumanAbove, "with WALLETGATE_CONFIRM=human: a cap list like ETH=0.05,USDC=20; a write that spends at most these (ETH counting value plus max fees) confirms with a token, anything above or in an asset not named needs a person", "a person approves every write"},
+	{EnvOpenBrowser, "with WALLETGATE_CONFIRM=human: whether a preview a person must approve opens its approval page in the person's default browser: on (xdg-open with a desktop session, open on macOS, rundll32 on Windows), off, or the absolute path of a program run with one argument, the file:// address of a 0600 file that forwards the browser to the page", "on"},
 	{EnvDevArtifacts, "the dev chain only: a node_modules directory holding the Uniswap npm artifacts (walletgate-devnet install-artifacts fills the default)", "testdata/node_modules upward from the working directory or the binary, then the user's data directory"},
 }
 
@@ -118,6 +121,9 @@ const (
 	MaxRPCURLs = 16
 	// MaxAllowTo is the most addresses WALLETGATE_ALLOW_TO may list.
 	MaxAllowTo = 256
+	// OpenBrowserOn and OpenBrowserOff are WALLETGATE_OPEN_BROWSER's words.
+	OpenBrowserOn  = "on"
+	OpenBrowserOff = "off"
 )
 
 // Config is walletgate's validated configuration. Its zero value is not
@@ -157,6 +163,11 @@ type Config struct {
 	ReceiptTimeout    time.Duration // MinReceiptTimeout..MaxReceiptTimeout
 	RPCTimeout        time.Duration // MinRPCTimeout..MaxRPCTimeout: the bound on one request to the node
 	Confirmations     uint64        // 1..MaxConfirmations
+	// OpenBrowser, in human mode, is how a preview a person must approve
+	// is shown to them: "" or OpenBrowserOn (the platform's opener; the
+	// default), OpenBrowserOff, or the absolute path of a program given the
+	// page's address.
+	OpenBrowser string
 	// HumanAbove, in human mode, is the tier below which a token suffices:
 	// a write whose every spent asset is named here and spends at most its
 	// amount needs no person. nil: a person approves every write.
@@ -361,6 +372,12 @@ func (c *Config) set(name, value, home string) *ConfigError {
 		case EnvDevArtifacts:
 			c.DevArtifacts = value
 		}
+	case EnvOpenBrowser:
+		v, err := parseOpenBrowser(value, home)
+		if err != nil {
+			return err
+		}
+		c.OpenBrowser = v
 	case EnvAddress:
 		a, err := ParseAddress(value)
 		if err != nil {
@@ -625,4 +642,27 @@ func oneOf(s string, choices ...string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// parseOpenBrowser reads WALLETGATE_OPEN_BROWSER: on (also true, 1), off
+// (also false, 0), or the absolute path of a program (~ and $HOME expanded).
+func parseOpenBrowser(value, home string) (string, *ConfigError) {
+	switch {
+	case asciiEqualFold(value, "on"), asciiEqualFold(value, "true"), value == "1":
+		return OpenBrowserOn, nil
+	case asciiEqualFold(value, "off"), asciiEqualFold(value, "false"), value == "0":
+		return OpenBrowserOff, nil
+	}
+	const expected = "on, off, or the absolute path of a program that opens the address it is given"
+	if err := checkPath(EnvOpenBrowser, value); err != nil {
+		return "", configError(EnvOpenBrowser, value, expected+" ("+err.Expected+")")
+	}
+	path, err := expandHome(EnvOpenBrowser, value, home)
+	if err != nil {
+		return "", err
+	}
+	if !filepath.IsAbs(path) {
+		return "", configError(EnvOpenBrowser, value, expected+" (a relative path would depend on the directory the client starts walletgate in)")
+	}
+	return path, nil
 }

@@ -299,6 +299,16 @@ func TestLoadEachVariable(t *testing.T) {
 			{"duplicate", "USDC=1,USDC=2", "repeats"},
 			{"unlimited", "ETH=0.05,USDC=unlimited", "unlimited is for the cap windows"},
 		}},
+		{EnvOpenBrowser, nil, []good{
+			{"off", "off", func(t *testing.T, c Config) { require.Equal(t, OpenBrowserOff, c.OpenBrowser) }},
+			{"0", "0", func(t *testing.T, c Config) { require.Equal(t, OpenBrowserOff, c.OpenBrowser) }},
+			{"true", "TRUE", func(t *testing.T, c Config) { require.Equal(t, OpenBrowserOn, c.OpenBrowser) }},
+			{"a program", "/usr/bin/firefox", func(t *testing.T, c Config) { require.Equal(t, "/usr/bin/firefox", c.OpenBrowser) }},
+		}, []bad{
+			{"relative program", "firefox", "absolute path"},
+			{"yes", "./open", "absolute path"},
+			{"control character", "/usr/bin/x\x01", "control characters"},
+		}},
 		{EnvConfirmations, nil, []good{
 			{"one", "1", func(t *testing.T, c Config) { require.Equal(t, uint64(1), c.Confirmations) }},
 			{"max", "64", func(t *testing.T, c Config) { require.Equal(t, uint64(64), c.Confirmations) }},

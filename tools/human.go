@@ -36,6 +36,68 @@ type confirmation struct {
 	// Why, in human mode with WALLETGATE_HUMAN_ABOVE set, says why a token
 	// suffices or a person must approve; "" otherwise.
 	Why string
+	// Way, in human mode, says how the person reaches the preview's page
+	// (wayToPage).
+	Way string
+}
+
+// PersonWay is how the person reaches the approval page in human mode. Its
+// zero value opens nothing and names no file or command.
+type PersonWay struct {
+	// Open opens a preview's page in the person's browser; nil: walletgate
+	// does not (NoOpen says why, for the log and wallet_policy).
+	Open   func(url string) error
+	NoOpen string
+	// URLFile is the 0600 file holding the page's address; "" when it
+	// could not be written.
+	URLFile string
+	// Terminal is the exact command line that approves in a terminal; ""
+	// when the approvals socket is not up.
+	Terminal string
+}
+
+// pageWay is what wayToPage says was done to show the person the page.
+type pageWay int
+
+const (
+	pageNotOpened pageWay = iota // walletgate could not open it
+	pageOpened                   // the preview just opened it
+	pageReminder                 // a later call: it was opened at the preview if it could be
+)
+
+// previewPage is preview id's own page on the approval page.
+func (s *Server) previewPage(id string) string {
+	return strings.TrimSuffix(s.pageURL, "/") + "/p/" + id
+}
+
+// wayToPage says, to the model and through it to the person, how the
+// person reaches preview id's page: opened in their browser, or where its
+// address is. It never gives the address (it holds the page's secret, which
+// the model must not have). Every human-mode sentence about where the person
+// approves is built here.
+func (s *Server) wayToPage(id string, w pageWay) string {
+	var b strings.Builder
+	switch {
+	case w == pageOpened:
+		b.WriteString("walletgate opened preview " + id + "'s approval page in the person's default browser on this computer; if they do not see it, ")
+	case w == pageReminder && s.way.Open != nil:
+		b.WriteString("walletgate opened preview " + id + "'s approval page in the person's default browser when it made the preview; if they do not see it, ")
+	default:
+		b.WriteString("walletgate could not open a browser for the person, so tell them: ")
+	}
+	switch {
+	case s.pageURL != "" && s.way.URLFile != "":
+		b.WriteString("the approval page's address is in the file " + s.way.URLFile + " (and at the start of walletgate's log); preview " + id + " is listed there")
+	case s.pageURL != "":
+		b.WriteString("the approval page's address is at the start of walletgate's log; preview " + id + " is listed there")
+	default:
+		b.WriteString("the approval page is not running")
+	}
+	if s.way.Terminal != "" {
+		b.WriteString(", or they can approve in a terminal with: " + s.way.Terminal)
+	}
+	b.WriteString(".")
+	return b.String()
 }
 
 // approvalJSON tells the model, in human mode, which preview the person must
@@ -66,7 +128,7 @@ func (c confirmation) approval(tool string) *approvalJSON {
 		return nil
 	}
 	return &approvalJSON{ID: c.ApprovalID, Mode: policy.ConfirmHuman,
-		How: "The person must approve preview " + c.ApprovalID + " on walletgate's approval page or with `walletgate approvals`; they are then shown a one-time code. Call " + tool + " again with exactly the same arguments plus \"confirm\": \"<that code>\". If your client can open URLs for the user (MCP URL-mode elicitation), you may instead confirm with \"confirm\": \"" + c.ApprovalID + "\": walletgate asks the client to open this preview's approval page and waits for the person's decision there."}
+		How: "The person must approve preview " + c.ApprovalID + " themselves: " + c.Way + " They are then shown a one-time code. Call " + tool + " again with exactly the same arguments plus \"confirm\": \"<that code>\". If your client can open URLs for the user (MCP URL-mode elicitation), you may instead confirm with \"confirm\": \"" + c.ApprovalID + "\": walletgate asks the client to open this preview's approval page and waits for the person's decision there."}
 }
 
 func (s *Server) human() bool { return s.cfg.Confirm == policy.ConfirmHuman }
@@ -97,9 +159,15 @@ func (s *Server) offer(tool string, canonical []byte, p *engine.Plan, display fu
 	} else if byToken {
 		result, text = render(confirmation{Token: token, Expires: expires, Why: why})
 	} else {
+		// The text says the page is being opened; should the opener not
+		// even start, the preview is rendered again saying where it is.
+		opening, way := s.way.Open != nil, pageNotOpened
+		if opening {
+			way = pageOpened
+		}
 		req := approval.Request{Tool: tool, Fingerprint: gate.Fingerprint(tool, canonical), Token: token, Expires: expires}
-		_, err := s.approvals.Add(req, func(id string) approval.Display {
-			result, text = render(confirmation{ApprovalID: id, Expires: expires, Why: why})
+		id, err := s.approvals.Add(req, func(id string) approval.Display {
+			result, text = render(confirmation{ApprovalID: id, Expires: expires, Why: why, Way: s.wayToPage(id, way)})
 			d := display()
 			d.Text, d.Why = personText(text), why
 			return d
@@ -107,6 +175,14 @@ func (s *Server) offer(tool string, canonical []byte, p *engine.Plan, display fu
 		if err != nil {
 			s.gate.Revoke(token)
 			return nil, approvalRefusal(err)
+		}
+		if opening {
+			if err := s.way.Open(s.previewPage(id)); err != nil {
+				s.log.Warn("the approval page could not be opened in the person's browser; the preview says where it is", "preview", id, "err", err)
+				result, text = render(confirmation{ApprovalID: id, Expires: expires, Why: why, Way: s.wayToPage(id, pageNotOpened)})
+			} else {
+				s.log.Info("opened the approval page of a preview in the person's browser", "preview", id)
+			}
 		}
 	}
 	p.SetText(text)
@@ -145,6 +221,11 @@ func (h *humanMode) Redeem(ctx context.Context, code, tool string, canonical []b
 	if approval.IsID(code) && (h.s.canOpenURL(ctx) || answering(ctx)) {
 		return h.approveInClient(ctx, code, tool, canonical)
 	}
+	if approval.IsID(code) {
+		if ref := h.s.idWithoutURLMode(code, tool); ref != nil {
+			return "", ref
+		}
+	}
 	token, err := h.s.approvals.Redeem(code, gate.Fingerprint(tool, canonical))
 	if err != nil {
 		return "", approvalRefusal(err)
@@ -166,6 +247,29 @@ func (h *humanMode) Ask(_ context.Context, p *engine.Plan) *Refusal {
 	return nil
 }
 
+// idWithoutURLMode answers a confirm that carried the id of a preview that
+// still awaits the person, from a client that cannot open pages for them:
+// the person approves that preview themselves, and the assistant asks them
+// for its code — no new preview. nil for an id of no such preview (the
+// broker's refusal then says where it stands). Nothing is spent: the id
+// approves nothing.
+func (s *Server) idWithoutURLMode(id, tool string) *Refusal {
+	v, ok := s.approvals.Get(id)
+	if !ok || v.Tool != tool {
+		return nil
+	}
+	const client = "; this client cannot open the approval page for the person (it did not declare MCP URL-mode elicitation), so the id alone approves nothing. Nothing was signed or sent. "
+	switch v.State {
+	case approval.Pending:
+		return refuse(approval.CodePending, "preview %s awaits the person's approval%s%s Once they approve, they are shown a six-digit code: ask them for it and call %s again with exactly the same arguments plus \"confirm\": \"<that code>\". Do not ask for a new preview: this one stays valid until %s.",
+			id, client, s.wayToPage(id, pageReminder), tool, v.Expires.UTC().Format(time.RFC3339))
+	case approval.Approved:
+		return refuse(approval.CodeUnknown, "the person approved preview %s%sThey were shown a six-digit code on the approval page (or in the terminal): ask them for it and call %s again with exactly the same arguments plus \"confirm\": \"<that code>\". Do not ask for a new preview.",
+			id, client, tool)
+	}
+	return nil
+}
+
 func approvalRefusal(err error) *Refusal {
 	var e *approval.Error
 	if errors.As(err, &e) {
@@ -183,7 +287,7 @@ func confirmLine(b *strings.Builder, tool string, c confirmation) {
 		b.WriteString("To confirm, call " + tool + " again with exactly the same arguments plus \"confirm\": \"" + c.Token + "\". Any change needs a new preview.")
 		return
 	}
-	b.WriteString("APPROVAL BY THE PERSON REQUIRED (preview " + c.ApprovalID + "): they approve or reject it on walletgate's approval page (its address is in walletgate's log and state directory) or with `walletgate approvals` in a terminal. Approving shows them a one-time code; then call " + tool + " again with exactly the same arguments plus \"confirm\": \"<that code>\". The code works once, for this preview only. You cannot approve it yourself. If your client can open URLs for the user (MCP URL-mode elicitation), confirm with \"confirm\": \"" + c.ApprovalID + "\" instead: walletgate then asks the client to open the approval page and waits for the person's decision.")
+	b.WriteString("APPROVAL BY THE PERSON REQUIRED (preview " + c.ApprovalID + "): they approve or reject it themselves. " + c.Way + " Approving shows them a one-time code; then call " + tool + " again with exactly the same arguments plus \"confirm\": \"<that code>\". The code works once, for this preview only. You cannot approve it yourself. If your client can open URLs for the user (MCP URL-mode elicitation), confirm with \"confirm\": \"" + c.ApprovalID + "\" instead: walletgate then asks the client to open the approval page and waits for the person's decision.")
 }
 
 // confirmDescription is the confirm property of a write tool's schema.

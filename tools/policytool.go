@@ -38,6 +38,8 @@ type policyResult struct {
 	// HumanAbove: in human mode with WALLETGATE_HUMAN_ABOVE, the most a
 	// write may spend per asset and still confirm with a token.
 	HumanAbove []humanAboveJSON `json:"human_above,omitempty" jsonschema:"human mode with WALLETGATE_HUMAN_ABOVE: a write spending at most these (ETH counting value plus max fees), and no other asset, confirms with a token; anything else needs the person"`
+	// OpenBrowser: in human mode, how the person is shown a preview's page.
+	OpenBrowser string `json:"open_browser,omitempty" jsonschema:"human mode: whether walletgate opens each preview's approval page in the person's browser (WALLETGATE_OPEN_BROWSER), or why not"`
 }
 
 // humanAboveJSON is one asset's tier.
@@ -105,6 +107,9 @@ func (s *Server) policyResult() policyResult {
 	}
 	for _, a := range s.cfg.AllowTo {
 		r.AllowTo = append(r.AllowTo, a.Hex())
+	}
+	if s.human() {
+		r.OpenBrowser = s.openBrowserNote()
 	}
 	if s.human() && s.caps.HumanAbove != nil {
 		r.HumanAbove = []humanAboveJSON{}
@@ -210,5 +215,21 @@ func policyText(r policyResult) string {
 	} else if r.ConfirmMode == "human" {
 		b.WriteString("\nThe person approves every write.")
 	}
+	if r.OpenBrowser != "" {
+		b.WriteString("\nApproval page: " + r.OpenBrowser)
+	}
 	return b.String()
+}
+
+// openBrowserNote says whether a preview's page is opened for the person
+// (WALLETGATE_OPEN_BROWSER), or why not.
+func (s *Server) openBrowserNote() string {
+	if s.way.Open != nil {
+		return "opened in the person's default browser for each preview they must approve (" + policy.EnvOpenBrowser + "=off turns it off)."
+	}
+	why := s.way.NoOpen
+	if why == "" {
+		why = "the approval page is not running"
+	}
+	return "not opened by walletgate (" + why + "); each preview says where the person finds it."
 }

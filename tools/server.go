@@ -64,6 +64,9 @@ type Deps struct {
 	// URL-mode elicitation: a client that can open URLs is asked to open a
 	// preview's page there. Never shown to the model.
 	ApprovalPage string
+	// Way is how the person reaches the approval page (human mode): what
+	// walletgate opens for them, and what a preview tells them otherwise.
+	Way PersonWay
 	// Session identifies this process in the journal.
 	Session string
 	Logger  *slog.Logger     // stderr only; nil discards
@@ -101,6 +104,7 @@ type Server struct {
 	approvals  *approval.Broker
 	pageURL    string
 	asks       asks // questions to the person outstanding in 2026-07-28 (roundtrip.go)
+	way        PersonWay
 	session    string
 	calls      atomic.Uint64
 
@@ -127,7 +131,7 @@ Read tools (safe, no side effects):
 
 Writes (when enabled) always take two calls. `
 	instructionsTokenWrites = `The first call returns a preview and a confirm_token; nothing is signed. Show the preview to the user. Only if they agree, call the same tool again with exactly the same arguments plus "confirm": "<token>". A token works once, for those arguments only, and expires after a few minutes.`
-	instructionsHumanWrites = `The first call returns a preview; nothing is signed. In this server's mode the preview carries no token: the person approves it themselves on walletgate's approval page or in a terminal (walletgate approvals) and is shown a one-time code. Ask them for it, then call the same tool again with exactly the same arguments plus "confirm": "<code>". A code works once, for that preview only, and expires with it. A client that can open URLs for the user (MCP URL-mode elicitation) may confirm with the preview's id instead: walletgate asks it to open the approval page and waits for the person's decision.`
+	instructionsHumanWrites = `The first call returns a preview; nothing is signed. In this server's mode the preview carries no token: the person approves it themselves on walletgate's approval page (walletgate opens it in their browser, or the preview says where it is) or in a terminal, and is shown a one-time code. Ask them for it, then call the same tool again with exactly the same arguments plus "confirm": "<code>". A code works once, for that preview only, and expires with it. A client that can open URLs for the user (MCP URL-mode elicitation) may confirm with the preview's id instead: walletgate asks it to open the approval page and waits for the person's decision.`
 	instructionsTail        = ` Amounts are decimal strings in human units ("0.05"), never numbers. A refusal starts with an upper-case code (BAD_AMOUNT: ...) and says what to change.`
 )
 
@@ -165,7 +169,7 @@ func New(d Deps) *Server {
 	if dr, ok := d.Recorder.(interface{ Describe() string }); ok {
 		s.shared = dr.Describe()
 	}
-	s.approvals, s.pageURL = d.Approvals, d.ApprovalPage
+	s.approvals, s.pageURL, s.way = d.Approvals, d.ApprovalPage, d.Way
 	if d.Listed != nil {
 		s.listed = sync.OnceFunc(d.Listed)
 	}

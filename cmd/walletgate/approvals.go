@@ -32,6 +32,11 @@ type approvals struct {
 	page    *http.Server
 	socket  *approval.Service
 	urlFile string
+	opener  *approval.Opener
+	way     tools.PersonWay
+	// launchers is the directory of the files the opener is given, "" when
+	// none are written.
+	launchers string
 }
 
 // startApprovals starts the approval page on 127.0.0.1 and the approvals
@@ -74,7 +79,29 @@ func startApprovals(root string, deps tools.Deps, logger *slog.Logger, stderr io
 			sockErr = err
 		} else {
 			a.socket = svc
-			fmt.Fprintf(stderr, "walletgate: or approve in a terminal: WALLETGATE_STATE_DIR=%s walletgate approvals\n", root)
+			a.way.Terminal = terminalCommand(root)
+			fmt.Fprintf(stderr, "walletgate: or approve in a terminal: %s\n", a.way.Terminal)
+		}
+	}
+	a.way.URLFile = a.urlFile
+	if a.page != nil {
+		var why string
+		a.opener, why = approval.NewOpener(deps.Config.OpenBrowser, os.Getenv)
+		if a.opener != nil && dirErr != nil {
+			a.opener, why = nil, "the approvals directory cannot be used"
+		}
+		if a.opener != nil {
+			a.launchers = dir
+			a.way.Open = func(pageURL string) error {
+				launcher, err := approval.WriteLauncher(dir, os.Getpid(), pageURL)
+				if err != nil {
+					return err
+				}
+				return a.opener.Open(launcher)
+			}
+		} else {
+			a.way.NoOpen = why
+			logger.Info("previews are not opened in a browser; each one says where the approval page is", "why", why)
 		}
 	}
 	if pageErr != nil {
@@ -89,8 +116,32 @@ func startApprovals(root string, deps tools.Deps, logger *slog.Logger, stderr io
 	return a, nil
 }
 
-// Close stops the page and the socket and removes their files.
+// terminalCommand is the exact command line that approves this server's
+// previews in a terminal: this very executable by its absolute path (a
+// bundle's walletgate is on no PATH), with the state directory it uses.
+func terminalCommand(root string) string {
+	exe, err := os.Executable()
+	if err != nil {
+		exe = "walletgate"
+	}
+	return "WALLETGATE_STATE_DIR=" + shellQuote(root) + " " + shellQuote(exe) + " approvals"
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+:@") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// Close stops the page and the socket and removes their files, after the
+// browser openers still running have ended.
 func (a *approvals) Close() {
+	_ = a.opener.Close()
+	if a.launchers != "" {
+		approval.RemoveLaunchers(a.launchers, os.Getpid())
+	}
 	if a.page != nil {
 		_ = a.page.Close()
 	}

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -68,6 +69,11 @@ func cleanEnv(extra ...string) []string {
 		if !strings.HasPrefix(strings.ToUpper(kv), "WALLETGATE_") && !strings.HasPrefix(kv, "XDG_DATA_HOME=") {
 			env = append(env, kv)
 		}
+	}
+	// No test opens a browser on this machine: a test of the opener sets
+	// WALLETGATE_OPEN_BROWSER to a script of its own.
+	if !slices.ContainsFunc(extra, func(kv string) bool { return strings.HasPrefix(kv, "WALLETGATE_OPEN_BROWSER=") }) {
+		env = append(env, "WALLETGATE_OPEN_BROWSER=off")
 	}
 	return append(append(env, "XDG_DATA_HOME="+dataHome), extra...)
 }

@@ -50,6 +50,8 @@ func run(argv []string, stdout, stderr io.Writer) int {
 		err = cmdPolicy(argv, stdout, stderr)
 	case "approvals":
 		err = cmdApprovals(argv, os.Stdin, stdout, stderr)
+	case "bundle-manifest":
+		err = cmdBundleManifest(argv, stdout)
 	case "version":
 		fmt.Fprintln(stdout, "walletgate", versionString())
 		return 0
@@ -144,6 +146,9 @@ Usage:
                              approve or reject, in this terminal, the previews of every
                              walletgate running with WALLETGATE_CONFIRM=human on the same
                              WALLETGATE_STATE_DIR; approving shows the one-time code
+  walletgate bundle-manifest [--template FILE] [--platform P] [--confirm MODE]
+                             print the MCP Bundle's manifest: the template (default
+                             mcpb/manifest.json) with this build's version and tool list
   walletgate version         print the version
   walletgate help            this text
 

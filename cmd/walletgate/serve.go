@@ -82,7 +82,7 @@ func cmdServe(argv []string, stderr io.Writer) error {
 				logger.Error("human approval cannot start: write tools stay off", "err", err)
 			} else {
 				page = a
-				deps.Approvals, deps.ApprovalPage = a.broker, a.pageURL
+				deps.Approvals, deps.ApprovalPage, deps.Way = a.broker, a.pageURL, a.way
 			}
 		}
 		deps.Listed = func() {
@@ -437,7 +437,7 @@ type node struct {
 // ready waits for (or for ctx to end).
 func openNode(ctx context.Context, cfg policy.Config) *node {
 	if len(cfg.RPC) == 0 {
-		return &node{err: usagef("WALLETGATE_RPC is not set: set it to your node's URL (and WALLETGATE_CHAIN_ID to its chain id), or run walletgate --dev for the embedded dev chain")}
+		return &node{err: usagef("%s", noNodeHint())}
 	}
 	c, err := chain.Open(ctx, cfg.RPC, new(big.Int).SetUint64(cfg.ChainID))
 	if err != nil {
@@ -447,6 +447,17 @@ func openNode(ctx context.Context, cfg policy.Config) *node {
 	checked := make(chan error, 1)
 	go func() { checked <- checkChain(ctx, c, cfg) }()
 	return &node{c: c, ready: sync.OnceValue(func() error { return <-checked })}
+}
+
+// noNodeHint says what to do when no node is configured. --dev is
+// suggested only where it can run: with walletgate-devnet beside walletgate
+// or on PATH (a bundle holds walletgate alone, and its form has the node's
+// field).
+func noNodeHint() string {
+	if _, err := findDevnet(); err == nil {
+		return "WALLETGATE_RPC is not set: set it to your node's URL (and WALLETGATE_CHAIN_ID to its chain id), or run walletgate --dev for the embedded dev chain"
+	}
+	return "WALLETGATE_RPC is not set: set it to your node's URL, and WALLETGATE_CHAIN_ID to its chain id (in Claude Desktop's extension settings: Node URL and Chain id)"
 }
 
 // close closes the node's client, if it was opened.

@@ -82,12 +82,13 @@ func TestURLElicitationOpensTheApprovalPage(t *testing.T) {
 	require.Equal(t, big.NewInt(3_000_000), view.usdtOf(to), "exactly the approved send")
 	require.Equal(t, nonce+1, view.nonce())
 
-	// A client without URL mode: the id is no code, and nothing moves.
+	// A client without URL mode: the id is no code, and nothing moves; the
+	// refusal says what the person does (TestHumanModeOpensTheApprovalPage…).
 	plain := startServer(t, env)
 	plain.initialize()
 	id = previewID(t, plain, args)
 	res := plain.callTool("wallet_send", withConfirm(args, id))
 	require.Equal(t, true, res["isError"], text(res))
-	require.True(t, strings.HasPrefix(text(res), "CODE_UNKNOWN"), text(res))
+	require.True(t, strings.HasPrefix(text(res), "APPROVAL_PENDING"), text(res))
 	require.Equal(t, nonce+1, view.nonce())
 }

@@ -42,7 +42,7 @@ test('human mode: only the code the person is shown confirms, once', { timeout: 
   const transport = new StdioClientTransport({
     command: BIN,
     args: ['--dev'],
-    env: { ...childEnv, WALLETGATE_CONFIRM: 'human' },
+    env: { ...childEnv, WALLETGATE_CONFIRM: 'human', WALLETGATE_OPEN_BROWSER: 'off' },
     cwd: HERE,
     stderr: 'pipe',
   });
