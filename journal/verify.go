@@ -412,7 +412,9 @@ func parseLine(line []byte, torn bool) parsed {
 		p.bad = fmt.Sprintf("longer than %d bytes", maxLine)
 		return p
 	}
-	if err := json.Unmarshal(line, &p.rec); err != nil {
+	if rec, ok := parseEnvelope(line); ok {
+		p.rec = rec
+	} else if err := json.Unmarshal(line, &p.rec); err != nil {
 		p.bad = fmt.Sprintf("not a JSON record: %v", err)
 		return p
 	}
