@@ -92,15 +92,32 @@ func Walk(path string, each func(Record) error) error {
 }
 
 func readFile(path string, each func(Record) error) error {
+	_, err := readHistory(path, each, false)
+	return err
+}
+
+// readHistory reads the journal file at path as Verify does and returns
+// the live state folded from it (this build's fold: see stateformat.go).
+// With locked set, the caller holds the journal's lock.
+func readHistory(path string, each func(Record) error, locked bool) (Live, error) {
+	var live Live
+	err := readChain(path, each, locked, &live)
+	return live, err
+}
+
+func readChain(path string, each func(Record) error, locked bool, live *Live) error {
 	dir := filepath.Dir(path)
 	sibling := filepath.Base(path) == FileName
 	files := []string{path}
 	var h head
 	hasHead := false
 	if sibling {
-		unlock, err := lockIfPresent(filepath.Join(dir, LockName))
-		if err != nil {
-			return err
+		var err error
+		unlock := func() {}
+		if !locked {
+			if unlock, err = lockIfPresent(filepath.Join(dir, LockName)); err != nil {
+				return err
+			}
 		}
 		defer unlock()
 		if fi, err := os.Stat(dir); err == nil {
@@ -123,7 +140,10 @@ func readFile(path string, each func(Record) error) error {
 		c = strictChain(files[0])
 	}
 	headHash := genesisHash
-	var live Live
+	// live is this build's fold of the history; legacy, while the last
+	// checkpoint read was unversioned, the state the build before versions
+	// that wrote it held (stateformat.go).
+	var legacy *Live
 	// Segments are parsed (JSON and hashes) ahead, up to two at once, while
 	// this goroutine checks the chain and folds in order.
 	done := make(chan struct{})
@@ -148,11 +168,18 @@ func readFile(path string, each func(Record) error) error {
 				headHash = hash
 			}
 			line := c.lines + 1
-			if ferr = checkSegmentStart(&c, i, files, r, line, &live); ferr != nil {
+			if ferr = checkSegmentStart(&c, i, files, r, line, live, &legacy); ferr != nil {
 				return
 			}
-			if ferr = foldInto(&live, r, file, line); ferr != nil {
-				return
+			if r.Kind != KindCheckpoint {
+				if ferr = foldInto(live, r, file, line); ferr != nil {
+					return
+				}
+				if legacy != nil {
+					if ferr = foldInto(legacy, r, file, line); ferr != nil {
+						return
+					}
+				}
 			}
 			ferr = each(r)
 		}
@@ -248,29 +275,57 @@ func parseAhead(file string, private bool, done <-chan struct{}) *ahead {
 	return a
 }
 
-// checkSegmentStart checks a checkpoint against the live state folded from
-// all history before it, and that every segment after the first begins with
-// one naming the segment before it.
-func checkSegmentStart(c *chain, i int, files []string, r Record, line int, live *Live) error {
+// checkSegmentStart checks a checkpoint against the state its writer held
+// (stateformat.go), and that every segment after the first begins with one
+// naming the segment before it. It leaves live (and legacy) as the state
+// after the checkpoint.
+func checkSegmentStart(c *chain, i int, files []string, r Record, line int, live *Live, legacy **Live) error {
 	if r.Kind != KindCheckpoint {
 		if line == 1 && i > 0 {
 			return &BrokenError{Path: c.path, Line: line, Seq: r.Seq, Reason: "a sealed segment's successor must begin with a checkpoint"}
 		}
 		return nil
 	}
+	broken := func(reason string) error {
+		return &BrokenError{Path: c.path, Line: line, Seq: r.Seq, Reason: reason}
+	}
 	var cp Checkpoint
 	if err := DecodeInto(r, &cp); err != nil {
-		return &BrokenError{Path: c.path, Line: line, Seq: r.Seq, Reason: err.Error()}
+		return broken(err.Error())
 	}
 	if line == 1 && i > 0 && cp.Sealed != filepath.Base(files[i-1]) {
-		return &BrokenError{Path: c.path, Line: line, Seq: r.Seq, Reason: fmt.Sprintf("the checkpoint follows %s, but the segment before it is %s", cp.Sealed, filepath.Base(files[i-1]))}
+		return broken(fmt.Sprintf("the checkpoint follows %s, but the segment before it is %s", cp.Sealed, filepath.Base(files[i-1])))
 	}
-	want, err := live.Snapshot()
+	version, err := stateVersion(cp.State)
+	if err != nil {
+		return broken(err.Error())
+	}
+	writer := live
+	if version == 0 && *legacy != nil {
+		writer = *legacy
+	}
+	want, err := writer.Snapshot()
 	if err != nil {
 		return err
 	}
-	if !sameJSON(want, cp.State) {
-		return &BrokenError{Path: c.path, Line: line, Seq: r.Seq, Reason: "the checkpoint's state (day window, open transactions and reservations) does not match the history before it"}
+	if !matchesShape(want, cp.State, version) {
+		return broken("the checkpoint's state (day window, open transactions and reservations) does not match the history before it")
+	}
+	if version == 0 {
+		// This build keeps its own fold; a build before versions went on
+		// from the checkpoint.
+		live.compact()
+		live.seq = r.Seq
+		next := &Live{}
+		if err := next.restore(cp.State, r.Seq); err != nil {
+			return broken(err.Error())
+		}
+		*legacy = next
+		return nil
+	}
+	*legacy = nil
+	if err := live.restore(cp.State, r.Seq); err != nil {
+		return broken(err.Error())
 	}
 	return nil
 }
