@@ -308,6 +308,16 @@ func (l *Live) compact() {
 	sort.SliceStable(l.Caps, func(i, j int) bool { return l.Caps[i].Seq < l.Caps[j].Seq })
 }
 
+// ReadState decodes a state Snapshot returned, stored elsewhere (pgstate
+// keeps one in its database). A format above StateVersion is refused: this
+// code would drop what it does not know of it.
+func ReadState(raw json.RawMessage) (Live, error) {
+	var l Live
+	err := l.restore(raw, 0)
+	l.legacy = false
+	return l, err
+}
+
 // restore replaces l with the state of checkpoint seq.
 func (l *Live) restore(raw json.RawMessage, seq uint64) error {
 	version, err := stateVersion(raw)
