@@ -23,9 +23,41 @@ import (
 	"strconv"
 )
 
+// lineParser is what one goroutine reading lines keeps between them. Its
+// zero value (or nil) reads every record whole.
+type lineParser struct {
+	// skipData leaves out the data of the kinds the live state does not
+	// fold (dataUnread), still checked to be valid JSON: for a reader that
+	// keeps no record (Verify).
+	skipData bool
+	strs     map[string]string // sessions and kinds, read once each
+}
+
+// dataUnread are the kinds whose data neither the live state (Live.Apply)
+// nor a check reads: most records of a journal (every tool call's start
+// and end). A kind Apply folds must not be here; if it were, Verify would
+// fold it empty and find the checkpoints wrong.
+var dataUnread = map[string]bool{KindToolStart: true, KindToolEnd: true, KindPreview: true}
+
+// str is string(b), shared with the last time it was read.
+func (lp *lineParser) str(b []byte) string {
+	if lp == nil {
+		return string(b)
+	}
+	if s, ok := lp.strs[string(b)]; ok {
+		return s
+	}
+	if lp.strs == nil || len(lp.strs) > 4096 {
+		lp.strs = map[string]string{}
+	}
+	s := string(b)
+	lp.strs[s] = s
+	return s
+}
+
 // parseEnvelope decodes line as json.Unmarshal into a Record would, for a
 // line in json.Marshal's layout; ok is false for any other line.
-func parseEnvelope(line []byte) (rec Record, ok bool) {
+func parseEnvelope(line []byte, lp *lineParser) (rec Record, ok bool) {
 	rest, ok := bytes.CutPrefix(line, []byte(`{"seq":`))
 	if !ok {
 		return Record{}, false
@@ -64,21 +96,24 @@ func parseEnvelope(line []byte) (rec Record, ok bool) {
 	if s, rest, ok = cutPlainString(rest); !ok {
 		return Record{}, false
 	}
-	rec.Session = string(s[1 : len(s)-1])
+	rec.Session = lp.str(s[1 : len(s)-1])
 	if rest, ok = bytes.CutPrefix(rest, []byte(`,"kind":`)); !ok {
 		return Record{}, false
 	}
 	if s, rest, ok = cutPlainString(rest); !ok {
 		return Record{}, false
 	}
-	rec.Kind = string(s[1 : len(s)-1])
+	rec.Kind = lp.str(s[1 : len(s)-1])
 	// prev is the last field: its value is between the last `,"prev":` and
 	// the closing brace, and holds no quote, so the last occurrence is it.
 	tail, ok := bytes.CutSuffix(rest, []byte(`}`))
 	if !ok {
 		return Record{}, false
 	}
-	at := bytes.LastIndex(tail, []byte(`,"prev":`))
+	at := len(tail) - len(`,"prev":""`) - 64 // where a hash's prev begins
+	if at < 0 || !bytes.HasPrefix(tail[at:], []byte(`,"prev":"`)) {
+		at = bytes.LastIndex(tail, []byte(`,"prev":`))
+	}
 	if at < 0 {
 		return Record{}, false
 	}
@@ -92,7 +127,9 @@ func parseEnvelope(line []byte) (rec Record, ok bool) {
 		if !ok || len(data) == 0 || data[0] != '{' || !json.Valid(data) {
 			return Record{}, false
 		}
-		rec.Data = append(json.RawMessage(nil), data...)
+		if lp == nil || !lp.skipData || !dataUnread[rec.Kind] {
+			rec.Data = append(json.RawMessage(nil), data...)
+		}
 	}
 	return rec, true
 }

@@ -28,7 +28,7 @@ func TestEveryWrittenLineTakesTheFastRead(t *testing.T) {
 	for _, p := range segs {
 		for _, l := range readLines(t, p) {
 			line := l[:len(l)-1]
-			got, ok := parseEnvelope(line)
+			got, ok := parseEnvelope(line, nil)
 			require.True(t, ok, "not read by the fast path: %s", line)
 			var want Record
 			require.NoError(t, json.Unmarshal(line, &want))
@@ -53,7 +53,7 @@ func FuzzEnvelope(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, line []byte) {
-		got, ok := parseEnvelope(line)
+		got, ok := parseEnvelope(line, nil)
 		if !ok {
 			return
 		}

@@ -52,13 +52,13 @@ func (e *BrokenError) Error() string {
 // Verify creates and changes nothing.
 func Verify(path string) (int, error) {
 	n, first := 0, uint64(0)
-	err := readFile(path, func(r Record) error {
+	err := readChain(path, func(r Record) error {
 		if n == 0 {
 			first = r.Seq
 		}
 		n++
 		return nil
-	})
+	}, false, true, &Live{})
 	var b *BrokenError
 	if errors.As(err, &b) && b.Seq > 0 && n > 0 {
 		n = min(n, int(max(b.Seq, first)-first))
@@ -92,8 +92,7 @@ func Walk(path string, each func(Record) error) error {
 }
 
 func readFile(path string, each func(Record) error) error {
-	_, err := readHistory(path, each, false)
-	return err
+	return readChain(path, each, false, false, &Live{})
 }
 
 // readHistory reads the journal file at path as Verify does and returns
@@ -101,11 +100,14 @@ func readFile(path string, each func(Record) error) error {
 // With locked set, the caller holds the journal's lock.
 func readHistory(path string, each func(Record) error, locked bool) (Live, error) {
 	var live Live
-	err := readChain(path, each, locked, &live)
+	err := readChain(path, each, locked, true, &live)
 	return live, err
 }
 
-func readChain(path string, each func(Record) error, locked bool, live *Live) error {
+// readChain is readFile (and readHistory): it folds into live. With
+// skipData set, each gets the records without the data of the kinds the
+// live state does not fold (dataUnread).
+func readChain(path string, each func(Record) error, locked, skipData bool, live *Live) error {
 	dir := filepath.Dir(path)
 	sibling := filepath.Base(path) == FileName
 	files := []string{path}
@@ -153,7 +155,7 @@ func readChain(path string, each func(Record) error, locked bool, live *Live) er
 	for i, file := range files {
 		for k := i; k < min(len(files), i+lookahead); k++ {
 			if aheads[k] == nil {
-				aheads[k] = parseAhead(files[k], sibling, done)
+				aheads[k] = parseAhead(files[k], sibling, &lineParser{skipData: skipData}, done)
 			}
 		}
 		if i > 0 {
@@ -193,6 +195,11 @@ func readChain(path string, each func(Record) error, locked bool, live *Live) er
 					return ferr
 				}
 			}
+			clear(batch)
+			select {
+			case a.free <- batch:
+			default:
+			}
 		}
 		if a.tooLong {
 			return c.tooLong()
@@ -218,6 +225,7 @@ func readChain(path string, each func(Record) error, locked bool, live *Live) er
 // tooLong are set before batches is closed.
 type ahead struct {
 	batches chan []parsed
+	free    chan []parsed // batches read, for the parser to fill again
 	err     error
 	tooLong bool
 }
@@ -226,8 +234,8 @@ var errTooLong = errors.New("line too long")
 
 // parseAhead opens file (checking its permissions when private) and
 // parses its lines into batches, until done is closed.
-func parseAhead(file string, private bool, done <-chan struct{}) *ahead {
-	a := &ahead{batches: make(chan []parsed, 8)}
+func parseAhead(file string, private bool, lp *lineParser, done <-chan struct{}) *ahead {
+	a := &ahead{batches: make(chan []parsed, 8), free: make(chan []parsed, 8)}
 	go func() {
 		defer close(a.batches)
 		f, err := openNoFollow(file, os.O_RDONLY, 0)
@@ -247,13 +255,18 @@ func parseAhead(file string, private bool, done <-chan struct{}) *ahead {
 		send := func() error {
 			select {
 			case a.batches <- batch:
-				batch = make([]parsed, 0, 512)
+				select {
+				case batch = <-a.free:
+					batch = batch[:0]
+				default:
+					batch = make([]parsed, 0, 512)
+				}
 				return nil
 			case <-done:
 				return errStop
 			}
 		}
-		err = scanLines(f, func(p parsed) error {
+		err = scanLines(f, lp, func(p parsed) error {
 			batch = append(batch, p)
 			if len(batch) == cap(batch) {
 				return send()
@@ -404,7 +417,7 @@ func (c *chain) broken(line int, format string, args ...any) *BrokenError {
 // lines that verify, so on a *BrokenError c still describes the sound prefix.
 // Any other error is from reading r.
 func (c *chain) read(r io.Reader, each func(r Record, hash string)) error {
-	err := scanLines(r, func(p parsed) error { return c.link(p, each) }, c.tooLong)
+	err := scanLines(r, nil, func(p parsed) error { return c.link(p, each) }, c.tooLong)
 	var b *BrokenError
 	if err != nil && !errors.As(err, &b) {
 		return fmt.Errorf("%s: %w", c.path, err)
@@ -429,7 +442,7 @@ type parsed struct {
 // scanLines splits r into lines of at most maxCheckpointLine bytes and
 // calls each with every one parsed; a last line without a newline is passed
 // as bad. A line too long to scan calls tooLong.
-func scanLines(r io.Reader, each func(parsed) error, tooLong func() error) error {
+func scanLines(r io.Reader, lp *lineParser, each func(parsed) error, tooLong func() error) error {
 	torn := false
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), maxCheckpointLine+1) // +1: the newline
@@ -444,7 +457,7 @@ func scanLines(r io.Reader, each func(parsed) error, tooLong func() error) error
 		return 0, nil, nil
 	})
 	for sc.Scan() {
-		if err := each(parseLine(sc.Bytes(), torn)); err != nil {
+		if err := each(parseLine(sc.Bytes(), torn, lp)); err != nil {
 			return err
 		}
 	}
@@ -457,7 +470,7 @@ func scanLines(r io.Reader, each func(parsed) error, tooLong func() error) error
 	return nil
 }
 
-func parseLine(line []byte, torn bool) parsed {
+func parseLine(line []byte, torn bool, lp *lineParser) parsed {
 	p := parsed{size: int64(len(line)) + 1}
 	if torn {
 		p.bad = "incomplete last line (no newline at the end): a write was cut short"
@@ -467,7 +480,7 @@ func parseLine(line []byte, torn bool) parsed {
 		p.bad = fmt.Sprintf("longer than %d bytes", maxLine)
 		return p
 	}
-	if rec, ok := parseEnvelope(line); ok {
+	if rec, ok := parseEnvelope(line, lp); ok {
 		p.rec = rec
 	} else if err := json.Unmarshal(line, &p.rec); err != nil {
 		p.bad = fmt.Sprintf("not a JSON record: %v", err)
