@@ -344,7 +344,12 @@ func (j *Journal) upgradeLocked() error {
 		return j.unavailable(nil, fmt.Sprintf("the journal's history ends at record %d, but %s at %d", live.seq, j.path, j.chain.seq))
 	}
 	j.live = live
-	return j.rotateLocked()
+	if err := j.rotateLocked(); err != nil && j.broken != nil {
+		return err
+	}
+	// A sealing that failed leaves the segment open, and the live state
+	// right: the next start folds the history again.
+	return nil
 }
 
 // catchUpLocked reads and verifies what was appended to the active segment

@@ -288,3 +288,20 @@ func typeName(t reflect.Type) string {
 	}
 	return t.Kind().String()
 }
+
+// TestUpgradingABrokenHistoryRefusesTheJournal: opening a journal whose
+// active segment begins with an unversioned checkpoint folds its whole
+// history; an edited sealed segment then refuses the journal (as audit
+// verify calls it broken) instead of being taken on the checkpoint's word.
+func TestUpgradingABrokenHistoryRefusesTheJournal(t *testing.T) {
+	dir := copyGolden(t, "state-v2")
+	segs, err := Segments(dir)
+	require.NoError(t, err)
+	raw, err := os.ReadFile(segs[0])
+	require.NoError(t, err)
+	edited := strings.Replace(string(raw), `"5000000"`, `"500000"`, 1)
+	require.NotEqual(t, string(raw), edited)
+	require.NoError(t, os.WriteFile(segs[0], []byte(edited), 0o600))
+	_, err = Open(dir, "upgrade", nil)
+	requireUnavailable(t, err, "written by an earlier walletgate", "does not verify")
+}
