@@ -13,7 +13,10 @@ package journal
 //     checkpoints of a known version); for the unversioned checkpoints of
 //     the builds before versions, the state such a build held — the
 //     checkpoint before it restored, the records since folded — in the
-//     shape that build wrote.
+//     shape that build wrote. A versioned state is compared byte for byte
+//     (after compaction); an unversioned one as decoded JSON, numbers as
+//     their text (key order is not compared: it is not this build's to
+//     know).
 //   - This build never restores an unversioned checkpoint as its live
 //     state when it can fold the history instead: a running journal keeps
 //     its own fold past one, and opening a journal whose active segment
