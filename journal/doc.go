@@ -14,7 +14,8 @@
 //     closed history in order, never written again (segment.go). Every
 //     segment after the first begins with a checkpoint record whose seq and
 //     prev continue the chain and whose data is the live state (Live) folded
-//     from all history before it; opening reads the active segment only.
+//     from all history before it, with its format (stateformat.go); opening
+//     reads the active segment only.
 //   - journal.head (HeadName): the seq and hash of the last durable record,
 //     replaced atomically (temporary file, fsync, rename, fsync of the
 //     directory). The chain protects each line by the next one's prev; the

@@ -216,14 +216,24 @@ func completeLines(f *os.File, size int64) io.Reader {
 }
 
 // foldInto applies r to l; a checkpoint replaces l with its state (the
-// same as l, when l was folded from the history before it). An error names
-// the line.
+// same as l, when l was folded from the history before it), except an
+// unversioned one that follows what l folded: l keeps its own fold, pruned
+// as a snapshot is (stateformat.go). An error names the line.
 func foldInto(l *Live, r Record, path string, line int) error {
 	if r.Kind == KindCheckpoint {
 		var cp Checkpoint
 		err := DecodeInto(r, &cp)
+		version := 0
 		if err == nil {
-			err = l.restore(cp.State)
+			version, err = stateVersion(cp.State)
+		}
+		switch {
+		case err != nil:
+		case version == 0 && l.seq > 0 && l.seq+1 == r.Seq:
+			l.compact()
+			l.seq = r.Seq
+		default:
+			err = l.restore(cp.State, r.Seq)
 		}
 		if err != nil {
 			return &BrokenError{Path: path, Line: line, Seq: r.Seq, Reason: err.Error()}
@@ -305,10 +315,40 @@ func (j *Journal) loadLocked(hashes map[uint64]string) error {
 			return err
 		}
 	}
+	if j.live.legacy {
+		return j.upgradeLocked()
+	}
 	if j.chain.tail() > min(j.segSize/4, maxOpenTail) {
 		// A long tail: seal it now, so that the next start reads little.
 		return j.rotateLocked()
 	}
+	return nil
+}
+
+// upgradeLocked replaces a live state restored from an unversioned
+// checkpoint (which may lack what the oldest format did not keep) with the
+// fold of the whole history, checked as audit verify checks it, and seals
+// the active segment, so that the next start reads a checkpoint of this
+// format (stateformat.go). A history that does not verify refuses the
+// journal, as audit verify would.
+func (j *Journal) upgradeLocked() error {
+	live, err := readHistory(j.path, func(Record) error { return nil }, true)
+	if err != nil {
+		var be *BrokenError
+		if errors.As(err, &be) {
+			return j.unavailable(be, fmt.Sprintf("the journal was written by an earlier walletgate, whose checkpoint this one replaces with the history folded again, and that history does not verify: %v", be))
+		}
+		return j.unavailable(err, fmt.Sprintf("the journal was written by an earlier walletgate, whose checkpoint this one replaces with the history folded again, and reading that history failed: %v", err))
+	}
+	if live.seq != j.chain.seq {
+		return j.unavailable(nil, fmt.Sprintf("the journal's history ends at record %d, but %s at %d", live.seq, j.path, j.chain.seq))
+	}
+	j.live = live
+	if err := j.rotateLocked(); err != nil && j.broken != nil {
+		return err
+	}
+	// A sealing that failed leaves the segment open, and the live state
+	// right: the next start folds the history again.
 	return nil
 }
 

@@ -58,6 +58,12 @@ type Live struct {
 	// Signatures are the typed-data signatures of known kinds whose
 	// reservation has not ended (used on chain, or expired unused).
 	Signatures []Signature `json:"signatures,omitempty"`
+
+	// seq is the last record folded (or the checkpoint restored); legacy
+	// says the state was restored from an unversioned checkpoint, which
+	// may lack what the oldest format did not keep (stateformat.go).
+	seq    uint64
+	legacy bool
 }
 
 // Alloc is a nonce a reservation took.
@@ -105,6 +111,7 @@ type OpenReservation struct {
 // Apply folds one record into l. Checkpoints are not folded (they restate
 // what was folded before them), nor are kinds that carry no live state.
 func (l *Live) Apply(r Record) error {
+	l.seq = r.Seq
 	if r.Time.After(l.Latest) {
 		l.Latest = r.Time
 	}
@@ -284,23 +291,44 @@ func (l *Live) prune() {
 	}
 }
 
-// Snapshot prunes l and returns it as a checkpoint's state.
+// Snapshot prunes l and returns it as a checkpoint's state, with its
+// format (StateVersion) as "v".
 func (l *Live) Snapshot() (json.RawMessage, error) {
-	l.prune()
-	sort.SliceStable(l.Caps, func(i, j int) bool { return l.Caps[i].Seq < l.Caps[j].Seq })
-	b, err := json.Marshal(l)
+	l.compact()
+	b, err := json.Marshal(versionedState{V: StateVersion, Live: *l})
 	if err != nil {
 		return nil, fmt.Errorf("journal: checkpoint: %w", err)
 	}
 	return b, nil
 }
 
-// restore replaces l with a checkpoint's state.
-func (l *Live) restore(raw json.RawMessage) error {
-	var n Live
+// compact prunes l and orders its cap changes as a snapshot holds them.
+func (l *Live) compact() {
+	l.prune()
+	sort.SliceStable(l.Caps, func(i, j int) bool { return l.Caps[i].Seq < l.Caps[j].Seq })
+}
+
+// ReadState decodes a state Snapshot returned, stored elsewhere (pgstate
+// keeps one in its database). A format above StateVersion is refused: this
+// code would drop what it does not know of it.
+func ReadState(raw json.RawMessage) (Live, error) {
+	var l Live
+	err := l.restore(raw, 0)
+	l.legacy = false
+	return l, err
+}
+
+// restore replaces l with the state of checkpoint seq.
+func (l *Live) restore(raw json.RawMessage, seq uint64) error {
+	version, err := stateVersion(raw)
+	if err != nil {
+		return err
+	}
+	var n versionedState
 	if err := json.Unmarshal(raw, &n); err != nil {
 		return fmt.Errorf("checkpoint state: %w", err)
 	}
-	*l = n
+	*l = n.Live
+	l.seq, l.legacy = seq, version == 0
 	return nil
 }

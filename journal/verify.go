@@ -52,13 +52,13 @@ func (e *BrokenError) Error() string {
 // Verify creates and changes nothing.
 func Verify(path string) (int, error) {
 	n, first := 0, uint64(0)
-	err := readFile(path, func(r Record) error {
+	err := readChain(path, func(r Record) error {
 		if n == 0 {
 			first = r.Seq
 		}
 		n++
 		return nil
-	})
+	}, false, true, &Live{})
 	var b *BrokenError
 	if errors.As(err, &b) && b.Seq > 0 && n > 0 {
 		n = min(n, int(max(b.Seq, first)-first))
@@ -92,15 +92,34 @@ func Walk(path string, each func(Record) error) error {
 }
 
 func readFile(path string, each func(Record) error) error {
+	return readChain(path, each, false, false, &Live{})
+}
+
+// readHistory reads the journal file at path as Verify does and returns
+// the live state folded from it (this build's fold: see stateformat.go).
+// With locked set, the caller holds the journal's lock.
+func readHistory(path string, each func(Record) error, locked bool) (Live, error) {
+	var live Live
+	err := readChain(path, each, locked, true, &live)
+	return live, err
+}
+
+// readChain is readFile (and readHistory): it folds into live. With
+// skipData set, each gets the records without the data of the kinds the
+// live state does not fold (dataUnread).
+func readChain(path string, each func(Record) error, locked, skipData bool, live *Live) error {
 	dir := filepath.Dir(path)
 	sibling := filepath.Base(path) == FileName
 	files := []string{path}
 	var h head
 	hasHead := false
 	if sibling {
-		unlock, err := lockIfPresent(filepath.Join(dir, LockName))
-		if err != nil {
-			return err
+		var err error
+		unlock := func() {}
+		if !locked {
+			if unlock, err = lockIfPresent(filepath.Join(dir, LockName)); err != nil {
+				return err
+			}
 		}
 		defer unlock()
 		if fi, err := os.Stat(dir); err == nil {
@@ -123,7 +142,10 @@ func readFile(path string, each func(Record) error) error {
 		c = strictChain(files[0])
 	}
 	headHash := genesisHash
-	var live Live
+	// live is this build's fold of the history; legacy, while the last
+	// checkpoint read was unversioned, the state the build before versions
+	// that wrote it held (stateformat.go).
+	var legacy *Live
 	// Segments are parsed (JSON and hashes) ahead, up to two at once, while
 	// this goroutine checks the chain and folds in order.
 	done := make(chan struct{})
@@ -133,7 +155,7 @@ func readFile(path string, each func(Record) error) error {
 	for i, file := range files {
 		for k := i; k < min(len(files), i+lookahead); k++ {
 			if aheads[k] == nil {
-				aheads[k] = parseAhead(files[k], sibling, done)
+				aheads[k] = parseAhead(files[k], sibling, &lineParser{skipData: skipData}, done)
 			}
 		}
 		if i > 0 {
@@ -148,11 +170,18 @@ func readFile(path string, each func(Record) error) error {
 				headHash = hash
 			}
 			line := c.lines + 1
-			if ferr = checkSegmentStart(&c, i, files, r, line, &live); ferr != nil {
+			if ferr = checkSegmentStart(&c, i, files, r, line, live, &legacy); ferr != nil {
 				return
 			}
-			if ferr = foldInto(&live, r, file, line); ferr != nil {
-				return
+			if r.Kind != KindCheckpoint {
+				if ferr = foldInto(live, r, file, line); ferr != nil {
+					return
+				}
+				if legacy != nil {
+					if ferr = foldInto(legacy, r, file, line); ferr != nil {
+						return
+					}
+				}
 			}
 			ferr = each(r)
 		}
@@ -165,6 +194,11 @@ func readFile(path string, each func(Record) error) error {
 				if ferr != nil {
 					return ferr
 				}
+			}
+			clear(batch)
+			select {
+			case a.free <- batch:
+			default:
 			}
 		}
 		if a.tooLong {
@@ -191,6 +225,7 @@ func readFile(path string, each func(Record) error) error {
 // tooLong are set before batches is closed.
 type ahead struct {
 	batches chan []parsed
+	free    chan []parsed // batches read, for the parser to fill again
 	err     error
 	tooLong bool
 }
@@ -199,8 +234,8 @@ var errTooLong = errors.New("line too long")
 
 // parseAhead opens file (checking its permissions when private) and
 // parses its lines into batches, until done is closed.
-func parseAhead(file string, private bool, done <-chan struct{}) *ahead {
-	a := &ahead{batches: make(chan []parsed, 8)}
+func parseAhead(file string, private bool, lp *lineParser, done <-chan struct{}) *ahead {
+	a := &ahead{batches: make(chan []parsed, 8), free: make(chan []parsed, 8)}
 	go func() {
 		defer close(a.batches)
 		f, err := openNoFollow(file, os.O_RDONLY, 0)
@@ -220,13 +255,18 @@ func parseAhead(file string, private bool, done <-chan struct{}) *ahead {
 		send := func() error {
 			select {
 			case a.batches <- batch:
-				batch = make([]parsed, 0, 512)
+				select {
+				case batch = <-a.free:
+					batch = batch[:0]
+				default:
+					batch = make([]parsed, 0, 512)
+				}
 				return nil
 			case <-done:
 				return errStop
 			}
 		}
-		err = scanLines(f, func(p parsed) error {
+		err = scanLines(f, lp, func(p parsed) error {
 			batch = append(batch, p)
 			if len(batch) == cap(batch) {
 				return send()
@@ -248,29 +288,57 @@ func parseAhead(file string, private bool, done <-chan struct{}) *ahead {
 	return a
 }
 
-// checkSegmentStart checks a checkpoint against the live state folded from
-// all history before it, and that every segment after the first begins with
-// one naming the segment before it.
-func checkSegmentStart(c *chain, i int, files []string, r Record, line int, live *Live) error {
+// checkSegmentStart checks a checkpoint against the state its writer held
+// (stateformat.go), and that every segment after the first begins with one
+// naming the segment before it. It leaves live (and legacy) as the state
+// after the checkpoint.
+func checkSegmentStart(c *chain, i int, files []string, r Record, line int, live *Live, legacy **Live) error {
 	if r.Kind != KindCheckpoint {
 		if line == 1 && i > 0 {
 			return &BrokenError{Path: c.path, Line: line, Seq: r.Seq, Reason: "a sealed segment's successor must begin with a checkpoint"}
 		}
 		return nil
 	}
+	broken := func(reason string) error {
+		return &BrokenError{Path: c.path, Line: line, Seq: r.Seq, Reason: reason}
+	}
 	var cp Checkpoint
 	if err := DecodeInto(r, &cp); err != nil {
-		return &BrokenError{Path: c.path, Line: line, Seq: r.Seq, Reason: err.Error()}
+		return broken(err.Error())
 	}
 	if line == 1 && i > 0 && cp.Sealed != filepath.Base(files[i-1]) {
-		return &BrokenError{Path: c.path, Line: line, Seq: r.Seq, Reason: fmt.Sprintf("the checkpoint follows %s, but the segment before it is %s", cp.Sealed, filepath.Base(files[i-1]))}
+		return broken(fmt.Sprintf("the checkpoint follows %s, but the segment before it is %s", cp.Sealed, filepath.Base(files[i-1])))
 	}
-	want, err := live.Snapshot()
+	version, err := stateVersion(cp.State)
+	if err != nil {
+		return broken(err.Error())
+	}
+	writer := live
+	if version == 0 && *legacy != nil {
+		writer = *legacy
+	}
+	want, err := writer.Snapshot()
 	if err != nil {
 		return err
 	}
-	if !sameJSON(want, cp.State) {
-		return &BrokenError{Path: c.path, Line: line, Seq: r.Seq, Reason: "the checkpoint's state (day window, open transactions and reservations) does not match the history before it"}
+	if !matchesShape(want, cp.State, version) {
+		return broken("the checkpoint's state (day window, open transactions and reservations) does not match the history before it")
+	}
+	if version == 0 {
+		// This build keeps its own fold; a build before versions went on
+		// from the checkpoint.
+		live.compact()
+		live.seq = r.Seq
+		next := &Live{}
+		if err := next.restore(cp.State, r.Seq); err != nil {
+			return broken(err.Error())
+		}
+		*legacy = next
+		return nil
+	}
+	*legacy = nil
+	if err := live.restore(cp.State, r.Seq); err != nil {
+		return broken(err.Error())
 	}
 	return nil
 }
@@ -349,7 +417,7 @@ func (c *chain) broken(line int, format string, args ...any) *BrokenError {
 // lines that verify, so on a *BrokenError c still describes the sound prefix.
 // Any other error is from reading r.
 func (c *chain) read(r io.Reader, each func(r Record, hash string)) error {
-	err := scanLines(r, func(p parsed) error { return c.link(p, each) }, c.tooLong)
+	err := scanLines(r, nil, func(p parsed) error { return c.link(p, each) }, c.tooLong)
 	var b *BrokenError
 	if err != nil && !errors.As(err, &b) {
 		return fmt.Errorf("%s: %w", c.path, err)
@@ -374,7 +442,7 @@ type parsed struct {
 // scanLines splits r into lines of at most maxCheckpointLine bytes and
 // calls each with every one parsed; a last line without a newline is passed
 // as bad. A line too long to scan calls tooLong.
-func scanLines(r io.Reader, each func(parsed) error, tooLong func() error) error {
+func scanLines(r io.Reader, lp *lineParser, each func(parsed) error, tooLong func() error) error {
 	torn := false
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), maxCheckpointLine+1) // +1: the newline
@@ -389,7 +457,7 @@ func scanLines(r io.Reader, each func(parsed) error, tooLong func() error) error
 		return 0, nil, nil
 	})
 	for sc.Scan() {
-		if err := each(parseLine(sc.Bytes(), torn)); err != nil {
+		if err := each(parseLine(sc.Bytes(), torn, lp)); err != nil {
 			return err
 		}
 	}
@@ -402,7 +470,7 @@ func scanLines(r io.Reader, each func(parsed) error, tooLong func() error) error
 	return nil
 }
 
-func parseLine(line []byte, torn bool) parsed {
+func parseLine(line []byte, torn bool, lp *lineParser) parsed {
 	p := parsed{size: int64(len(line)) + 1}
 	if torn {
 		p.bad = "incomplete last line (no newline at the end): a write was cut short"
@@ -412,7 +480,9 @@ func parseLine(line []byte, torn bool) parsed {
 		p.bad = fmt.Sprintf("longer than %d bytes", maxLine)
 		return p
 	}
-	if err := json.Unmarshal(line, &p.rec); err != nil {
+	if rec, ok := parseEnvelope(line, lp); ok {
+		p.rec = rec
+	} else if err := json.Unmarshal(line, &p.rec); err != nil {
 		p.bad = fmt.Sprintf("not a JSON record: %v", err)
 		return p
 	}

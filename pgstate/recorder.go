@@ -494,9 +494,11 @@ func (r *Recorder) catchUpLocked(ctx context.Context, tx pgx.Tx, lastSeq uint64,
 		if err := tx.QueryRow(ctx, `SELECT seq, hash, live::text FROM walletgate_checkpoints WHERE wallet = $1`, r.wallet).Scan(&seq, &f.hash, &raw); err != nil {
 			return &dbError{"read the checkpoint", err}
 		}
-		if err := json.Unmarshal([]byte(raw), &f.live); err != nil {
+		live, err := journal.ReadState(json.RawMessage(raw))
+		if err != nil {
 			return r.broken(uint64(seq), "the checkpoint cannot be read ("+err.Error()+")")
 		}
+		f.live = live
 		f.seq = uint64(seq)
 		r.cache = &f
 	}

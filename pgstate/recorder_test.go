@@ -410,3 +410,22 @@ func TestHostsWithOtherCapsWriteNothing(t *testing.T) {
 	_, err = a.Append(journal.KindToolStart, map[string]any{})
 	require.ErrorAs(t, err, &me, "b's caps are now the wallet's")
 }
+
+// A checkpoint of a live state in a format newer than this walletgate's
+// (another host runs a later build) is refused, not half read; one without
+// a format (written before formats were named) is read.
+func TestACheckpointOfANewerStateFormatIsRefused(t *testing.T) {
+	pg := pgtest.Start(t)
+	r := open(t, pg.URL, "a")
+	_, ok, err := reserve(r, "r1", 10)
+	require.NoError(t, err)
+	require.True(t, ok)
+	exec(t, pg.URL, `UPDATE walletgate_checkpoints SET live = '{"caps":null,"pending":null,"reservations":null,"sessions":null,"latest":"0001-01-01T00:00:00Z"}'`)
+	_, err = pgstate.Open(context.Background(), pgstate.Options{URL: pg.URL, ChainID: 1337, Genesis: chainGenesis, Address: wallet, Session: "b"})
+	require.NoError(t, err, "an unversioned state is read")
+	exec(t, pg.URL, `UPDATE walletgate_checkpoints SET live = jsonb_set(live, '{v}', to_jsonb($1::int))`, journal.StateVersion+1)
+	_, err = pgstate.Open(context.Background(), pgstate.Options{URL: pg.URL, ChainID: 1337, Genesis: chainGenesis, Address: wallet, Session: "c"})
+	var ue *journal.UnavailableError
+	require.ErrorAs(t, err, &ue)
+	require.Contains(t, ue.Reason, fmt.Sprintf("checkpoint state has format %d; this walletgate reads formats up to %d: upgrade walletgate", journal.StateVersion+1, journal.StateVersion))
+}
