@@ -40,6 +40,9 @@ type sentTx struct {
 	tx    *types.Transaction
 	nonce uint64
 	why   string // when the broadcast's outcome is unknown: why
+	// info is what the broadcast that waits found in its own round trip
+	// (nil after a plain broadcast).
+	info *chain.TxInfo
 }
 
 // send signs leg i at nonce, journals it, and broadcasts it under the
@@ -71,10 +74,10 @@ func (r *run) send(ctx context.Context, i int, nonce uint64) (*sentTx, *Refusal)
 	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.bounds.Send)
 	defer cancel()
 	e.log.Info("broadcasting", "tool", r.p.Tool, "leg", leg.Label, "tx", tx.Hash().Hex(), "nonce", nonce)
-	b := e.broadcast(bctx, tx, leg.Call.From, nonce)
+	b := e.broadcastWaiting(bctx, tx, leg.Call.From, nonce, r.watch, true)
 	switch b.outcome {
 	case OutcomeAccepted:
-		return &sentTx{tx: tx, nonce: nonce}, nil
+		return &sentTx{tx: tx, nonce: nonce, info: b.info}, nil
 	case KindRefusedFinal:
 		return nil, r.stop(i, -1, Refuse(CodeSendFailed, "the node refused the transaction (%s) and does not have it; the wallet's nonce has not passed it. Nothing was sent; the caps are as before, and walletgate will never send it. Call the tool again without confirm for a new preview.", b.detail).
 			Because("the node refused it (%s) and does not have it; walletgate will never send it", b.detail))
@@ -151,8 +154,12 @@ func (r *run) decide(ctx context.Context, i int, sent *sentTx, info *chain.TxInf
 	return out
 }
 
-// wait waits for the leg's own receipt.
+// wait waits for the leg's own receipt: the one the broadcast that waits
+// brought back when it is the leg's, else by polling.
 func (r *run) wait(ctx context.Context, s *sentTx) *chain.TxInfo {
+	if s.info != nil && r.e.included(s.info, s) {
+		return s.info
+	}
 	// Detached: a cancelled request still gets the true outcome recorded.
 	return r.e.chain.WaitOwnWatching(context.WithoutCancel(ctx), s.tx.Hash(), r.e.address, r.watch, r.e.receiptTimeout, func(info *chain.TxInfo) bool { return r.e.included(info, s) })
 }
@@ -329,7 +336,7 @@ func (r *run) sendUndo(ctx context.Context, i int, nonce uint64) (*sentTx, *Refu
 // prepare estimates gas and fees for call on the current state and
 // simulates it with them.
 func (e *Engine) prepare(ctx context.Context, call chain.Call) (chain.Call, *Refusal) {
-	st, gas, _, err := e.chain.Prepare(ctx, call, call.To)
+	st, gas, _, _, err := e.chain.Prepare(ctx, call, call.To)
 	if err != nil {
 		return call, e.revertRefusal(nil, err)
 	}

@@ -19,6 +19,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -69,12 +70,38 @@ func (f *faultNode) reset() {
 	f.sends, f.refuse, f.swallow, f.onSend, f.passTo = 0, map[int]bool{}, map[int]bool{}, map[int]func(){}, common.Address{}
 }
 
+type faultMsg struct {
+	ID     json.RawMessage   `json:"id"`
+	Method string            `json:"method"`
+	Params []json.RawMessage `json:"params"`
+}
+
 func (f *faultNode) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
-	var one struct {
-		ID     json.RawMessage   `json:"id"`
-		Method string            `json:"method"`
-		Params []json.RawMessage `json:"params"`
+	var one faultMsg
+	var batch []faultMsg
+	if len(body) > 0 && body[0] == '[' && json.Unmarshal(body, &batch) == nil && len(batch) > 1 && batch[0].Method == "eth_sendRawTransactionSync" && string(batch[0].Params[0]) != `"0x"` {
+		// The broadcast that waits rides first in its batch: its fault is a
+		// plain send's (refused, or swallowed: the node's timeout, code 4),
+		// and the lookups after it go to the node.
+		if ans := f.fault("eth_sendRawTransaction", batch[0].Params); ans != "" {
+			if strings.HasPrefix(ans, `"result"`) {
+				ans = `"error":{"code":4,"message":"The transaction was added to the transaction pool but wasn't processed in 1s"}`
+			}
+			rest, _ := json.Marshal(batch[1:])
+			resp, err := http.Post(f.upstream, "application/json", bytes.NewReader(rest))
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusBadGateway)
+				return
+			}
+			defer resp.Body.Close()
+			var answers []json.RawMessage
+			_ = json.NewDecoder(resp.Body).Decode(&answers)
+			first := json.RawMessage(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,%s}`, batch[0].ID, ans))
+			w.Header().Set("Content-Type", "application/json")
+			_ = json.NewEncoder(w).Encode(append([]json.RawMessage{first}, answers...))
+			return
+		}
 	}
 	if len(body) > 0 && body[0] == '{' && json.Unmarshal(body, &one) == nil {
 		if ans := f.fault(one.Method, one.Params); ans != "" {
