@@ -39,14 +39,14 @@ var minimums = map[string]minimum{
 	opStartup: {0, 0, "the chain-id check (1 call) is needed before the first chain read, not before answering initialize"},
 	opAddress: {0, 0, "address, chain id, network and signer are known at start-up"},
 	opPolicy:  {0, 0, "caps, usage and configuration are local state"},
-	opBalance: {1, 7, "head + ETH balance + nonce + code + 3 balanceOf fit one batch; token metadata of known tokens is in the table"},
+	opBalance: {1, 8, "head + ETH balance + nonce + code + 3 balanceOf + head again fit one batch (equal heads: every read was at that block); token metadata of known tokens is in the table"},
 	opVerify:  {1, 3, "tx (value, nonce) + receipt (status, logs, fee) + head (confirmations) in one batch"},
 	opQuote:   {1, 2, "head (block/time shown) + QuoterV2 eth_call in one batch; Uniswap code checks once per process"},
 	opSendETHPreview: {1, 6, "head/base fee, tip, nonce, balance, recipient code and gas estimate are independent: one batch; " +
 		"the estimate already executes the transfer"},
-	opSendETHConfirm: {3, 5, "[base fee + nonce + re-simulation] → eth_sendRawTransaction → receipt (asked once after inclusion)"},
+	opSendETHConfirm: {2, 5, "[base fee + nonce + re-simulation] → [eth_sendRawTransactionSync + the lookup and balances riding after it]; 3 on a node without it (a receipt asked once after inclusion)"},
 	opSendTokPreview: {1, 7, "as the ETH preview, plus an eth_call for transfer()'s return value, in the same batch"},
-	opSendTokConfirm: {3, 5, "as the ETH confirm"},
+	opSendTokConfirm: {2, 5, "as the ETH confirm"},
 	opSwapPreviewFirst: {2, 7, "[head/fees, tip, nonce, balance, allowance, quote] → eth_simulateV1 of the legs built from them " +
 		"(+ once per process: Uniswap code checks, batchable into the first)"},
 	opSwapConfirmFirst: {7, 10, "[base fee, nonce, allowance, eth_simulateV1] → send approve → its receipt → eth_call of the swap leg " +
