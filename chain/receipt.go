@@ -94,7 +94,7 @@ func (c *Client) OwnTransactionWatching(ctx context.Context, hash common.Hash, f
 }
 
 func (c *Client) transaction(ctx context.Context, hash common.Hash, from *common.Address, watch []common.Address) (*TxInfo, error) {
-	elems, decode := c.txElems(hash, from, watch)
+	elems, decode := c.txElems(hash, from, watch, nil)
 	if err := c.batch(ctx, elems); err != nil {
 		return nil, err
 	}
@@ -102,8 +102,10 @@ func (c *Client) transaction(ctx context.Context, hash common.Hash, from *common
 }
 
 // txElems are the batch elements of a transaction lookup (see transaction)
-// and how to decode them, the same elements, once the batch has run.
-func (c *Client) txElems(hash common.Hash, from *common.Address, watch []common.Address) ([]rpc.BatchElem, func([]rpc.BatchElem) (*TxInfo, error)) {
+// and how to decode them, the same elements, once the batch has run. The
+// views (with a snapshot only) are read with the snapshot, between its two
+// head reads: at the head block when TxInfo.AtHead is set.
+func (c *Client) txElems(hash common.Hash, from *common.Address, watch []common.Address, views []*View) ([]rpc.BatchElem, func([]rpc.BatchElem) (*TxInfo, error)) {
 	var (
 		rawTx, rawRcpt json.RawMessage
 		head, nonce    hexutil.Uint64
@@ -129,9 +131,18 @@ func (c *Client) txElems(hash common.Hash, from *common.Address, watch []common.
 		snapElems, decSnap = snapshotElems(*from, watch, "latest")
 		snap0, snapSize = len(elems), len(snapElems)
 		elems = append(elems, snapElems...)
+		for _, v := range views {
+			elems = append(elems, v.elem())
+		}
 		elems = append(elems, rpc.BatchElem{Method: "eth_blockNumber", Result: &head2})
 	}
+	v0 := snap0 + snapSize
 	return elems, func(elems []rpc.BatchElem) (*TxInfo, error) {
+		if decSnap != nil {
+			for i, v := range views {
+				v.done(elems[v0+i])
+			}
+		}
 		var atHead *Snapshot
 		if decSnap != nil && elems[len(elems)-1].Error == nil && head2 == head {
 			if s, _, err := decSnap(elems[snap0 : snap0+snapSize]); err == nil {

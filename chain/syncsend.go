@@ -85,8 +85,10 @@ func (c *Client) SyncSend() bool { return c.syncSend.Load() }
 // round trip looks it up as OwnTransactionWatching does, after the send.
 // The error is SendRaw's (see the file's rules), or ErrNoSyncSend; with a
 // nil error the TxInfo is what the lookup found — a receipt when the node
-// included the transaction in time and serves batches in order.
-func (c *Client) SendRawWaiting(ctx context.Context, tx *types.Transaction, from common.Address, watch []common.Address, wait time.Duration) (*TxInfo, error) {
+// included the transaction in time and serves batches in order. The views
+// ride with the snapshot: when TxInfo.AtHead is the receipt's block, they
+// were read on the state the transaction left (a later leg's simulation).
+func (c *Client) SendRawWaiting(ctx context.Context, tx *types.Transaction, from common.Address, watch []common.Address, wait time.Duration, views ...*View) (*TxInfo, error) {
 	raw, err := tx.MarshalBinary()
 	if err != nil {
 		return nil, fmt.Errorf("encode transaction: %w", err)
@@ -100,7 +102,10 @@ func (c *Client) SendRawWaiting(ctx context.Context, tx *types.Transaction, from
 	// The timeout is a number of milliseconds (EIP-7966; go-ethereum decodes
 	// a JSON number).
 	send := rpc.BatchElem{Method: methodSendSync, Args: []any{hexutil.Bytes(raw), uint64(wait.Milliseconds())}, Result: &res}
-	look, decode := c.txElems(tx.Hash(), &from, watch)
+	if watch == nil {
+		watch = []common.Address{} // the snapshot carries the views
+	}
+	look, decode := c.txElems(tx.Hash(), &from, watch, views)
 	elems := append([]rpc.BatchElem{send}, look...)
 	if err := c.batch(ctx, elems); err != nil {
 		return nil, err // transport: the outcome is unknown

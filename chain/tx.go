@@ -144,6 +144,7 @@ type View struct {
 	Data     []byte
 	Code     bool
 	Estimate *Call
+	Sim      *Call // simulate this call with its gas and fees (Simulate's eth_call)
 	Return   []byte
 	Gas      uint64
 	Err      error
@@ -155,6 +156,9 @@ type View struct {
 // CodeView reads the code at a.
 func CodeView(a common.Address) *View { return &View{To: a, Code: true} }
 
+// SimView simulates call as Simulate does, with its gas limit and fees.
+func SimView(call Call) *View { return &View{To: call.To, Sim: &call} }
+
 // EstimateView asks the node's gas estimate of call (its gas and fees are
 // left to the node).
 func EstimateView(call Call) *View {
@@ -164,6 +168,8 @@ func EstimateView(call Call) *View {
 
 func (v *View) elem() rpc.BatchElem {
 	switch {
+	case v.Sim != nil:
+		return rpc.BatchElem{Method: "eth_call", Args: []any{v.Sim.toArg(), "latest"}, Result: &v.out}
 	case v.Estimate != nil:
 		return rpc.BatchElem{Method: "eth_estimateGas", Args: []any{v.Estimate.toArg()}, Result: &v.gas}
 	case v.Code:

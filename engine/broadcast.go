@@ -44,7 +44,7 @@ func (e *Engine) broadcast(ctx context.Context, tx *types.Transaction, from comm
 // plain send's: a transport failure or a lost answer is unknown and followed
 // up, the node's refusal is final only when shown; a node found to lack the
 // method is sent the same bytes plainly at once.
-func (e *Engine) broadcastWaiting(ctx context.Context, tx *types.Transaction, from common.Address, nonce uint64, watch []common.Address, wait bool) broadcastResult {
+func (e *Engine) broadcastWaiting(ctx context.Context, tx *types.Transaction, from common.Address, nonce uint64, watch []common.Address, wait bool, views ...*chain.View) broadcastResult {
 	hash := tx.Hash()
 	var (
 		err  error
@@ -54,7 +54,7 @@ func (e *Engine) broadcastWaiting(ctx context.Context, tx *types.Transaction, fr
 		if watch == nil {
 			watch = []common.Address{}
 		}
-		info, err = e.chain.SendRawWaiting(ctx, tx, from, watch, e.receiptTimeout)
+		info, err = e.chain.SendRawWaiting(ctx, tx, from, watch, e.receiptTimeout, views...)
 		if errors.Is(err, chain.ErrNoSyncSend) {
 			e.log.Info("the node has no eth_sendRawTransactionSync; sending plainly from now on", "tx", hash.Hex())
 			info, err = nil, e.chain.SendRaw(ctx, tx)

@@ -31,6 +31,10 @@ type run struct {
 	moved   moved            // what the included legs moved, measured
 	watch   []common.Address // tokens read along with every state read and receipt lookup
 	before  *chain.Snapshot  // the wallet before the next leg: after the last one, or as the confirm read it
+	// nextSim is the next leg's simulation riding in this leg's broadcast
+	// that waits; lastInfo the receipt it came with.
+	nextSim  *chain.View
+	lastInfo *chain.TxInfo
 	// final is the outcome of a plan that stopped after a leg was included.
 	final *Outcome
 }
@@ -74,7 +78,16 @@ func (r *run) send(ctx context.Context, i int, nonce uint64) (*sentTx, *Refusal)
 	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.bounds.Send)
 	defer cancel()
 	e.log.Info("broadcasting", "tool", r.p.Tool, "leg", leg.Label, "tx", tx.Hash().Hex(), "nonce", nonce)
-	b := e.broadcastWaiting(bctx, tx, leg.Call.From, nonce, r.watch, true)
+	// The next leg's simulation on the state this one leaves rides in the
+	// broadcast that waits (prepareLeg uses it when it ran at the receipt's
+	// block).
+	var ride []*chain.View
+	r.nextSim = nil
+	if i+1 < len(r.p.Legs) {
+		r.nextSim = chain.SimView(r.p.Legs[i+1].Call)
+		ride = append(ride, r.nextSim)
+	}
+	b := e.broadcastWaiting(bctx, tx, leg.Call.From, nonce, r.watch, true, ride...)
 	switch b.outcome {
 	case OutcomeAccepted:
 		return &sentTx{tx: tx, nonce: nonce, info: b.info}, nil
@@ -157,7 +170,9 @@ func (r *run) decide(ctx context.Context, i int, sent *sentTx, info *chain.TxInf
 // wait waits for the leg's own receipt: the one the broadcast that waits
 // brought back when it is the leg's, else by polling.
 func (r *run) wait(ctx context.Context, s *sentTx) *chain.TxInfo {
+	r.lastInfo = nil
 	if s.info != nil && r.e.included(s.info, s) {
+		r.lastInfo = s.info
 		return s.info
 	}
 	// Detached: a cancelled request still gets the true outcome recorded.
@@ -201,9 +216,15 @@ func notOurs(info *chain.TxInfo, e *Engine, nonce uint64) string {
 // next free nonce.
 func (r *run) prepareLeg(ctx context.Context, i int) (uint64, *Refusal) {
 	e, leg := r.e, r.p.Legs[i]
-	if _, err := e.chain.Simulate(ctx, leg.Call); err != nil {
+	if rode, info := r.nextSim, r.lastInfo; rode != nil && info != nil && info.Mined && info.AtHead != nil && info.AtHead.Block == info.Block {
+		// It ran on the state the previous leg left, at its receipt's block.
+		if rode.Err != nil {
+			return 0, r.stop(i, -1, e.revertRefusal(r.p.Explain, rode.Err))
+		}
+	} else if _, err := e.chain.Simulate(ctx, leg.Call); err != nil {
 		return 0, r.stop(i, -1, e.revertRefusal(r.p.Explain, err))
 	}
+	r.nextSim = nil
 	prev := r.earlier[len(r.earlier)-1].Nonce
 	n, err := e.allocate(r.res.ID(), prev+1)
 	if err != nil {

@@ -30,8 +30,8 @@ func startTripsBed(t *testing.T, syncSend bool) *tripsBed {
 	proxy := newRPCProxy(t, info.RPC)
 	proxy.syncSend, proxy.delay = syncSend, 100*time.Millisecond
 	env := cleanEnv("WALLETGATE_RPC="+proxy.srv.URL, "WALLETGATE_CHAIN_ID=1337", "WALLETGATE_KEY_FILE="+info.KeyFile,
-		"WALLETGATE_STATE_DIR="+t.TempDir(), "WALLETGATE_CAP_PER_TX=ETH=1,USDT=100,USDC=100", "WALLETGATE_CAP_PER_SESSION=ETH=1,USDT=1000,USDC=1000",
-		"WALLETGATE_CAP_PER_DAY=ETH=1,USDT=1000,USDC=1000", "WALLETGATE_ALLOW_CALLS="+info.Contracts["USDT"])
+		"WALLETGATE_STATE_DIR="+t.TempDir(), "WALLETGATE_CAP_PER_TX=ETH=1,USDT=100,USDC=100,WETH=1", "WALLETGATE_CAP_PER_SESSION=ETH=1,USDT=1000,USDC=1000,WETH=1",
+		"WALLETGATE_CAP_PER_DAY=ETH=1,USDT=1000,USDC=1000,WETH=1", "WALLETGATE_ALLOW_CALLS="+info.Contracts["USDT"])
 	c := startServer(t, env)
 	c.initialize()
 	return &tripsBed{t: t, info: info, proxy: proxy, c: c}
@@ -104,6 +104,18 @@ func TestRoundTripsAtTheirMinimum(t *testing.T) {
 	require.Equal(t, 1, p, "call preview, no second simulation round")
 	require.Equal(t, 2, c, "call confirm")
 	require.Equal(t, "3000000", view.usdtOf(to).String())
+
+	// A swap with its approval: the preview reads state and quote, then
+	// simulates the legs built from them; the confirm re-reads and
+	// re-simulates, then the approval's broadcast that waits brings back
+	// its receipt, the balances at its block and the swap leg's own
+	// simulation on the state it left, then the swap's: three.
+	if b.info.Contracts["SwapRouter02"] == "" {
+		t.Fatal("the dev chain has no Uniswap: install testdata's npm packages")
+	}
+	p, c = b.previewConfirm("wallet_swap", map[string]any{"token_in": "USDT", "token_out": "WETH", "amount_in": "10"})
+	require.Equal(t, 2, p, "swap preview")
+	require.Equal(t, 3, c, "swap confirm")
 
 	// Typed data: the same whatever the number of signatures still open.
 	var first [2]int
