@@ -97,7 +97,8 @@ func (c *Client) SendRawWaiting(ctx context.Context, tx *types.Transaction, from
 	if bound <= 0 {
 		bound = DefaultCallTimeout
 	}
-	wait = max(min(wait, bound/2), time.Second)
+	// In whole milliseconds, at least one: 0 would be the node's default.
+	wait = max(min(wait, bound/2), time.Millisecond)
 	var res any
 	// The timeout is a number of milliseconds (EIP-7966; go-ethereum decodes
 	// a JSON number).

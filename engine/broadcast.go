@@ -50,7 +50,9 @@ func (e *Engine) broadcastWaiting(ctx context.Context, tx *types.Transaction, fr
 		err  error
 		info *chain.TxInfo
 	)
-	if wait && e.chain.SyncSend() {
+	// The node's wait is asked in whole milliseconds (0 is its own
+	// default): a receipt timeout below one is waited for plainly.
+	if wait && e.chain.SyncSend() && e.receiptTimeout >= time.Millisecond {
 		if watch == nil {
 			watch = []common.Address{}
 		}

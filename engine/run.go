@@ -45,8 +45,10 @@ type sentTx struct {
 	nonce uint64
 	why   string // when the broadcast's outcome is unknown: why
 	// info is what the broadcast that waits found in its own round trip
-	// (nil after a plain broadcast).
-	info *chain.TxInfo
+	// (nil after a plain broadcast), and when that broadcast began: the node
+	// waited for the receipt part of the receipt timeout already.
+	info   *chain.TxInfo
+	sentAt time.Time
 }
 
 // send signs leg i at nonce, journals it, and broadcasts it under the
@@ -87,10 +89,11 @@ func (r *run) send(ctx context.Context, i int, nonce uint64) (*sentTx, *Refusal)
 		r.nextSim = chain.SimView(r.p.Legs[i+1].Call)
 		ride = append(ride, r.nextSim)
 	}
+	sentAt := time.Now() // real time: the node waits in it
 	b := e.broadcastWaiting(bctx, tx, leg.Call.From, nonce, r.watch, true, ride...)
 	switch b.outcome {
 	case OutcomeAccepted:
-		return &sentTx{tx: tx, nonce: nonce, info: b.info}, nil
+		return &sentTx{tx: tx, nonce: nonce, info: b.info, sentAt: sentAt}, nil
 	case KindRefusedFinal:
 		return nil, r.stop(i, -1, Refuse(CodeSendFailed, "the node refused the transaction (%s) and does not have it; the wallet's nonce has not passed it. Nothing was sent; the caps are as before, and walletgate will never send it. Call the tool again without confirm for a new preview.", b.detail).
 			Because("the node refused it (%s) and does not have it; walletgate will never send it", b.detail))
@@ -175,8 +178,12 @@ func (r *run) wait(ctx context.Context, s *sentTx) *chain.TxInfo {
 		r.lastInfo = s.info
 		return s.info
 	}
+	timeout := r.e.receiptTimeout
+	if s.info != nil {
+		timeout = max(timeout-time.Since(s.sentAt), 0)
+	}
 	// Detached: a cancelled request still gets the true outcome recorded.
-	return r.e.chain.WaitOwnWatching(context.WithoutCancel(ctx), s.tx.Hash(), r.e.address, r.watch, r.e.receiptTimeout, func(info *chain.TxInfo) bool { return r.e.included(info, s) })
+	return r.e.chain.WaitOwnWatching(context.WithoutCancel(ctx), s.tx.Hash(), r.e.address, r.watch, timeout, func(info *chain.TxInfo) bool { return r.e.included(info, s) })
 }
 
 // included reports whether info is the leg's own receipt with enough

@@ -49,11 +49,10 @@ var minimums = map[string]minimum{
 	opSendTokConfirm: {2, 5, "as the ETH confirm"},
 	opSwapPreviewFirst: {2, 7, "[head/fees, tip, nonce, balance, allowance, quote] → eth_simulateV1 of the legs built from them " +
 		"(+ once per process: Uniswap code checks, batchable into the first)"},
-	opSwapConfirmFirst: {7, 10, "[base fee, nonce, allowance, eth_simulateV1] → send approve → its receipt → eth_call of the swap leg " +
-		"on the real state with its own gas limit (deliberate: a later leg's gas limit cannot be estimated before the approval is in) → " +
-		"send swap → its receipt → the output balance at the block before and at the receipt's block (the balance-delta check the " +
-		"swap must pass; its block is known only from the receipt). Legs wait for each other by design; pipelined, without those " +
-		"two checks, the floor would be 3"},
+	opSwapConfirmFirst: {3, 10, "[base fee, nonce, allowance, eth_simulateV1] → [approve's eth_sendRawTransactionSync + its lookup, the balances " +
+		"at its block and the swap leg's own eth_call on the state it left, all riding after it] → [swap's eth_sendRawTransactionSync + " +
+		"lookup + balances]. Each leg is signed only after the one before is included and the next simulated on what it left: one round " +
+		"trip for the re-check and one per leg (6 on a node without eth_sendRawTransactionSync)"},
 	opSwapPreview: {2, 7, "as the 1st swap preview"},
-	opSwapConfirm: {7, 10, "as the 1st swap confirm"},
+	opSwapConfirm: {3, 10, "as the 1st swap confirm"},
 }
