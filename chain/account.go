@@ -63,36 +63,87 @@ func (mc *metaCache) put(m TokenMeta) {
 
 // LatestHead reads the newest block's number, time and hash.
 func (c *Client) LatestHead(ctx context.Context) (Head, error) {
-	var h struct {
-		Number hexutil.Uint64 `json:"number"`
-		Time   hexutil.Uint64 `json:"timestamp"`
-		Hash   common.Hash    `json:"hash"`
-	}
 	var raw json.RawMessage
 	if err := c.call(ctx, &raw, "eth_getBlockByNumber", "latest", false); err != nil {
 		return Head{}, err
 	}
-	if len(raw) == 0 || string(raw) == "null" {
-		return Head{}, errors.New("eth_getBlockByNumber: node returned no latest block")
+	head, err := decodeHead(raw)
+	if err != nil {
+		return Head{}, err
 	}
-	if err := json.Unmarshal(raw, &h); err != nil {
-		return Head{}, fmt.Errorf("eth_getBlockByNumber: %w", err)
-	}
-	head := Head{Number: uint64(h.Number), Time: uint64(h.Time), Hash: h.Hash}
 	c.sawHead(head)
 	return head, nil
 }
 
 // Account reads an address's ETH balance, nonce, code presence and the given
-// tokens' balances, all at one block: the latest head, then every read in one
-// batched round trip.
+// tokens' balances, all at one block, in one round trip: a batch that reads
+// the head block first, every value at "latest", and the head again last. A
+// node serves a batch's elements in order (go-ethereum runs them one after
+// the other), so when both heads are the same block every read between them
+// was at it. When a block landed during the batch (the heads differ), the
+// reads are made again pinned to the later head's number: a second round
+// trip, only then.
+//
+// Why not Multicall3 or eth_simulateV1: neither can read a nonce (the EVM
+// has no opcode for it) nor, through Multicall3, whether an address has
+// code, so either would still need the same batch around it; this way needs
+// no contract at a canonical address (nothing to deploy on a dev chain, no
+// chain where it is missing) and no method a node may lack.
 func (c *Client) Account(ctx context.Context, addr common.Address, tokens []common.Address) (*Account, error) {
-	head, err := c.LatestHead(ctx)
+	var first, last json.RawMessage
+	elems := []rpc.BatchElem{{Method: "eth_getBlockByNumber", Args: []any{"latest", false}, Result: &first}}
+	reads, decode := c.accountElems(addr, tokens, "latest")
+	elems = append(elems, reads...)
+	elems = append(elems, rpc.BatchElem{Method: "eth_getBlockByNumber", Args: []any{"latest", false}, Result: &last})
+	if err := c.batch(ctx, elems); err != nil {
+		return nil, err
+	}
+	for _, i := range []int{0, len(elems) - 1} {
+		if elems[i].Error != nil {
+			return nil, elems[i].Error
+		}
+	}
+	h0, err := decodeHead(first)
 	if err != nil {
 		return nil, err
 	}
-	block := hexutil.EncodeUint64(head.Number)
+	h1, err := decodeHead(last)
+	if err != nil {
+		return nil, err
+	}
+	c.sawHead(h0)
+	c.sawHead(h1)
+	if h0 == h1 {
+		return decode(h1, elems[1:len(elems)-1])
+	}
+	// A block landed in between: read again at the later head.
+	reads, decode = c.accountElems(addr, tokens, hexutil.EncodeUint64(h1.Number))
+	if err := c.batch(ctx, reads); err != nil {
+		return nil, err
+	}
+	return decode(h1, reads)
+}
 
+// decodeHead decodes an eth_getBlockByNumber answer into a Head.
+func decodeHead(raw json.RawMessage) (Head, error) {
+	var h struct {
+		Number hexutil.Uint64 `json:"number"`
+		Time   hexutil.Uint64 `json:"timestamp"`
+		Hash   common.Hash    `json:"hash"`
+	}
+	if isNull(raw) {
+		return Head{}, errors.New("eth_getBlockByNumber: node returned no latest block")
+	}
+	if err := json.Unmarshal(raw, &h); err != nil {
+		return Head{}, fmt.Errorf("eth_getBlockByNumber: %w", err)
+	}
+	return Head{Number: uint64(h.Number), Time: uint64(h.Time), Hash: h.Hash}, nil
+}
+
+// accountElems are the batch elements reading addr's balance, nonce, code
+// and tokens at block, and how to decode them (the same elements, once the
+// batch has run) into an Account at head.
+func (c *Client) accountElems(addr common.Address, tokens []common.Address, block string) ([]rpc.BatchElem, func(Head, []rpc.BatchElem) (*Account, error)) {
 	var (
 		bal   hexutil.Big
 		nonce hexutil.Uint64
@@ -125,50 +176,53 @@ func (c *Client) Account(ctx context.Context, addr common.Address, tokens []comm
 		r.iName = len(elems)
 		elems = append(elems, callElem(t, pack("name"), block, &r.name))
 	}
-	if err := c.batch(ctx, elems); err != nil {
-		return nil, err
-	}
-	for _, e := range elems[:3] {
-		if e.Error != nil {
-			return nil, e.Error
+	return elems, func(head Head, elems []rpc.BatchElem) (*Account, error) {
+		for _, e := range elems[:3] {
+			if e.Error != nil {
+				return nil, e.Error
+			}
 		}
-	}
-	acct := &Account{
-		Address:    addr,
-		Head:       head,
-		ETH:        (*big.Int)(&bal),
-		Nonce:      uint64(nonce),
-		IsContract: len(code) > 0,
-	}
-	for i, t := range tokens {
-		r := &reads[i]
-		tb := TokenBalance{TokenMeta: TokenMeta{Address: t}}
-		var err error // this token's own: a previous token's failure is not this one's
-		meta, cached := c.meta.get(t)
-		if !cached {
-			meta, err = metaFrom(t, elems, r.iDec, r.iSym, r.iName, r.decimals, r.symbol, r.name)
+		acct := &Account{
+			Address:    addr,
+			Head:       head,
+			ETH:        (*big.Int)(&bal),
+			Nonce:      uint64(nonce),
+			IsContract: len(code) > 0,
+		}
+		for i, t := range tokens {
+			r := &reads[i]
+			tb := TokenBalance{TokenMeta: TokenMeta{Address: t}}
+			var err error // this token's own: a previous token's failure is not this one's
+			meta, cached := c.meta.get(t)
+			if !cached {
+				if r.iDec < 0 {
+					err = errors.New("decimals(): not read")
+				} else {
+					meta, err = metaFrom(t, elems, r.iDec, r.iSym, r.iName, r.decimals, r.symbol, r.name)
+				}
+				if err == nil {
+					c.meta.put(meta)
+				}
+			}
 			if err == nil {
-				c.meta.put(meta)
+				err = elems[r.iBal].Error
 			}
-		}
-		if err == nil {
-			err = elems[r.iBal].Error
-		}
-		var b *big.Int
-		if err == nil {
-			b, err = decodeUint256(r.balance)
+			var b *big.Int
+			if err == nil {
+				b, err = decodeUint256(r.balance)
+				if err != nil {
+					err = fmt.Errorf("balanceOf: %w", err)
+				}
+			}
 			if err != nil {
-				err = fmt.Errorf("balanceOf: %w", err)
+				tb.Err = fmt.Errorf("%s does not answer as an ERC-20 token: %w", t.Hex(), err)
+			} else {
+				tb.TokenMeta, tb.Balance = meta, b
 			}
+			acct.Tokens = append(acct.Tokens, tb)
 		}
-		if err != nil {
-			tb.Err = fmt.Errorf("%s does not answer as an ERC-20 token: %w", t.Hex(), err)
-		} else {
-			tb.TokenMeta, tb.Balance = meta, b
-		}
-		acct.Tokens = append(acct.Tokens, tb)
+		return acct, nil
 	}
-	return acct, nil
 }
 
 // TokenMeta reads (or recalls) a token's decimals, symbol and name.

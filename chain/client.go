@@ -22,6 +22,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -44,6 +45,8 @@ type Client struct {
 	chainID *big.Int
 	genesis common.Hash // zero until a node has said it (Dial, CheckChainID)
 	meta    metaCache
+	// syncSend: the node answers eth_sendRawTransactionSync (syncsend.go).
+	syncSend atomic.Bool
 
 	// headsMu guards the first and latest heads read (BlockTime).
 	headsMu             sync.Mutex
@@ -130,10 +133,11 @@ func connect(ctx context.Context, urls []string) (*Client, error) {
 // client's ChainID does not change; its Genesis becomes that endpoint's, and
 // every fallback must then have it too.
 func (c *Client) CheckChainID(ctx context.Context) (*big.Int, error) {
-	i, id, genesis, err := c.firstChainID(ctx)
+	i, id, genesis, sync, err := c.firstChainID(ctx)
 	if err != nil {
 		return nil, err
 	}
+	c.syncSend.Store(sync)
 	c.mu.Lock()
 	c.current = i
 	c.genesis = genesis
@@ -145,19 +149,19 @@ func (c *Client) CheckChainID(ctx context.Context) (*big.Int, error) {
 }
 
 // firstChainID is the chain id and genesis hash of the first endpoint that
-// answers, and its index.
-func (c *Client) firstChainID(ctx context.Context) (int, *big.Int, common.Hash, error) {
+// answers, its index, and whether it has eth_sendRawTransactionSync.
+func (c *Client) firstChainID(ctx context.Context) (int, *big.Int, common.Hash, bool, error) {
 	var firstErr error
 	for i, ep := range c.endpoints {
-		id, genesis, err := ep.identity(ctx)
+		id, genesis, sync, err := ep.identity(ctx, true)
 		if err == nil {
-			return i, id, genesis, nil
+			return i, id, genesis, sync, nil
 		}
 		if firstErr == nil {
 			firstErr = err
 		}
 	}
-	return 0, nil, common.Hash{}, fmt.Errorf("read chain id: %w", firstErr)
+	return 0, nil, common.Hash{}, false, fmt.Errorf("read chain id: %w", firstErr)
 }
 
 // NewFromRPC wraps an already connected RPC client (the in-process dev chain)
@@ -171,18 +175,21 @@ func NewFromRPC(ctx context.Context, rc *rpc.Client, host string) (*Client, erro
 }
 
 func (c *Client) readChainID(ctx context.Context) error {
-	i, id, genesis, err := c.firstChainID(ctx)
+	i, id, genesis, sync, err := c.firstChainID(ctx)
 	if err != nil {
 		return err
 	}
+	c.syncSend.Store(sync)
 	c.chainID, c.genesis, c.current = id, genesis, i
 	c.endpoints[i].verified = true
 	return nil
 }
 
 // identity asks the endpoint for its chain id and its genesis block's hash
-// in one batch: what says which chain a node is on.
-func (ep *endpoint) identity(ctx context.Context) (*big.Int, common.Hash, error) {
+// in one batch: what says which chain a node is on. With probe, the same
+// batch asks whether it has eth_sendRawTransactionSync (syncsend.go); a
+// node that refuses the whole batch for the probe is asked again without it.
+func (ep *endpoint) identity(ctx context.Context, probe bool) (*big.Int, common.Hash, bool, error) {
 	var (
 		id    hexutil.Big
 		block json.RawMessage
@@ -191,23 +198,32 @@ func (ep *endpoint) identity(ctx context.Context) (*big.Int, common.Hash, error)
 		{Method: "eth_chainId", Result: &id},
 		{Method: "eth_getBlockByNumber", Args: []any{"0x0", false}, Result: &block},
 	}
+	if probe {
+		elems = append(elems, syncProbe())
+	}
 	if err := ep.rpc.BatchCallContext(ctx, elems); err != nil {
-		return nil, common.Hash{}, ep.wrap("eth_chainId", err)
+		if probe && ctx.Err() == nil {
+			return ep.identity(ctx, false)
+		}
+		return nil, common.Hash{}, false, ep.wrap("eth_chainId", err)
 	}
 	if elems[0].Error != nil {
-		return nil, common.Hash{}, ep.wrap("eth_chainId", elems[0].Error)
+		return nil, common.Hash{}, false, ep.wrap("eth_chainId", elems[0].Error)
 	}
 	if elems[1].Error != nil {
-		return nil, common.Hash{}, ep.wrap("eth_getBlockByNumber", elems[1].Error)
+		return nil, common.Hash{}, false, ep.wrap("eth_getBlockByNumber", elems[1].Error)
 	}
 	var h struct {
 		Hash *common.Hash `json:"hash"`
 	}
 	if isNull(block) || json.Unmarshal(block, &h) != nil || h.Hash == nil || *h.Hash == (common.Hash{}) {
-		return nil, common.Hash{}, &Error{Host: ep.host, Method: "eth_getBlockByNumber", Code: -1,
+		return nil, common.Hash{}, false, &Error{Host: ep.host, Method: "eth_getBlockByNumber", Code: -1,
 			Message: "the node returned no genesis block (block 0): walletgate needs its hash to tell this chain from another with the same id"}
 	}
-	return (*big.Int)(&id), *h.Hash, nil
+	// The probe's empty bytes are no transaction: a node that has the
+	// method answers a decoding error, one that lacks it "method not found".
+	sync := probe && elems[2].Error != nil && !methodMissing(elems[2].Error)
+	return (*big.Int)(&id), *h.Hash, sync, nil
 }
 
 // ChainID is the chain id read at Dial. The returned value must not be modified.
@@ -301,7 +317,7 @@ func (c *Client) do(ctx context.Context, method string, f func(*endpoint) error)
 		verified := ep.verified
 		c.mu.Unlock()
 		if !verified {
-			id, genesis, err := ep.identity(ctx)
+			id, genesis, _, err := ep.identity(ctx, false)
 			if err != nil {
 				firstErr = firstOf(firstErr, err)
 				continue

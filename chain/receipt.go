@@ -94,6 +94,18 @@ func (c *Client) OwnTransactionWatching(ctx context.Context, hash common.Hash, f
 }
 
 func (c *Client) transaction(ctx context.Context, hash common.Hash, from *common.Address, watch []common.Address) (*TxInfo, error) {
+	elems, decode := c.txElems(hash, from, watch, nil)
+	if err := c.batch(ctx, elems); err != nil {
+		return nil, err
+	}
+	return decode(elems)
+}
+
+// txElems are the batch elements of a transaction lookup (see transaction)
+// and how to decode them, the same elements, once the batch has run. The
+// views (with a snapshot only) are read with the snapshot, between its two
+// head reads: at the head block when TxInfo.AtHead is set.
+func (c *Client) txElems(hash common.Hash, from *common.Address, watch []common.Address, views []*View) ([]rpc.BatchElem, func([]rpc.BatchElem) (*TxInfo, error)) {
 	var (
 		rawTx, rawRcpt json.RawMessage
 		head, nonce    hexutil.Uint64
@@ -119,71 +131,79 @@ func (c *Client) transaction(ctx context.Context, hash common.Hash, from *common
 		snapElems, decSnap = snapshotElems(*from, watch, "latest")
 		snap0, snapSize = len(elems), len(snapElems)
 		elems = append(elems, snapElems...)
+		for _, v := range views {
+			elems = append(elems, v.elem())
+		}
 		elems = append(elems, rpc.BatchElem{Method: "eth_blockNumber", Result: &head2})
 	}
-	if err := c.batch(ctx, elems); err != nil {
-		return nil, err
-	}
-	var atHead *Snapshot
-	if decSnap != nil && elems[len(elems)-1].Error == nil && head2 == head {
-		if s, _, err := decSnap(elems[snap0 : snap0+snapSize]); err == nil {
-			s.Block = uint64(head)
-			atHead = &s
+	v0 := snap0 + snapSize
+	return elems, func(elems []rpc.BatchElem) (*TxInfo, error) {
+		if decSnap != nil {
+			for i, v := range views {
+				v.done(elems[v0+i])
+			}
 		}
-	}
-	for _, i := range []int{0, 2, 3} {
-		if i < len(elems) && elems[i].Error != nil {
-			return nil, elems[i].Error
+		var atHead *Snapshot
+		if decSnap != nil && elems[len(elems)-1].Error == nil && head2 == head {
+			if s, _, err := decSnap(elems[snap0 : snap0+snapSize]); err == nil {
+				s.Block = uint64(head)
+				atHead = &s
+			}
 		}
-	}
-	info := &TxInfo{Hash: hash, AtHead: atHead}
-	if from != nil {
-		n := uint64(nonce)
-		info.SenderNonce = &n
-	}
-	if isNull(rawTx) {
-		return info, nil
-	}
-	var tx txJSON
-	if err := json.Unmarshal(rawTx, &tx); err != nil {
-		return nil, &Error{Host: c.Host(), Method: "eth_getTransactionByHash", Code: -1, Message: "malformed transaction: " + err.Error()}
-	}
-	info.Found = true
-	info.TxHash = tx.Hash
-	info.From, info.To, info.Nonce = tx.From, tx.To, uint64(tx.Nonce)
-	info.Value = new(big.Int)
-	if tx.Value != nil {
-		info.Value = tx.Value.ToInt()
-	}
-	if err := elems[1].Error; err != nil {
-		// go-ethereum answers this while its index catches up: "not yet".
-		if strings.Contains(err.Error(), "transaction indexing is in progress") {
+		for _, i := range []int{0, 2, 3} {
+			if i < len(elems) && elems[i].Error != nil {
+				return nil, elems[i].Error
+			}
+		}
+		info := &TxInfo{Hash: hash, AtHead: atHead}
+		if from != nil {
+			n := uint64(nonce)
+			info.SenderNonce = &n
+		}
+		if isNull(rawTx) {
 			return info, nil
 		}
-		return nil, err
-	}
-	if isNull(rawRcpt) {
+		var tx txJSON
+		if err := json.Unmarshal(rawTx, &tx); err != nil {
+			return nil, &Error{Host: c.Host(), Method: "eth_getTransactionByHash", Code: -1, Message: "malformed transaction: " + err.Error()}
+		}
+		info.Found = true
+		info.TxHash = tx.Hash
+		info.From, info.To, info.Nonce = tx.From, tx.To, uint64(tx.Nonce)
+		info.Value = new(big.Int)
+		if tx.Value != nil {
+			info.Value = tx.Value.ToInt()
+		}
+		if err := elems[1].Error; err != nil {
+			// go-ethereum answers this while its index catches up: "not yet".
+			if strings.Contains(err.Error(), "transaction indexing is in progress") {
+				return info, nil
+			}
+			return nil, err
+		}
+		if isNull(rawRcpt) {
+			return info, nil
+		}
+		var r receiptJSON
+		if err := json.Unmarshal(rawRcpt, &r); err != nil {
+			return nil, &Error{Host: c.Host(), Method: "eth_getTransactionReceipt", Code: -1, Message: "malformed receipt: " + err.Error()}
+		}
+		info.Mined = true
+		info.ReceiptHash = r.TxHash
+		info.Status = uint64(r.Status)
+		info.Block = uint64(r.BlockNumber)
+		info.BlockHash = r.BlockHash
+		info.GasUsed = uint64(r.GasUsed)
+		if r.EffectiveGasPrice != nil {
+			info.EffectiveGasPrice = r.EffectiveGasPrice.ToInt()
+		}
+		if uint64(head) >= info.Block {
+			info.Confirmations = uint64(head) - info.Block + 1
+		}
+		info.Transfers = decodeTransfers(r.Logs)
+		info.Approvals = decodeApprovals(r.Logs)
 		return info, nil
 	}
-	var r receiptJSON
-	if err := json.Unmarshal(rawRcpt, &r); err != nil {
-		return nil, &Error{Host: c.Host(), Method: "eth_getTransactionReceipt", Code: -1, Message: "malformed receipt: " + err.Error()}
-	}
-	info.Mined = true
-	info.ReceiptHash = r.TxHash
-	info.Status = uint64(r.Status)
-	info.Block = uint64(r.BlockNumber)
-	info.BlockHash = r.BlockHash
-	info.GasUsed = uint64(r.GasUsed)
-	if r.EffectiveGasPrice != nil {
-		info.EffectiveGasPrice = r.EffectiveGasPrice.ToInt()
-	}
-	if uint64(head) >= info.Block {
-		info.Confirmations = uint64(head) - info.Block + 1
-	}
-	info.Transfers = decodeTransfers(r.Logs)
-	info.Approvals = decodeApprovals(r.Logs)
-	return info, nil
 }
 
 func isNull(raw json.RawMessage) bool {

@@ -105,57 +105,83 @@ func (e *ChainChangedError) Error() string {
 	return fmt.Sprintf("the node at %s now reports chain id %s, not %s", e.Host, e.Got, e.Want)
 }
 
-// Prepare reads the send state (see sendStateElems) and, in the same round trip, the node's gas
-// estimate for call and the code at codeOf (whether a recipient is a
-// contract). A revert of the estimate is *RevertError.
-func (c *Client) Prepare(ctx context.Context, call Call, codeOf common.Address) (SendState, uint64, []byte, error) {
-	elems, decode := c.sendStateElems(call.From)
-	est := call
-	est.Gas, est.MaxFee, est.Tip = 0, nil, nil
-	var (
-		gas  hexutil.Uint64
-		code hexutil.Bytes
-	)
-	n := len(elems)
-	elems = append(elems,
-		rpc.BatchElem{Method: "eth_estimateGas", Args: []any{est.toArg()}, Result: &gas},
-		rpc.BatchElem{Method: "eth_getCode", Args: []any{codeOf, "latest"}, Result: &code})
-	if err := c.batch(ctx, elems); err != nil {
-		return SendState{}, 0, nil, err
-	}
-	st, err := decode()
+// Prepare reads the send state (see sendStateElems) and, in the same round
+// trip, the node's gas estimate for call, the code at codeOf (whether a
+// recipient is a contract) and call's simulation with eth_call (its return
+// data; the gas and fees are the node's, so the caller checks the sender can
+// pay them against the state read with it). A revert of the estimate or the
+// simulation is *RevertError.
+func (c *Client) Prepare(ctx context.Context, call Call, codeOf common.Address) (SendState, uint64, []byte, []byte, error) {
+	est := EstimateView(call)
+	code := CodeView(codeOf)
+	sim := call
+	sim.Gas, sim.MaxFee, sim.Tip = 0, nil, nil
+	var ret hexutil.Bytes
+	el := rpc.BatchElem{Method: "eth_call", Args: []any{sim.toArg(), "latest"}, Result: &ret}
+	st, err := c.stateBatch(ctx, call.From, &el, []*View{est, code})
 	if err != nil {
-		return SendState{}, 0, nil, err
+		return SendState{}, 0, nil, nil, err
 	}
-	if err := elems[n].Error; err != nil {
-		return st, 0, nil, asRevert(err)
+	if est.Err != nil {
+		return st, 0, nil, nil, est.Err
 	}
-	if err := elems[n+1].Error; err != nil {
-		return st, 0, nil, err
+	if code.Err != nil {
+		return st, 0, nil, nil, code.Err
 	}
-	return st, uint64(gas), code, nil
+	if el.Error != nil {
+		return st, 0, nil, nil, asRevert(el.Error)
+	}
+	return st, est.Gas, code.Return, ret, nil
 }
 
-// View is a read-only eth_call made in the same round trip as a state read;
-// after the batch, Return holds its answer or Err its failure (a revert is
-// *RevertError).
+// View is a read made in the same round trip as a state read: by default a
+// read-only eth_call of Data on To; with Code set, To's code (eth_getCode);
+// with Estimate set, the node's gas estimate of that call (eth_estimateGas,
+// into Gas). After the batch, Return (or Gas) holds its answer or Err its
+// failure (a revert is *RevertError).
 type View struct {
-	To     common.Address
-	Data   []byte
-	Return []byte
-	Err    error
+	To       common.Address
+	Data     []byte
+	Code     bool
+	Estimate *Call
+	Sim      *Call // simulate this call with its gas and fees (Simulate's eth_call)
+	Return   []byte
+	Gas      uint64
+	Err      error
 
 	out hexutil.Bytes
+	gas hexutil.Uint64
+}
+
+// CodeView reads the code at a.
+func CodeView(a common.Address) *View { return &View{To: a, Code: true} }
+
+// SimView simulates call as Simulate does, with its gas limit and fees.
+func SimView(call Call) *View { return &View{To: call.To, Sim: &call} }
+
+// EstimateView asks the node's gas estimate of call (its gas and fees are
+// left to the node).
+func EstimateView(call Call) *View {
+	call.Gas, call.MaxFee, call.Tip = 0, nil, nil
+	return &View{To: call.To, Estimate: &call}
 }
 
 func (v *View) elem() rpc.BatchElem {
+	switch {
+	case v.Sim != nil:
+		return rpc.BatchElem{Method: "eth_call", Args: []any{v.Sim.toArg(), "latest"}, Result: &v.out}
+	case v.Estimate != nil:
+		return rpc.BatchElem{Method: "eth_estimateGas", Args: []any{v.Estimate.toArg()}, Result: &v.gas}
+	case v.Code:
+		return rpc.BatchElem{Method: "eth_getCode", Args: []any{v.To, "latest"}, Result: &v.out}
+	}
 	return rpc.BatchElem{Method: "eth_call", Args: []any{map[string]any{"to": v.To, "input": hexutil.Bytes(v.Data)}, "latest"}, Result: &v.out}
 }
 
 func (v *View) done(e rpc.BatchElem) {
-	v.Return, v.Err = v.out, nil
+	v.Return, v.Gas, v.Err = v.out, uint64(v.gas), nil
 	if e.Error != nil {
-		v.Return, v.Err = nil, asRevert(e.Error)
+		v.Return, v.Gas, v.Err = nil, 0, asRevert(e.Error)
 	}
 }
 

@@ -19,10 +19,13 @@ import (
 )
 
 // broadcastResult is what a broadcast showed: OutcomeAccepted,
-// KindRefusedFinal, or OutcomeUnknown, with the node's words.
+// KindRefusedFinal, or OutcomeUnknown, with the node's words; info is what
+// the broadcast that waits found of the transaction in the same round trip
+// (nil otherwise).
 type broadcastResult struct {
 	outcome string
 	detail  string
+	info    *chain.TxInfo
 }
 
 // broadcast sends tx and journals every attempt's outcome. A refusal counts
@@ -30,12 +33,41 @@ type broadcastResult struct {
 // and the wallet's nonce has not passed it; a lost answer is followed by
 // lookups and re-sends of the identical bytes, a few times.
 func (e *Engine) broadcast(ctx context.Context, tx *types.Transaction, from common.Address, nonce uint64) broadcastResult {
+	return e.broadcastWaiting(ctx, tx, from, nonce, nil, false)
+}
+
+// broadcastWaiting is broadcast whose first attempt, when wait is set and
+// the node offers it, is the broadcast that waits (eth_sendRawTransactionSync,
+// chain.SendRawWaiting): the node answers with the receipt, and the lookup
+// riding after it (with the wallet's balance of each of watch) is returned
+// in the result's info. Its answers go through the same outcome rule as a
+// plain send's: a transport failure or a lost answer is unknown and followed
+// up, the node's refusal is final only when shown; a node found to lack the
+// method is sent the same bytes plainly at once.
+func (e *Engine) broadcastWaiting(ctx context.Context, tx *types.Transaction, from common.Address, nonce uint64, watch []common.Address, wait bool, views ...*chain.View) broadcastResult {
 	hash := tx.Hash()
-	err := e.chain.SendRaw(ctx, tx)
+	var (
+		err  error
+		info *chain.TxInfo
+	)
+	// The node's wait is asked in whole milliseconds (0 is its own
+	// default): a receipt timeout below one is waited for plainly.
+	if wait && e.chain.SyncSend() && e.receiptTimeout >= time.Millisecond {
+		if watch == nil {
+			watch = []common.Address{}
+		}
+		info, err = e.chain.SendRawWaiting(ctx, tx, from, watch, e.receiptTimeout, views...)
+		if errors.Is(err, chain.ErrNoSyncSend) {
+			e.log.Info("the node has no eth_sendRawTransactionSync; sending plainly from now on", "tx", hash.Hex())
+			info, err = nil, e.chain.SendRaw(ctx, tx)
+		}
+	} else {
+		err = e.chain.SendRaw(ctx, tx)
+	}
 	for attempt := 0; ; attempt++ {
 		if err == nil {
 			_ = e.Record(KindBroadcast, BroadcastRecord{V: journal.Version, Tx: hash.Hex(), Outcome: OutcomeAccepted})
-			return broadcastResult{outcome: OutcomeAccepted}
+			return broadcastResult{outcome: OutcomeAccepted, info: info}
 		}
 		var ce *chain.Error
 		if errors.As(err, &ce) && !ce.Transport() {

@@ -38,10 +38,12 @@ type Built struct {
 }
 
 // Build fills in fees and gas for call, simulates it, and checks spendOf(call)
-// against the caps. The state, the gas estimate and the code at codeOf come
-// in one round trip, the simulation (which needs the gas) in a second.
+// against the caps. The state, the gas estimate, the code at codeOf and the
+// simulation come in one round trip: the simulation leaves gas and fees to
+// the node (it needs no estimate first), and whether the wallet can pay the
+// gas limit at the max fee is checked against the balance read with it.
 func (e *Engine) Build(ctx context.Context, call chain.Call, codeOf common.Address, spendOf func(chain.Call) caps.Spend, explain func(*chain.RevertError) *Refusal) (Built, *Refusal) {
-	st, gas, code, err := e.chain.Prepare(ctx, call, codeOf)
+	st, gas, code, ret, err := e.chain.Prepare(ctx, call, codeOf)
 	if err != nil {
 		return Built{}, e.revertRefusal(explain, err)
 	}
@@ -55,10 +57,6 @@ func (e *Engine) Build(ctx context.Context, call chain.Call, codeOf common.Addre
 	if st.ETH.Cmp(call.MaxCost()) < 0 {
 		return Built{}, Refuse(CodeInsufficientFunds, "the wallet holds %s ETH but this needs up to %s ETH (value plus gas limit %d × max fee %s gwei). Nothing was signed or sent. Send less, or fund the wallet.",
 			ETH.Format(st.ETH), ETH.Format(call.MaxCost()), call.Gas, gwei(call.MaxFee))
-	}
-	ret, err := e.chain.Simulate(ctx, call)
-	if err != nil {
-		return Built{}, e.revertRefusal(explain, err)
 	}
 	spend := spendOf(call)
 	if err := e.ledger.Check(spend); err != nil {
@@ -119,9 +117,18 @@ func (e *Engine) BuildLegs(ctx context.Context, p *Plan, st chain.SendState, spe
 // BuildTraced fills in gas and fees for the legs of an effects-bound plan,
 // simulates them traced (see Trace), derives its changes and what the caps
 // reserve — the ETH value and fees, every token outflow and exposure — and
-// checks that against the caps. It sets p.Traced and p.Spend.
-func (e *Engine) BuildTraced(ctx context.Context, p *Plan) (chain.SendState, *Refusal) {
-	st, ch, ref := e.Trace(ctx, p.Legs, p.Explain)
+// checks that against the caps. It sets p.Traced and p.Spend. The views ride
+// in the simulation's round trip, and so does a single leg's gas estimate:
+// the whole build is one round trip (two when the logs reveal a token or an
+// approval that the calldata did not show).
+func (e *Engine) BuildTraced(ctx context.Context, p *Plan, views ...*chain.View) (chain.SendState, *Refusal) {
+	var est *chain.View
+	if len(p.Legs) == 1 {
+		// One leg: the node's estimate allows for the 63/64 rule.
+		est = chain.EstimateView(p.Legs[0].Call)
+		views = append(views, est)
+	}
+	st, ch, ref := e.Trace(ctx, p.Legs, p.Explain, views...)
 	if ref != nil {
 		return st, ref
 	}
@@ -130,15 +137,13 @@ func (e *Engine) BuildTraced(ctx context.Context, p *Plan) (chain.SendState, *Re
 	}
 	for i := range p.Legs {
 		gas := ch.Calls[i].GasUsed + ch.Calls[i].GasUsed*simGasMargin/100
-		if len(p.Legs) == 1 {
-			// One leg: the node's estimate allows for the 63/64 rule.
-			_, est, _, err := e.chain.Prepare(ctx, p.Legs[0].Call, p.Legs[0].Call.To)
-			if err != nil {
-				return st, e.revertRefusal(p.Explain, err)
+		if est != nil {
+			if est.Err != nil {
+				return st, e.revertRefusal(p.Explain, est.Err)
 			}
-			gas = est
-			if !(len(p.Legs[0].Call.Data) == 0 && est == 21000) {
-				gas += est * gasMargin / 100
+			gas = est.Gas
+			if !(len(p.Legs[0].Call.Data) == 0 && est.Gas == 21000) {
+				gas += est.Gas * gasMargin / 100
 			}
 		}
 		if gas > MaxGasPerTx {

@@ -31,6 +31,10 @@ type run struct {
 	moved   moved            // what the included legs moved, measured
 	watch   []common.Address // tokens read along with every state read and receipt lookup
 	before  *chain.Snapshot  // the wallet before the next leg: after the last one, or as the confirm read it
+	// nextSim is the next leg's simulation riding in this leg's broadcast
+	// that waits; lastInfo the receipt it came with.
+	nextSim  *chain.View
+	lastInfo *chain.TxInfo
 	// final is the outcome of a plan that stopped after a leg was included.
 	final *Outcome
 }
@@ -40,6 +44,11 @@ type sentTx struct {
 	tx    *types.Transaction
 	nonce uint64
 	why   string // when the broadcast's outcome is unknown: why
+	// info is what the broadcast that waits found in its own round trip
+	// (nil after a plain broadcast), and when that broadcast began: the node
+	// waited for the receipt part of the receipt timeout already.
+	info   *chain.TxInfo
+	sentAt time.Time
 }
 
 // send signs leg i at nonce, journals it, and broadcasts it under the
@@ -71,10 +80,20 @@ func (r *run) send(ctx context.Context, i int, nonce uint64) (*sentTx, *Refusal)
 	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.bounds.Send)
 	defer cancel()
 	e.log.Info("broadcasting", "tool", r.p.Tool, "leg", leg.Label, "tx", tx.Hash().Hex(), "nonce", nonce)
-	b := e.broadcast(bctx, tx, leg.Call.From, nonce)
+	// The next leg's simulation on the state this one leaves rides in the
+	// broadcast that waits (prepareLeg uses it when it ran at the receipt's
+	// block).
+	var ride []*chain.View
+	r.nextSim = nil
+	if i+1 < len(r.p.Legs) {
+		r.nextSim = chain.SimView(r.p.Legs[i+1].Call)
+		ride = append(ride, r.nextSim)
+	}
+	sentAt := time.Now() // real time: the node waits in it
+	b := e.broadcastWaiting(bctx, tx, leg.Call.From, nonce, r.watch, true, ride...)
 	switch b.outcome {
 	case OutcomeAccepted:
-		return &sentTx{tx: tx, nonce: nonce}, nil
+		return &sentTx{tx: tx, nonce: nonce, info: b.info, sentAt: sentAt}, nil
 	case KindRefusedFinal:
 		return nil, r.stop(i, -1, Refuse(CodeSendFailed, "the node refused the transaction (%s) and does not have it; the wallet's nonce has not passed it. Nothing was sent; the caps are as before, and walletgate will never send it. Call the tool again without confirm for a new preview.", b.detail).
 			Because("the node refused it (%s) and does not have it; walletgate will never send it", b.detail))
@@ -151,10 +170,20 @@ func (r *run) decide(ctx context.Context, i int, sent *sentTx, info *chain.TxInf
 	return out
 }
 
-// wait waits for the leg's own receipt.
+// wait waits for the leg's own receipt: the one the broadcast that waits
+// brought back when it is the leg's, else by polling.
 func (r *run) wait(ctx context.Context, s *sentTx) *chain.TxInfo {
+	r.lastInfo = nil
+	if s.info != nil && r.e.included(s.info, s) {
+		r.lastInfo = s.info
+		return s.info
+	}
+	timeout := r.e.receiptTimeout
+	if s.info != nil {
+		timeout = max(timeout-time.Since(s.sentAt), 0)
+	}
 	// Detached: a cancelled request still gets the true outcome recorded.
-	return r.e.chain.WaitOwnWatching(context.WithoutCancel(ctx), s.tx.Hash(), r.e.address, r.watch, r.e.receiptTimeout, func(info *chain.TxInfo) bool { return r.e.included(info, s) })
+	return r.e.chain.WaitOwnWatching(context.WithoutCancel(ctx), s.tx.Hash(), r.e.address, r.watch, timeout, func(info *chain.TxInfo) bool { return r.e.included(info, s) })
 }
 
 // included reports whether info is the leg's own receipt with enough
@@ -194,9 +223,15 @@ func notOurs(info *chain.TxInfo, e *Engine, nonce uint64) string {
 // next free nonce.
 func (r *run) prepareLeg(ctx context.Context, i int) (uint64, *Refusal) {
 	e, leg := r.e, r.p.Legs[i]
-	if _, err := e.chain.Simulate(ctx, leg.Call); err != nil {
+	if rode, info := r.nextSim, r.lastInfo; rode != nil && info != nil && info.Mined && info.AtHead != nil && info.AtHead.Block == info.Block {
+		// It ran on the state the previous leg left, at its receipt's block.
+		if rode.Err != nil {
+			return 0, r.stop(i, -1, e.revertRefusal(r.p.Explain, rode.Err))
+		}
+	} else if _, err := e.chain.Simulate(ctx, leg.Call); err != nil {
 		return 0, r.stop(i, -1, e.revertRefusal(r.p.Explain, err))
 	}
+	r.nextSim = nil
 	prev := r.earlier[len(r.earlier)-1].Nonce
 	n, err := e.allocate(r.res.ID(), prev+1)
 	if err != nil {
@@ -329,7 +364,7 @@ func (r *run) sendUndo(ctx context.Context, i int, nonce uint64) (*sentTx, *Refu
 // prepare estimates gas and fees for call on the current state and
 // simulates it with them.
 func (e *Engine) prepare(ctx context.Context, call chain.Call) (chain.Call, *Refusal) {
-	st, gas, _, err := e.chain.Prepare(ctx, call, call.To)
+	st, gas, _, _, err := e.chain.Prepare(ctx, call, call.To)
 	if err != nil {
 		return call, e.revertRefusal(nil, err)
 	}

@@ -19,6 +19,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -50,6 +51,7 @@ type faultNode struct {
 	sends   int            // eth_sendRawTransaction requests seen
 	refuse  map[int]bool   // by send index: answer an error, do not forward
 	swallow map[int]bool   // by send index: answer the hash, hold the bytes
+	lose    map[int]bool   // by send index (the waiting broadcast's): forward it, lose the answer
 	held    []string       // swallowed raw transactions
 	onSend  map[int]func() // by send index: run when it arrives
 	passTo  common.Address // eth_call to it answers "0x" (zero: none)
@@ -66,15 +68,50 @@ func newFaultNode(t *testing.T, upstream string) *faultNode {
 func (f *faultNode) reset() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.sends, f.refuse, f.swallow, f.onSend, f.passTo = 0, map[int]bool{}, map[int]bool{}, map[int]func(){}, common.Address{}
+	f.sends, f.refuse, f.swallow, f.onSend, f.passTo, f.lose = 0, map[int]bool{}, map[int]bool{}, map[int]func(){}, common.Address{}, map[int]bool{}
+}
+
+type faultMsg struct {
+	ID     json.RawMessage   `json:"id"`
+	Method string            `json:"method"`
+	Params []json.RawMessage `json:"params"`
 }
 
 func (f *faultNode) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
-	var one struct {
-		ID     json.RawMessage   `json:"id"`
-		Method string            `json:"method"`
-		Params []json.RawMessage `json:"params"`
+	var one faultMsg
+	var batch []faultMsg
+	if len(body) > 0 && body[0] == '[' && json.Unmarshal(body, &batch) == nil && len(batch) > 1 && batch[0].Method == "eth_sendRawTransactionSync" && string(batch[0].Params[0]) != `"0x"` {
+		// The broadcast that waits rides first in its batch: its fault is a
+		// plain send's (refused, or swallowed: the node's timeout, code 4),
+		// and the lookups after it go to the node.
+		if f.losing() {
+			resp, err := http.Post(f.upstream, "application/json", bytes.NewReader(body))
+			if err == nil {
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+			http.Error(w, "answer lost", http.StatusBadGateway)
+			return
+		}
+		if ans := f.fault("eth_sendRawTransaction", batch[0].Params); ans != "" {
+			if strings.HasPrefix(ans, `"result"`) {
+				ans = `"error":{"code":4,"message":"The transaction was added to the transaction pool but wasn't processed in 1s"}`
+			}
+			rest, _ := json.Marshal(batch[1:])
+			resp, err := http.Post(f.upstream, "application/json", bytes.NewReader(rest))
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusBadGateway)
+				return
+			}
+			defer resp.Body.Close()
+			var answers []json.RawMessage
+			_ = json.NewDecoder(resp.Body).Decode(&answers)
+			first := json.RawMessage(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,%s}`, batch[0].ID, ans))
+			w.Header().Set("Content-Type", "application/json")
+			_ = json.NewEncoder(w).Encode(append([]json.RawMessage{first}, answers...))
+			return
+		}
 	}
 	if len(body) > 0 && body[0] == '{' && json.Unmarshal(body, &one) == nil {
 		if ans := f.fault(one.Method, one.Params); ans != "" {
@@ -91,6 +128,18 @@ func (f *faultNode) serve(w http.ResponseWriter, r *http.Request) {
 	defer resp.Body.Close()
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = io.Copy(w, resp.Body)
+}
+
+// losing reports whether the waiting broadcast now arriving is to be
+// forwarded with its answer lost (counting it as a send).
+func (f *faultNode) losing() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.lose[f.sends] {
+		return false
+	}
+	f.sends++
+	return true
 }
 
 // fault answers a single request itself ("result":… or "error":…), or ""
@@ -262,6 +311,7 @@ const (
 	failRevert  = "on-chain revert"   // the leg is Mirage.poke and the node lets it through
 	failTimeout = "receipt timeout"   // the node swallows it: pending
 	failCancel  = "request cancelled" // the client goes away once it is broadcast
+	failLost    = "answer lost"       // the node takes the waiting broadcast, its answer is lost: unknown, followed up
 )
 
 // try runs one plan of kinds with failure at leg at, and checks the
@@ -288,6 +338,8 @@ func (b *settleBed) try(t *testing.T, kinds []int, amounts []int64, failure stri
 		e.receiptTimeout = 400 * time.Millisecond // the receipt never comes: pending after this wait
 	case failCancel:
 		b.node.onSend[at] = cancel
+	case failLost:
+		b.node.lose[at] = true
 	}
 	token, canonical, ref := b.planOf(e, kinds, amounts)
 	require.Nil(t, ref, "preview of %v", kinds)
@@ -331,8 +383,9 @@ func TestEveryStopBranchSettlesWhatMoved(t *testing.T) {
 		failRevert:  {StatusReverted, StatusIncomplete, StatusIncomplete},
 		failTimeout: {"pending, then found", StatusPending, StatusPending},
 		failCancel:  {StatusConfirmed, StatusConfirmed, StatusConfirmed},
+		failLost:    {StatusConfirmed, StatusConfirmed, StatusConfirmed}, // the lookup after the lost answer finds it: sent, then its receipt
 	}
-	for _, failure := range []string{failNone, failSign, failSim, failRefuse, failRevert, failTimeout, failCancel} {
+	for _, failure := range []string{failNone, failSign, failSim, failRefuse, failRevert, failTimeout, failCancel, failLost} {
 		for at := 0; at < 3; at++ {
 			t.Run(fmt.Sprintf("%s at leg %d", failure, at), func(t *testing.T) {
 				kinds := []int{legUSDT, legETH, legUSDT}
@@ -361,7 +414,7 @@ func TestRandomPlansSettleWhatMoved(t *testing.T) {
 	t.Logf("seed %d, %d plans", seed, n)
 	rng := rand.New(rand.NewSource(seed))
 	b := newSettleBed(t)
-	failures := []string{failNone, failSign, failSim, failRefuse, failRevert, failTimeout, failCancel}
+	failures := []string{failNone, failSign, failSim, failRefuse, failRevert, failTimeout, failCancel, failLost}
 	seen := map[Status]int{}
 	for i := 0; i < n; i++ {
 		legs := 1 + rng.Intn(3)

@@ -91,18 +91,33 @@ type (
 // CheckSignature re-reads what a signature plan depends on: the verifying
 // contract has code, the nonce it signs is unused, and its deadline is
 // ahead of the chain's clock and within the bound of now. The write kind
-// calls it at preview; the confirm calls it again.
+// calls it at preview (through PreviewSignature); the confirm calls it
+// again. The sweep of the signatures still open (SweepSignatures) rides in
+// the same round trip: one, whatever their number.
 func (e *Engine) CheckSignature(ctx context.Context, sp *SignaturePlan) *Refusal {
 	now := e.now()
+	sweep, swept := e.sweepViews()
 	if sp.Kind == SigUnknownTyped {
-		if va := sp.Data.Domain.VerifyingContract; va != "" {
-			code, err := e.chain.Code(ctx, common.HexToAddress(va))
-			if err != nil {
-				return RPCRefusal(err)
+		va := sp.Data.Domain.VerifyingContract
+		if va == "" {
+			if len(sweep) > 0 {
+				if st, err := e.chain.StateAndViews(ctx, e.address, sweep...); err == nil {
+					swept(st)
+				}
 			}
-			if len(code) == 0 {
-				return Refuse(CodeVerifyingNoCode, "the domain's verifyingContract %s has no code on this chain: whatever verifies this signature is not here, and a signature for it could be replayed where it is. Nothing was signed.", va)
-			}
+			return nil
+		}
+		v := chain.CodeView(common.HexToAddress(va))
+		st, err := e.chain.StateAndViews(ctx, e.address, append(sweep, v)...)
+		if err != nil {
+			return RPCRefusal(err)
+		}
+		swept(st)
+		if v.Err != nil {
+			return RPCRefusal(v.Err)
+		}
+		if len(v.Return) == 0 {
+			return Refuse(CodeVerifyingNoCode, "the domain's verifyingContract %s has no code on this chain: whatever verifies this signature is not here, and a signature for it could be replayed where it is. Nothing was signed.", va)
 		}
 		return nil
 	}
@@ -115,10 +130,11 @@ func (e *Engine) CheckSignature(ctx context.Context, sp *SignaturePlan) *Refusal
 	} else {
 		v = chain.AuthorizationStateView(sp.Token, sp.Owner, sp.AuthNonce)
 	}
-	st, err := e.chain.StateAndViews(ctx, sp.Owner, v)
+	st, err := e.chain.StateAndViews(ctx, sp.Owner, append(sweep, v)...)
 	if err != nil {
 		return RPCRefusal(err)
 	}
+	swept(st)
 	if v.Err != nil {
 		return Refuse(CodeVerifyingNoCode, "the token %s did not answer %s (%s): it does not implement this kind of signature, so nothing would verify it. Nothing was signed.", sp.Token.Hex(), viewName(sp.Kind), Inert(v.Err.Error(), 200))
 	}
@@ -162,10 +178,13 @@ func signatureUsed(sp *SignaturePlan, ret []byte) (bool, string, error) {
 	return used, fmt.Sprintf("the authorization nonce %s was already used", hexutil.Encode(sp.AuthNonce[:])), nil
 }
 
-// PreviewSignature is the preview's caps check of a signature plan, after
-// the sweep of earlier signatures.
+// PreviewSignature is the preview's check of a signature plan on chain
+// (CheckSignature, with the sweep of earlier signatures in its round trip)
+// and its caps check.
 func (e *Engine) PreviewSignature(ctx context.Context, p *Plan) *Refusal {
-	e.SweepSignatures(ctx)
+	if ref := e.CheckSignature(ctx, p.Sig); ref != nil {
+		return ref
+	}
 	if err := e.ledger.Check(p.Spend); err != nil {
 		return e.CapsRefusal(err)
 	}
@@ -178,10 +197,9 @@ func (e *Engine) confirmSignature(ctx context.Context, p *Plan, by string) (*Out
 	sp := p.Sig
 	pre, cancel := context.WithTimeout(ctx, e.bounds.Confirm)
 	defer cancel()
-	if ref := e.CheckSignature(pre, sp); ref != nil {
+	if ref := e.CheckSignature(pre, sp); ref != nil { // the sweep rides along
 		return nil, ref
 	}
-	e.SweepSignatures(pre)
 	res, ref := e.reserveSignature(p.Spend, by)
 	if ref != nil {
 		return nil, ref
@@ -239,8 +257,24 @@ func (e *Engine) reserveSignature(spend caps.Spend, by string) (*caps.Reservatio
 // unused (released: they can never be used). A signature whose state cannot
 // be read stays counted. It returns a line per signature it ended.
 func (e *Engine) SweepSignatures(ctx context.Context) []string {
-	if e.recErr != nil {
+	views, swept := e.sweepViews()
+	if len(views) == 0 {
 		return nil
+	}
+	st, err := e.chain.StateAndViews(ctx, e.address, views...)
+	if err != nil {
+		return nil
+	}
+	return swept(st)
+}
+
+// sweepViews are the reads of every open signature's on-chain state, to
+// ride in any state read, and what ends them once that read is done (with
+// the state it read: its head's time is the chain's clock).
+func (e *Engine) sweepViews() ([]*chain.View, func(chain.SendState) []string) {
+	none := func(chain.SendState) []string { return nil }
+	if e.recErr != nil {
+		return nil, none
 	}
 	var open []SignatureRecord
 	var w *walletState
@@ -250,7 +284,7 @@ func (e *Engine) SweepSignatures(ctx context.Context) []string {
 		return err
 	})
 	if err != nil || len(open) == 0 {
-		return nil
+		return nil, none
 	}
 	// Every open signature's on-chain state in one round trip, whatever
 	// their number.
@@ -274,49 +308,47 @@ func (e *Engine) SweepSignatures(ctx context.Context) []string {
 		views = append(views, v)
 	}
 	if len(checks) == 0 {
-		return nil
+		return nil, none
 	}
-	st, err := e.chain.StateAndViews(ctx, e.address, views...)
-	if err != nil {
-		return nil
-	}
-	var lines []string
-	for _, c := range checks {
-		r, sp, v := c.r, c.sp, c.v
-		if v.Err != nil {
-			continue
-		}
-		used, _, err := signatureUsed(sp, v.Return)
-		if err != nil {
-			continue
-		}
-		if sp.Kind == SigPermit && used {
-			// nonces(owner) moved past it: this permit or another with the
-			// same nonce was used; either way this one never will be. Used
-			// means the allowance it set is on chain: it stays counted.
-			n, _ := chain.DecodeUint256(v.Return)
-			used = n.Cmp(sp.PermitNonce) > 0
-		}
-		chainNow := time.Unix(int64(st.Head.Time), 0)
-		switch {
-		case used:
-			if e.Record(KindSignatureEnd, SignatureEndRecord{V: journal.Version, Digest: r.Digest, Reservation: r.Reservation, End: "used"}) == nil {
-				e.sigs.end(r.Reservation, true)
-				lines = append(lines, fmt.Sprintf("signature %s (%s) was used on chain: its %s stays counted", r.Digest, r.Kind, r.Amount))
-			}
-		case !sp.Until.After(chainNow):
-			if e.Record(KindSignatureEnd, SignatureEndRecord{V: journal.Version, Digest: r.Digest, Reservation: r.Reservation, End: "expired"}) != nil {
+	return views, func(st chain.SendState) []string {
+		var lines []string
+		for _, c := range checks {
+			r, sp, v := c.r, c.sp, c.v
+			if v.Err != nil {
 				continue
 			}
-			if !e.sigs.end(r.Reservation, false) {
-				// Reserved by an earlier process: correct the day window
-				// in the records (the session window began after it).
-				e.releaseRecorded(w, r.Reservation)
+			used, _, err := signatureUsed(sp, v.Return)
+			if err != nil {
+				continue
 			}
-			lines = append(lines, fmt.Sprintf("signature %s (%s) expired unused: its reservation is released", r.Digest, r.Kind))
+			if sp.Kind == SigPermit && used {
+				// nonces(owner) moved past it: this permit or another with the
+				// same nonce was used; either way this one never will be. Used
+				// means the allowance it set is on chain: it stays counted.
+				n, _ := chain.DecodeUint256(v.Return)
+				used = n.Cmp(sp.PermitNonce) > 0
+			}
+			chainNow := time.Unix(int64(st.Head.Time), 0)
+			switch {
+			case used:
+				if e.Record(KindSignatureEnd, SignatureEndRecord{V: journal.Version, Digest: r.Digest, Reservation: r.Reservation, End: "used"}) == nil {
+					e.sigs.end(r.Reservation, true)
+					lines = append(lines, fmt.Sprintf("signature %s (%s) was used on chain: its %s stays counted", r.Digest, r.Kind, r.Amount))
+				}
+			case !sp.Until.After(chainNow):
+				if e.Record(KindSignatureEnd, SignatureEndRecord{V: journal.Version, Digest: r.Digest, Reservation: r.Reservation, End: "expired"}) != nil {
+					continue
+				}
+				if !e.sigs.end(r.Reservation, false) {
+					// Reserved by an earlier process: correct the day window
+					// in the records (the session window began after it).
+					e.releaseRecorded(w, r.Reservation)
+				}
+				lines = append(lines, fmt.Sprintf("signature %s (%s) expired unused: its reservation is released", r.Digest, r.Kind))
+			}
 		}
+		return lines
 	}
-	return lines
 }
 
 // releaseRecorded releases reservation id's recorded net change.

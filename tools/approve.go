@@ -223,9 +223,15 @@ func (s *Server) previewApprove(ctx context.Context, in approveIntent) (*mcp.Cal
 	if ref := s.writeAllowed(given); ref != nil {
 		return nil, ref
 	}
+	// The allowance decides the legs (a reset first?); the spender's code
+	// rides along. Then the legs' traced simulation: two round trips.
 	v := chain.AllowanceView(in.token.Address, in.from, in.spender)
-	if _, err := s.chain.StateAndViews(ctx, in.from, v); err != nil {
+	spCode := chain.CodeView(in.spender)
+	if _, err := s.chain.StateAndViews(ctx, in.from, v, spCode); err != nil {
 		return nil, rpcRefusal(err)
+	}
+	if spCode.Err != nil {
+		return nil, rpcRefusal(spCode.Err)
 	}
 	if v.Err != nil {
 		return nil, refuse(CodeBadToken, "%s did not answer allowance(owner, spender): it is not a working ERC-20 token. Nothing was signed or sent.", in.token.Address.Hex())
@@ -258,10 +264,7 @@ func (s *Server) previewApprove(ctx context.Context, in approveIntent) (*mcp.Cal
 	if bad := s.unlimitedApproval(p.Traced); bad != nil {
 		return nil, bad
 	}
-	code, err := s.chain.Code(ctx, in.spender)
-	if err != nil {
-		return nil, rpcRefusal(err)
-	}
+	code := spCode.Return
 	pair := engine.Pair{Token: in.token.Address, Spender: in.spender}
 	after := p.Traced.Approved[pair]
 	if after == nil || after.Cmp(in.amount) != 0 {

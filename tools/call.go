@@ -164,7 +164,12 @@ func (s *Server) previewCall(ctx context.Context, in callIntent) (*mcp.CallToolR
 	for k, c := range in.calls {
 		p.Legs = append(p.Legs, engine.Leg{Label: fmt.Sprintf("call %d", k+1), Call: chain.Call{From: in.from, To: c.to, Data: c.data, Value: c.value}})
 	}
-	st, bad := s.engine.BuildTraced(ctx, p)
+	// Whether each target has code rides in the simulation's round trip.
+	codes := make([]*chain.View, len(in.calls))
+	for k, c := range in.calls {
+		codes[k] = chain.CodeView(c.to)
+	}
+	st, bad := s.engine.BuildTraced(ctx, p, codes...)
 	if bad != nil {
 		return nil, bad
 	}
@@ -175,11 +180,11 @@ func (s *Server) previewCall(ctx context.Context, in callIntent) (*mcp.CallToolR
 		Legs: legPreviews(p.Legs), MaxFee: policy.FormatAmount(new(big.Int).Sub(p.MaxCost(), p.Value()), 18),
 		previewCommon: s.newPreviewCommon(p.Spend, fmt.Sprintf("all %d call(s) succeed in sequence against block %d", len(p.Legs), st.Head.Number))}
 	var names []string
-	for _, c := range in.calls {
-		code, err := s.chain.Code(ctx, c.to)
-		if err != nil {
-			return nil, rpcRefusal(err)
+	for k, c := range in.calls {
+		if codes[k].Err != nil {
+			return nil, rpcRefusal(codes[k].Err)
 		}
+		code := codes[k].Return
 		item := callPreviewItem{To: c.to.Hex(), ToIsContract: len(code) > 0, ToKnown: s.knownContract(c.to), Value: policy.FormatAmount(c.value, 18), Decoded: s.decodeCall(c.to, c.data)}
 		pv.Calls = append(pv.Calls, item)
 		name, _, _ := strings.Cut(item.Decoded.Function, "(")

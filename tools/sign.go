@@ -157,13 +157,8 @@ func (s *Server) signPlan(ctx context.Context, in signIntent) (*engine.Plan, *Re
 	if in.sig.Kind != engine.SigUnknownTyped {
 		p.Spend[in.sig.Token] = new(big.Int).Set(in.sig.Amount)
 	}
-	// An unknown kind without a verifying contract has nothing on chain to
-	// check.
-	if in.sig.Kind != engine.SigUnknownTyped || in.doc.verifying != nil {
-		if ref := s.engine.CheckSignature(ctx, in.sig); ref != nil {
-			return nil, ref
-		}
-	}
+	// On chain (an unknown kind without a verifying contract has nothing
+	// there to check), then the caps.
 	if ref := s.engine.PreviewSignature(ctx, p); ref != nil {
 		return nil, ref
 	}

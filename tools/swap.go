@@ -116,6 +116,38 @@ type codeChecked struct {
 	ok map[common.Address]bool
 }
 
+// codeViews read the code of those of addrs not yet seen to be contracts,
+// to ride in a state read; codesOK then judges them as requireCode does.
+func (s *Server) codeViews(addrs ...common.Address) []*chain.View {
+	var out []*chain.View
+	s.code.mu.Lock()
+	defer s.code.mu.Unlock()
+	for _, a := range addrs {
+		if !s.code.ok[a] {
+			out = append(out, chain.CodeView(a))
+		}
+	}
+	return out
+}
+
+func (s *Server) codesOK(views []*chain.View) *Refusal {
+	for _, v := range views {
+		if v.Err != nil {
+			return rpcRefusal(v.Err)
+		}
+		if len(v.Return) == 0 {
+			return refuse(CodeSwapsUnavailable, "the Uniswap contract %s that walletgate expects on %s has no code on this node, so swaps are unavailable. Nothing was signed or sent.", v.To.Hex(), s.network.Name)
+		}
+		s.code.mu.Lock()
+		if s.code.ok == nil {
+			s.code.ok = map[common.Address]bool{}
+		}
+		s.code.ok[v.To] = true
+		s.code.mu.Unlock()
+	}
+	return nil
+}
+
 // requireCode refuses when one of the Uniswap contracts has no code: the
 // table names an address, the node must agree it is a contract.
 func (s *Server) requireCode(ctx context.Context, addrs ...common.Address) *Refusal {
@@ -364,13 +396,12 @@ func (s *Server) previewSwap(ctx context.Context, in swapIntent) (*mcp.CallToolR
 		return nil, ref
 	}
 	u := s.network.Uniswap
-	if ref := s.requireCode(ctx, u.QuoterV2, u.SwapRouter02); ref != nil {
-		return nil, ref
-	}
 	router := u.SwapRouter02
-	// One round trip: the wallet's state, the quote and the router's allowance.
+	// One round trip: the wallet's state, the quote, the router's allowance
+	// and, once per process, whether the Uniswap contracts have code.
+	codes := s.codeViews(u.QuoterV2, u.SwapRouter02)
 	quoteView := chain.QuoteView(u.QuoterV2, s.routerIn(in.in), in.out.Address, in.amountIn, in.fee)
-	views := []*chain.View{quoteView}
+	views := append([]*chain.View{quoteView}, codes...)
 	var allowanceView *chain.View
 	if !in.in.Native {
 		allowanceView = chain.AllowanceView(in.in.Address, in.from, router)
@@ -379,6 +410,9 @@ func (s *Server) previewSwap(ctx context.Context, in swapIntent) (*mcp.CallToolR
 	st, err := s.chain.StateAndViews(ctx, in.from, views...)
 	if err != nil {
 		return nil, rpcRefusal(err)
+	}
+	if ref := s.codesOK(codes); ref != nil {
+		return nil, ref
 	}
 	q, ref := s.decodeQuote(in, quoteView, st.Head)
 	if ref != nil {

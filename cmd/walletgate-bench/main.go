@@ -66,6 +66,7 @@ func run() int {
 	floorBin := flag.String("floor-bin", "", "floor server binary (default: build ./cmd/walletgate-bench/floor)")
 	startupOnly := flag.Bool("startup-only", false, "measure only cold start and idle memory beside the floor")
 	previews := flag.Int("previews", 1000, "wallet_send previews before the second memory reading")
+	delay := flag.Duration("delay", 0, "hold every request to the node this long (a remote node: round trips cost what they would there), e.g. 150ms")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "walletgate-bench: unexpected argument %q\n", flag.Arg(0))
@@ -83,7 +84,7 @@ func run() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	b := &bench{n: *n, previews: *previews, ops: map[string][]sample{}}
+	b := &bench{n: *n, previews: *previews, ops: map[string][]sample{}, delay: *delay}
 	defer b.cleanup()
 	b.floorBin, b.startupOnly = *floorBin, *startupOnly
 	rep, err := b.run(ctx, *bin, *devnetBin)
@@ -121,6 +122,7 @@ type bench struct {
 	floorBin    string
 	startupOnly bool
 	buildDir    string
+	delay       time.Duration // per request to the node (-delay)
 }
 
 func (b *bench) onCleanup(f func()) { b.cleanups = append(b.cleanups, f) }
@@ -148,7 +150,7 @@ type sample struct {
 }
 
 func (b *bench) run(ctx context.Context, binFlag, devnetBin string) (*report, error) {
-	rep := &report{N: b.n, Machine: machineInfo()}
+	rep := &report{N: b.n, Machine: machineInfo(), DelayMS: b.delay.Milliseconds()}
 	bin := binFlag
 	if bin == "" {
 		built, err := b.build(ctx)
@@ -194,7 +196,7 @@ func (b *bench) run(ctx context.Context, binFlag, devnetBin string) (*report, er
 		logf("swaps are off on the devnet (%s): swap figures are skipped", info.Swaps)
 	}
 
-	p, err := startProxy(info.RPC)
+	p, err := startProxy(info.RPC, b.delay)
 	if err != nil {
 		return nil, err
 	}

@@ -43,16 +43,19 @@ type rtEvent struct {
 // and records every round trip. It listens on 127.0.0.1 only.
 type countingProxy struct {
 	upstream string
-	client   *http.Client
-	ln       net.Listener
-	srv      *http.Server
+	// delay holds every request this long before forwarding it, inside its
+	// upstream exchange: a node that far away (-delay).
+	delay  time.Duration
+	client *http.Client
+	ln     net.Listener
+	srv    *http.Server
 
 	mu      sync.Mutex
 	events  []rtEvent
 	dropped int
 }
 
-func startProxy(upstream string) (*countingProxy, error) {
+func startProxy(upstream string, delay time.Duration) (*countingProxy, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("proxy: listen on 127.0.0.1: %w", err)
@@ -68,7 +71,8 @@ func startProxy(upstream string) (*countingProxy, error) {
 				IdleConnTimeout:     time.Minute,
 			},
 		},
-		ln: ln,
+		ln:    ln,
+		delay: delay,
 	}
 	p.srv = &http.Server{Handler: http.HandlerFunc(p.serve), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = p.srv.Serve(ln) }()
@@ -149,12 +153,18 @@ func (p *countingProxy) serve(w http.ResponseWriter, r *http.Request) {
 		case "eth_getTransactionReceipt":
 			ev.Receipts++
 			receiptIDs[string(q.ID)] = true
-		case "eth_sendRawTransaction":
+		case "eth_sendRawTransaction", "eth_sendRawTransactionSync":
 			sendRaw = true
 		}
 	}
 
 	ev.Start = time.Now()
+	if p.delay > 0 {
+		select {
+		case <-time.After(p.delay):
+		case <-r.Context().Done():
+		}
+	}
 	req, err := http.NewRequestWithContext(r.Context(), http.MethodPost, p.upstream, bytes.NewReader(body))
 	if err != nil {
 		http.Error(w, "upstream request", http.StatusBadGateway)
@@ -250,7 +260,7 @@ func summarise(evs []rtEvent) window {
 		w.Calls += len(e.Methods)
 		for _, m := range e.Methods {
 			w.Methods[m]++
-			if m == "eth_sendRawTransaction" {
+			if m == "eth_sendRawTransaction" || m == "eth_sendRawTransactionSync" {
 				w.SendRawTxs++
 			}
 		}

@@ -15,6 +15,7 @@ type report struct {
 	WalletgateVersion string            `json:"walletgate_version"`
 	Commit            string            `json:"commit,omitempty"`
 	N                 int               `json:"n"`
+	DelayMS           int64             `json:"delay_ms,omitempty"` // per request to the node
 	Versus            *versus           `json:"versus_floor,omitempty"`
 	ColdStart         coldStart         `json:"cold_start"`
 	Operations        []opReport        `json:"operations"`
@@ -136,8 +137,12 @@ func printTable(w io.Writer, r *report) {
 	if r.Commit != "" {
 		commit = ", commit " + r.Commit
 	}
-	fmt.Fprintf(w, "walletgate-bench — %s%s; %s/%s, %d CPUs (%s), %s; N=%d; all over loopback\n\n",
-		r.WalletgateVersion, commit, r.Machine.OS, r.Machine.Arch, r.Machine.CPUs, r.Machine.CPU, r.Machine.GoVersion, r.N)
+	where := "all over loopback"
+	if r.DelayMS > 0 {
+		where = fmt.Sprintf("over loopback, every request to the node held %d ms", r.DelayMS)
+	}
+	fmt.Fprintf(w, "walletgate-bench — %s%s; %s/%s, %d CPUs (%s), %s; N=%d; %s\n\n",
+		r.WalletgateVersion, commit, r.Machine.OS, r.Machine.Arch, r.Machine.CPUs, r.Machine.CPU, r.Machine.GoVersion, r.N, where)
 
 	if v := r.Versus; v != nil {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)

@@ -71,7 +71,7 @@ func (d *demoParty) send(ctx context.Context, method string, args ...any) (commo
 		return common.Hash{}, err
 	}
 	call := chain.Call{From: d.key.Address(), To: d.usdc, Data: data}
-	st, gas, _, err := d.c.Prepare(ctx, call, d.usdc)
+	st, gas, _, _, err := d.c.Prepare(ctx, call, d.usdc)
 	if err != nil {
 		return common.Hash{}, fmt.Errorf("%s: %w", method, err)
 	}

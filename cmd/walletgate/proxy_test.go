@@ -7,8 +7,10 @@ import (
 	"math/rand"
 	"net/http"
 	"net/http/httptest"
+	"sort"
 	"sync"
 	"testing"
+	"time"
 )
 
 // rpcProxy is a fault-injecting JSON-RPC proxy on 127.0.0.1 in front of a
@@ -34,6 +36,52 @@ type rpcProxy struct {
 	faults   map[string]func(params json.RawMessage) *fault
 	rewrites map[string]func(params, result json.RawMessage) json.RawMessage
 	arrived  map[string]int // requests that reached serve, per method (counted before any hold)
+	// syncSend: eth_sendRawTransactionSync reaches the node. Off by default
+	// (answered "method not found", single or in a batch, as by a node or
+	// provider without it), so that the faults set on eth_sendRawTransaction
+	// apply to every broadcast.
+	syncSend bool
+	// delay holds every request this long before forwarding it (a remote
+	// node); trips logs every HTTP request, one round trip each.
+	delay time.Duration
+	trips []roundTrip
+}
+
+// roundTrip is one HTTP request through the proxy: one JSON-RPC call or
+// one batch.
+type roundTrip struct {
+	start, end time.Time
+	methods    []string
+}
+
+// tripsSince are the round trips logged from mark (len of the log then) on.
+func (p *rpcProxy) tripsSince(mark int) []roundTrip {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]roundTrip(nil), p.trips[mark:]...)
+}
+
+// mark is the position of the next round trip in the log.
+func (p *rpcProxy) mark() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.trips)
+}
+
+// sequential counts round trips one after another: a trip that starts
+// before the previous one ended runs beside it and adds none.
+func sequential(trips []roundTrip) int {
+	n := 0
+	var end time.Time
+	for _, t := range trips {
+		if n == 0 || !t.start.Before(end) {
+			n++
+			end = t.end
+		} else if t.end.After(end) {
+			end = t.end
+		}
+	}
+	return n
 }
 
 // fault is what a node does with one request instead of answering it
@@ -175,6 +223,49 @@ func (p *rpcProxy) serve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "bad json", http.StatusBadRequest)
 		return
 	}
+	trip := roundTrip{start: time.Now()}
+	for _, q := range reqs {
+		trip.methods = append(trip.methods, q.Method)
+	}
+	defer func() {
+		trip.end = time.Now()
+		p.mu.Lock()
+		p.trips = append(p.trips, trip)
+		sort.Slice(p.trips, func(i, j int) bool { return p.trips[i].start.Before(p.trips[j].start) })
+		p.mu.Unlock()
+	}()
+	p.mu.Lock()
+	delay, syncSend := p.delay, p.syncSend
+	p.mu.Unlock()
+	if delay > 0 {
+		time.Sleep(delay)
+	}
+	// Without the broadcast that waits, its calls are answered "method not
+	// found" here and the rest of a batch goes on.
+	var noMethod []rpcMsg
+	if !syncSend {
+		kept := reqs[:0:0]
+		for _, q := range reqs {
+			if q.Method == "eth_sendRawTransactionSync" {
+				noMethod = append(noMethod, rpcMsg{JSONRPC: "2.0", ID: q.ID, Error: json.RawMessage(`{"code":-32601,"message":"the method eth_sendRawTransactionSync does not exist/is not available"}`)})
+				continue
+			}
+			kept = append(kept, q)
+		}
+		if len(noMethod) > 0 {
+			if len(kept) == 0 {
+				w.Header().Set("Content-Type", "application/json")
+				if batch {
+					_ = json.NewEncoder(w).Encode(noMethod)
+				} else {
+					_ = json.NewEncoder(w).Encode(noMethod[0])
+				}
+				return
+			}
+			reqs = kept
+			body, _ = json.Marshal(reqs)
+		}
+	}
 	p.mu.Lock()
 	for _, q := range reqs {
 		p.arrived[q.Method]++
@@ -267,7 +358,7 @@ func (p *rpcProxy) serve(w http.ResponseWriter, r *http.Request) {
 	p.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
 	if batch {
-		_ = json.NewEncoder(w).Encode(answers)
+		_ = json.NewEncoder(w).Encode(append(answers, noMethod...))
 	} else {
 		_ = json.NewEncoder(w).Encode(answers[0])
 	}
