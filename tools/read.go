@@ -28,7 +28,7 @@ type addressResult struct {
 
 func (s *Server) addressTool() Tool {
 	return s.readTool("wallet_address", "Wallet address",
-		"The wallet's address, chain id, network (MAINNET / testnet / local dev chain) and signer kind.",
+		"The wallet's address, chain id, network kind (MAINNET, testnet or dev chain) and signer.",
 		object(map[string]any{}), argSpec{},
 		func(ctx context.Context, _ args) (*mcp.CallToolResult, *Refusal) {
 			r := addressResult{
@@ -78,12 +78,12 @@ type balanceResult struct {
 
 func (s *Server) balanceTool() Tool {
 	in := object(map[string]any{
-		"address": strPattern("address to read (0x + 40 hex digits; mixed case must be a valid EIP-55 checksum); default: the wallet", addressPattern),
-		"tokens": array("tokens to read, each a known symbol (e.g. USDT) or a token address; default: the known tokens of this network",
+		"address": strPattern("default: the wallet", addressPattern),
+		"tokens": array("symbols (e.g. USDT) or token addresses; default: the known tokens",
 			map[string]any{"type": "string"}),
 	})
 	return s.readTool("wallet_balance", "Balances",
-		"ETH and ERC-20 balances, nonce and contract status of an address (default: the wallet), all read at one block.",
+		"ETH and token balances, nonce and contract status of an address (default: the wallet). Reads walletgate's known tokens unless tokens names others (any token by address).",
 		in, argSpec{"address": argString, "tokens": argStringList},
 		func(ctx context.Context, a args) (*mcp.CallToolResult, *Refusal) {
 			addr := s.address

@@ -145,11 +145,11 @@ func (s *Server) requireCode(ctx context.Context, addrs ...common.Address) *Refu
 
 func swapInputSchema(amountHint, confirm string) map[string]any {
 	props := map[string]any{
-		"token_in":     str("what you pay: ETH, a known symbol (e.g. USDT) or a token address"),
-		"token_out":    str("what you receive: a known symbol or a token address (not ETH: use WETH)"),
-		"amount_in":    strPattern("amount of token_in, a decimal string in its units (e.g. \"100\"), never a number. "+amountHint, amountPattern),
-		"fee":          map[string]any{"type": []string{"integer", "string"}, "description": "the pool's fee tier in hundredths of a basis point: 100, 500 (default), 3000 or 10000"},
-		"slippage_bps": map[string]any{"type": []string{"integer", "string"}, "description": "how far below the quote the output may fall, in basis points (default 50 = 0.5%, at most 1000)"},
+		"token_in":     str("what you pay: ETH, a symbol (e.g. USDT) or a token address"),
+		"token_out":    str("what you receive: a symbol or a token address (not ETH: use WETH)"),
+		"amount_in":    strPattern("a decimal string in token_in's units, e.g. \"100\""+amountHint, amountPattern),
+		"fee":          map[string]any{"type": "integer", "enum": []int{100, 500, 3000, 10000}, "description": "the pool's fee tier in hundredths of a basis point (default 500)"},
+		"slippage_bps": map[string]any{"type": "integer", "minimum": 0, "maximum": maxSlippage, "description": "basis points the output may fall below the quote (default 50 = 0.5%)"},
 	}
 	if confirm != "" {
 		props["confirm"] = str(confirm)
@@ -245,7 +245,7 @@ type quoteResult struct {
 
 func (s *Server) quoteTool() Tool {
 	return s.readTool(quoteTool, "Swap quote",
-		"Quote an exact-input swap in one Uniswap v3 pool (QuoterV2 quoteExactInputSingle): amount out, the minimum at a slippage, and the pool price after. Reads only.",
+		"Quote an exact-input swap in one Uniswap v3 pool: amount out, the minimum at a slippage, both rates and the price impact.",
 		swapInputSchema("", ""), swapSpec, s.quoteHandler)
 }
 
@@ -327,8 +327,8 @@ func (s *Server) swapTool() Tool {
 		spec[k] = v
 	}
 	return s.writeTool(swapTool, "Swap tokens",
-		"Swap an exact amount of one token for another in a Uniswap v3 pool. Two calls: the first quotes, fixes the minimum output and a deadline, and returns a preview of every transaction (an exact approval when needed, then the swap) with a confirm_token; nothing is signed. Only with the user's agreement call again with the same arguments plus confirm.",
-		swapInputSchema(s.capsHint()+" The first call only previews.", s.confirmDescription()), spec,
+		"Swap an exact amount in one Uniswap v3 pool; the preview fixes the minimum output and lists each transaction (an exact approval if needed, then the swap). "+twoCalls,
+		swapInputSchema("; "+capped, s.confirmDescription()), spec,
 		twoStep(s, swapTool, s.parseSwap, func(i swapIntent) []byte { return i.canonical(s.chainID) }, s.previewSwap))
 }
 
