@@ -18,16 +18,17 @@ package tools
 //   - Each tool has two forms. The strict one (every description, pattern,
 //     bound and closed object) is what walletgate checks each answer
 //     against before it leaves. The served one, in tools/list, is the
-//     strict one relaxed: the same fields, types and enums, without
-//     required lists, patterns, bounds or additionalProperties, and with a
+//     strict one relaxed: the same fields, types and enums and a result's
+//     own required fields, without nested required lists, patterns,
+//     bounds or additionalProperties, and with a
 //     description only where a field's name does not say what a client
 //     needs (a `client` tag, short). An answer the strict form allows, the
 //     served form allows: a client validating against it never refuses
 //     what walletgate sent. The strict form was 86 KB of a 102 KB list;
 //     even without descriptions its required lists, patterns and closed
 //     objects left the list above the 40 KB budget (TestToolListBudget),
-//     so the served form keeps only the required status that tells a
-//     preview from an outcome.
+//     so the served form keeps only each result shape's own required list
+//     (a preview's, an outcome's, a read's top level).
 //   - The derivation runs at `go generate ./tools` time, not at start-up
 //     (it was most of a cold start): resultSchemas names each tool's
 //     derivation, outschema_gen.go holds what they produced, and
@@ -112,31 +113,35 @@ func schemaFor[T any](f form) *jsonschema.Schema {
 	}
 	annotate(t, s, f)
 	if f == served {
-		relax(s)
+		relax(s, true)
 	}
 	return s
 }
 
 // relax takes out of s, at every depth, what a client does not need to
 // read an answer walletgate already checked against the strict form:
-// required lists, patterns, bounds, closed objects. What remains only
-// allows more.
-func relax(s *jsonschema.Schema) {
+// patterns, bounds, closed objects, and the required lists of nested
+// objects (a result's own required fields stay: a client can count on
+// them, and an empty answer fails). What remains only allows more.
+func relax(s *jsonschema.Schema, root bool) {
 	if s == nil {
 		return
 	}
-	s.Pattern, s.Minimum, s.Maximum, s.Required = "", nil, nil, nil
+	s.Pattern, s.Minimum, s.Maximum = "", nil, nil
+	if !root {
+		s.Required = nil
+	}
 	if ap := s.AdditionalProperties; ap != nil && (ap.Not != nil || reflect.ValueOf(*ap).IsZero()) {
 		s.AdditionalProperties = nil // false (closed) or true (the default)
 	} else {
-		relax(ap)
+		relax(ap, false)
 	}
 	for _, p := range s.Properties {
-		relax(p)
+		relax(p, false)
 	}
-	relax(s.Items)
+	relax(s.Items, false)
 	for _, o := range s.OneOf {
-		relax(o)
+		relax(o, false)
 	}
 }
 
@@ -218,16 +223,12 @@ func fields(t reflect.Type, fn func(reflect.StructField, string)) {
 
 // outputSchema is the wire form of T's schema.
 func outputSchema[T any](f form) json.RawMessage {
-	s := schemaFor[T](f)
-	if f == served {
-		s.Description = unitsNote
-	}
-	return mustJSON(s)
+	return mustJSON(schemaFor[T](f))
 }
 
-// unitsNote is the served schemas' one description of what every amount is,
-// instead of a description on each.
-const unitsNote = "Amounts are decimal strings in the asset's units; raw and *_base fields are base units, decimal integer strings."
+// unitsNote is a served write schema's one description of what every amount
+// is, instead of a description on each.
+const unitsNote = "Amounts: decimal strings in the asset's units; raw, *_base: base units."
 
 // writeOutputSchema is a write tool's result: the preview P, or the outcome
 // of a confirm.
@@ -239,7 +240,7 @@ func writeOutputSchema[P any](f form) json.RawMessage {
 	desc := "a preview (status confirmation_required) or the outcome of a confirm (status confirmed, effect_mismatch, reverted or pending)"
 	statusDesc := "confirmation_required: a preview, nothing signed; otherwise the confirm's outcome (see the second shape)"
 	if f == served {
-		desc, statusDesc = "A preview (status confirmation_required: nothing signed) or a confirm's outcome. "+unitsNote, ""
+		desc, statusDesc = "A preview (nothing signed) or an outcome. "+unitsNote, ""
 	}
 	return mustJSON(&jsonschema.Schema{
 		Type:        "object",

@@ -76,7 +76,7 @@ type balanceResult struct {
 	RPC        string         `json:"rpc" jsonschema:"the node that answered, host only"`
 	// KnownTokens: no tokens argument, so tokens is walletgate's table for
 	// the chain; any other token is read by passing its address.
-	KnownTokens bool `json:"known_tokens" jsonschema:"true: no tokens were asked for, so tokens holds walletgate's known tokens of this chain (another token is read by passing its address in tokens)" client:"tokens holds walletgate's known tokens of this chain (no tokens argument); pass an address in tokens for any other"`
+	KnownTokens bool `json:"known_tokens" jsonschema:"true: no tokens were asked for, so tokens holds walletgate's known tokens of this chain (another token is read by passing its address in tokens)" client:"no tokens asked: tokens are walletgate's known ones"`
 }
 
 func (s *Server) balanceTool() Tool {

@@ -219,7 +219,7 @@ func signOutputSchema[P, R any](f form) json.RawMessage {
 	desc := "a preview (status confirmation_required) or the signature (status signed)"
 	statusDesc := "confirmation_required: a preview, nothing signed; signed: the signature"
 	if f == served {
-		desc, statusDesc = "A preview (status confirmation_required: nothing signed) or the signature (status signed). "+unitsNote, ""
+		desc, statusDesc = "A preview (nothing signed) or the signature. "+unitsNote, ""
 	}
 	return mustJSON(&jsonschema.Schema{
 		Type:        "object",

@@ -235,9 +235,9 @@ type quoteResult struct {
 	SlippageBps       uint32   `json:"slippage_bps" jsonschema:"the slippage used"`
 	Fee               uint32   `json:"fee" jsonschema:"the pool's fee tier"`
 	Rate              string   `json:"rate" jsonschema:"token_out per token_in, rounded, for display only"`
-	RateInverse       string   `json:"rate_inverse" pattern:"amount" jsonschema:"token_in per token_out at this quote, rounded to 18 decimals, for display only" client:"token_in per token_out"`
-	MidRate           string   `json:"mid_rate,omitempty" pattern:"amount" jsonschema:"token_out per token_in at the pool's mid price before the swap (slot0), rounded to 18 decimals; absent when the pool's price could not be read" client:"token_out per token_in at the pool's mid price before the swap"`
-	PriceImpactPct    string   `json:"price_impact_pct,omitempty" jsonschema:"how far this quote's rate falls below the mid price, in percent (the pool's fee included), rounded to 4 decimals; absent with mid_rate" client:"percent below the mid price, the pool's fee included"`
+	RateInverse       string   `json:"rate_inverse" pattern:"amount" jsonschema:"token_in per token_out at this quote, rounded to 18 decimals, for display only"`
+	MidRate           string   `json:"mid_rate,omitempty" pattern:"amount" jsonschema:"token_out per token_in at the pool's mid price before the swap (slot0), rounded to 18 decimals; absent when the pool's price could not be read" client:"at the pool's mid price before the swap"`
+	PriceImpactPct    string   `json:"price_impact_pct,omitempty" jsonschema:"how far this quote's rate falls below the mid price, in percent (the pool's fee included), rounded to 4 decimals; absent with mid_rate" client:"percent below mid_rate, fee included"`
 	SqrtPriceX96      string   `json:"sqrt_price_x96,omitempty" pattern:"base" jsonschema:"the pool's price before this swap (slot0) as Uniswap's Q64.96 sqrtPriceX96 (token1/token0 in base units); not a human rate"`
 	SqrtPriceX96After string   `json:"sqrt_price_x96_after" pattern:"base" jsonschema:"the pool's price after this swap as Uniswap's Q64.96 sqrtPriceX96 (token1/token0 in base units); not a human rate"`
 	TicksCrossed      uint32   `json:"ticks_crossed" jsonschema:"initialized ticks the swap crosses"`
