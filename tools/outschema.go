@@ -16,19 +16,18 @@ package tools
 //   - A write tool answers either a preview or a confirm's outcome: oneOf
 //     the two, told apart by status.
 //   - Each tool has two forms. The strict one (every description, pattern,
-//     bound and closed object) is what walletgate checks each answer
-//     against before it leaves. The served one, in tools/list, is the
-//     strict one relaxed: the same fields, types and enums and a result's
-//     own required fields, without nested required lists, patterns,
-//     bounds or additionalProperties, and with a
-//     description only where a field's name does not say what a client
-//     needs (a `client` tag, short). An answer the strict form allows, the
-//     served form allows: a client validating against it never refuses
-//     what walletgate sent. The strict form was 86 KB of a 102 KB list;
-//     even without descriptions its required lists, patterns and closed
-//     objects left the list above the 40 KB budget (TestToolListBudget),
-//     so the served form keeps only each result shape's own required list
-//     (a preview's, an outcome's, a read's top level).
+//     bound, required list and closed object) is what walletgate checks
+//     each answer against before it leaves. The served one, in tools/list,
+//     is the strict one relaxed: the same fields, types and enums, and the
+//     required list of each result shape's top level (a read's, a
+//     preview's, an outcome's); no nested required lists, patterns, bounds
+//     or additionalProperties, and a description only where a field's name
+//     does not say what a client needs (its `client` tag, short). What the
+//     strict form allows, the served form allows: a client validating
+//     against it never refuses what walletgate sent. The strict form was
+//     86 KB of a 102 KB list; even without descriptions its nested
+//     required lists, patterns and closed objects kept the list above the
+//     40 KB budget (TestToolListBudget).
 //   - The derivation runs at `go generate ./tools` time, not at start-up
 //     (it was most of a cold start): resultSchemas names each tool's
 //     derivation, outschema_gen.go holds what they produced, and
