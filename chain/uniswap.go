@@ -1,6 +1,7 @@
 package chain
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"github.com/ethereum/go-ethereum/accounts/abi"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/rpc"
 )
 
@@ -85,25 +87,77 @@ func SwapData(tokenIn, tokenOut common.Address, fee uint32, recipient common.Add
 type Quote struct {
 	AmountOut         *big.Int
 	SqrtPriceX96After *big.Int // the pool's price after the swap, Q64.96 — not a human rate
-	TicksCrossed      uint32
-	GasEstimate       *big.Int
-	Block             Head
-	Calldata          []byte
+	// SqrtPriceX96 is the pool's price before the swap (slot0), Q64.96:
+	// its mid price, which the quote's price impact is measured against.
+	SqrtPriceX96 *big.Int
+	TicksCrossed uint32
+	GasEstimate  *big.Int
+	Block        Head
+	Calldata     []byte
 }
 
 // QuoteExactInputSingle asks the quoter, at the latest block, what amountIn of
-// tokenIn buys of tokenOut in the fee tier's pool.
-func (c *Client) QuoteExactInputSingle(ctx context.Context, quoter, tokenIn, tokenOut common.Address, amountIn *big.Int, fee uint32) (*Quote, error) {
+// tokenIn buys of tokenOut in the fee tier's pool (made by factory), and
+// reads that pool's price before the swap in the same round trip.
+func (c *Client) QuoteExactInputSingle(ctx context.Context, quoter, factory, tokenIn, tokenOut common.Address, amountIn *big.Int, fee uint32) (*Quote, error) {
 	head, err := c.LatestHead(ctx)
 	if err != nil {
 		return nil, err
 	}
 	data := QuoteData(tokenIn, tokenOut, amountIn, fee)
-	var out hexutil.Bytes
-	if err := c.call(ctx, &out, "eth_call", map[string]any{"to": quoter, "input": hexutil.Bytes(data)}, hexutil.EncodeUint64(head.Number)); err != nil {
-		return nil, asRevert(err)
+	at := hexutil.EncodeUint64(head.Number)
+	var out, slot0 hexutil.Bytes
+	elems := []rpc.BatchElem{
+		{Method: "eth_call", Args: []any{map[string]any{"to": quoter, "input": hexutil.Bytes(data)}, at}, Result: &out},
+		{Method: "eth_call", Args: []any{map[string]any{"to": PoolAddress(factory, tokenIn, tokenOut, fee), "input": slot0Data}, at}, Result: &slot0},
 	}
-	return DecodeQuote(out, data, head)
+	if err := c.batch(ctx, elems); err != nil {
+		return nil, err
+	}
+	if elems[0].Error != nil {
+		return nil, asRevert(elems[0].Error)
+	}
+	q, err := DecodeQuote(out, data, head)
+	if err != nil {
+		return nil, err
+	}
+	if elems[1].Error == nil {
+		q.SqrtPriceX96, _ = DecodeSqrtPrice(slot0)
+	}
+	return q, nil
+}
+
+// poolInitCodeHash is the keccak256 of Uniswap v3's pool creation code, as
+// v3-periphery's PoolAddress library has it (the dev chain deploys the same
+// v3-core artifact).
+var poolInitCodeHash = common.HexToHash("0xe34f199b19b2b4f47f68442619d555527d244f78a3297ea89325f843f87b8b54")
+
+// PoolAddress is the v3 pool of a and b at fee that factory creates
+// (CREATE2), computed as v3-periphery computes it: no round trip.
+func PoolAddress(factory, a, b common.Address, fee uint32) common.Address {
+	if bytes.Compare(a.Bytes(), b.Bytes()) > 0 {
+		a, b = b, a
+	}
+	key := crypto.Keccak256(common.LeftPadBytes(a.Bytes(), 32), common.LeftPadBytes(b.Bytes(), 32), common.LeftPadBytes(new(big.Int).SetUint64(uint64(fee)).Bytes(), 32))
+	return common.BytesToAddress(crypto.Keccak256([]byte{0xff}, factory.Bytes(), key, poolInitCodeHash.Bytes())[12:])
+}
+
+// slot0Data is the calldata of a pool's slot0().
+var slot0Data = hexutil.Bytes(crypto.Keccak256([]byte("slot0()"))[:4])
+
+// Slot0View reads a pool's slot0 as a View, to batch with other reads.
+func Slot0View(pool common.Address) *View { return &View{To: pool, Data: slot0Data} }
+
+// DecodeSqrtPrice decodes slot0's first word: the pool's sqrtPriceX96.
+func DecodeSqrtPrice(ret []byte) (*big.Int, error) {
+	if len(ret) < 32 {
+		return nil, fmt.Errorf("slot0 answered %d bytes", len(ret))
+	}
+	p := new(big.Int).SetBytes(ret[:32])
+	if p.Sign() == 0 || p.BitLen() > 160 {
+		return nil, fmt.Errorf("slot0 answered no uint160 price")
+	}
+	return p, nil
 }
 
 // QuoteView is the quoter call as a View, to batch with other reads.

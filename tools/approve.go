@@ -46,12 +46,12 @@ type allowanceResult struct {
 
 func tokenSpenderSchema(withOwner bool, amountHint, confirm string) map[string]any {
 	props := map[string]any{
-		"token":   str("the ERC-20 token: a known symbol (e.g. USDT) or a token address"),
-		"spender": strPattern("who may move the tokens: 0x + 40 hex digits (EIP-55 checksum when mixed case)", addressPattern),
+		"token":   str("a symbol (e.g. USDT) or a token address"),
+		"spender": strPattern("who may move the tokens", addressPattern),
 	}
 	req := []string{"token", "spender"}
 	if withOwner {
-		props["owner"] = strPattern("whose allowance (default: the wallet)", addressPattern)
+		props["owner"] = strPattern("whose tokens (default: the wallet)", addressPattern)
 	}
 	if amountHint != "" {
 		props["amount"] = strPattern(amountHint, amountPattern)
@@ -65,7 +65,7 @@ func tokenSpenderSchema(withOwner bool, amountHint, confirm string) map[string]a
 
 func (s *Server) allowanceTool() Tool {
 	return s.readTool(allowanceTool, "Token allowance",
-		"Read an ERC-20 allowance: how much of the owner's token (default: the wallet's) a spender may move, in human and base units, whether the token is verified and what the spender is. Reads only.",
+		"How much of an owner's token (default: the wallet's) a spender may move, and who the spender is.",
 		tokenSpenderSchema(true, "", ""), argSpec{"token": argString, "spender": argString, "owner": argString}, s.allowanceHandler)
 }
 
@@ -159,8 +159,8 @@ func (i approveIntent) canonical(chainID uint64) []byte {
 func (s *Server) approveTool() Tool {
 	spec := argSpec{"token": argString, "spender": argString, "amount": argString, "confirm": argString}
 	return s.writeTool(approveTool, "Approve or revoke a token allowance",
-		"Set an exact ERC-20 allowance for a spender (\"0\" revokes). Never unlimited. Two calls: the first returns a preview with the allowance before and after and a confirm_token; nothing is signed. Only with the user's agreement call again with the same arguments plus confirm.",
-		tokenSpenderSchema(false, "the exact allowance, a decimal string in the token's units (\"0\" revokes). A raised allowance counts against the token's caps: "+s.capsHint()+" The first call only previews.", s.confirmDescription()),
+		"Set an exact ERC-20 allowance for a spender (\"0\" revokes); never unlimited. "+twoCalls,
+		tokenSpenderSchema(false, "the exact allowance in the token's units (\"0\" revokes); a raise "+capped, s.confirmDescription()),
 		spec,
 		twoStep(s, approveTool, s.parseApprove, func(i approveIntent) []byte { return i.canonical(s.chainID) }, s.previewApprove))
 }

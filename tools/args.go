@@ -18,8 +18,10 @@ import (
 // sent, never from the map encoding/json built of it, because that map has
 // already lost what must be refused: a key given twice (the last silently
 // wins), a key in another case ("TO" next to "to"), a number where a decimal
-// string is required (a float64 by then). Every argument is a string or a list
-// of strings; anything else is refused before a handler sees it.
+// string is required (a float64 by then). Every argument has one JSON type,
+// the one its input schema states: a string, a list of strings, a small
+// whole number (a fee tier, basis points) or an object passed through as
+// data; anything else is refused before a handler sees it.
 
 // maxArgsBytes bounds a tool call's arguments.
 const maxArgsBytes = 16 << 10
@@ -38,7 +40,7 @@ type argKind int
 const (
 	argString argKind = iota
 	argStringList
-	argUint // a small whole number: a JSON integer, or a string of digits
+	argUint // a small whole number: a JSON integer (never a string: the schema says integer)
 	// argCalls is a list of objects, each parsed by callSpec's rules: the
 	// transaction requests a builder returns.
 	argCalls
@@ -206,19 +208,17 @@ func decodeString(name string, value json.RawMessage) (string, *Refusal) {
 	return s, nil
 }
 
-// decodeUint accepts 500 or "500": digits only, at most 9 of them, so that
-// no float, exponent or sign form ever reaches a handler.
+// decodeUint accepts a JSON integer such as 500: digits only, at most 9 of
+// them, so that no float, exponent or sign form ever reaches a handler. A
+// string ("500") is refused like a number where a string is required: one
+// argument, one type, the one the schema states.
 func decodeUint(name string, value json.RawMessage) (string, *Refusal) {
 	v := string(bytes.TrimSpace(value))
 	if strings.HasPrefix(v, `"`) {
-		var s string
-		if err := json.Unmarshal([]byte(v), &s); err != nil {
-			return "", refuse(CodeBadArgument, "argument %s is not a valid JSON string", quote(name))
-		}
-		v = s
+		return "", refuse(CodeBadArgument, "argument %s must be a JSON number such as 500, got a string (%s); write it without quotes", quote(name), displayInput(v))
 	}
 	if v == "" || len(v) > 9 || strings.Trim(v, "0123456789") != "" {
-		return "", refuse(CodeBadArgument, "argument %s must be a whole number such as 500, got %s", quote(name), displayInput(v))
+		return "", refuse(CodeBadArgument, "argument %s must be a whole number such as 500, got %s", quote(name), describeJSON([]byte(v)))
 	}
 	return v, nil
 }

@@ -70,17 +70,17 @@ func (i callIntent) canonical(chainID uint64) []byte {
 
 func (s *Server) callTool() Tool {
 	item := object(map[string]any{
-		"to":    strPattern("the contract to call: 0x + 40 hex digits (EIP-55 checksum when mixed case)", addressPattern),
-		"data":  strPattern("the calldata, 0x-hex, as the builder returned it (omit or \"0x\" for none)", `^0x([0-9a-fA-F]{2})*$`),
-		"value": strPattern("ETH to send with the call, a decimal string in ETH (e.g. \"0.01\"); omit for none", amountPattern),
+		"to":    strPattern("the contract", addressPattern),
+		"data":  strPattern("the calldata", `^0x([0-9a-fA-F]{2})*$`),
+		"value": strPattern("ETH sent with it, e.g. \"0.01\"", amountPattern),
 	}, "to")
 	in := object(map[string]any{
 		"calls": map[string]any{"type": "array", "minItems": 1, "maxItems": maxCalls, "items": item,
-			"description": "the calls, in order, as a builder's transaction requests give them: pass only to, data and value (a decimal ETH string, not hex wei); walletgate sets sender, gas, fees, nonce and chain itself, and refuses those fields. Capped on what the calls' simulation moves: " + s.capsHint() + " The first call only previews."},
+			"description": "the builder's transaction requests in order, only to, data and value (decimal ETH, not hex wei); what they move " + capped},
 		"confirm": str(s.confirmDescription()),
 	}, "calls")
 	return s.writeTool(callTool, "Send contract calls",
-		"Send one or more contract calls as a builder (a DEX aggregator, a lending protocol) returns them, to contracts the operator allows. Each call is simulated first: the preview names each function and says exactly what the calls will move out of and into the wallet and which allowances they leave; the caps bind those simulated effects. Two calls: the first returns the preview and a confirm_token; nothing is signed. Only with the user's agreement call again with the same arguments plus confirm.",
+		"Send contract calls a builder (DEX aggregator, lending protocol) returned, to contracts the operator allows; the preview decodes them and shows what they move. "+twoCalls,
 		in, argSpec{"calls": argCalls, "confirm": argString},
 		twoStep(s, callTool, s.parseCall, func(i callIntent) []byte { return i.canonical(s.chainID) }, s.previewCall))
 }

@@ -293,12 +293,12 @@ func confirmLine(b *strings.Builder, tool string, c confirmation) {
 // confirmDescription is the confirm property of a write tool's schema.
 func (s *Server) confirmDescription() string {
 	if s.human() && s.caps.HumanAbove != nil {
-		return "the one-time code (six digits, like 123-456) the person was shown when they approved the preview of exactly these arguments, or, for a preview at or below the operator's threshold, its confirm_token; omit it to get a preview"
+		return "the person's code (like 123-456), or the preview's confirm_token; omit to preview"
 	}
 	if s.human() {
-		return "the one-time code (six digits, like 123-456) the person was shown when they approved the preview of exactly these arguments; omit it to get a preview"
+		return "the person's one-time code (like 123-456) from approving the preview; omit to preview"
 	}
-	return "the confirm_token of a preview of exactly these arguments; omit it to get a preview"
+	return "the preview's confirm_token; omit to preview"
 }
 
 // instructions is what the server tells a client at initialize.

@@ -174,26 +174,49 @@ func assetID(as asset) string {
 	return as.Address.Hex()
 }
 
-// capsHint describes, for a tool's amount argument, the caps that apply: the
-// same numbers the ledger enforces, read from the same Limits.
+// capped is what a write tool's argument says of the caps. The caps
+// themselves are said once, in the server's instructions (capsHint), and
+// wallet_policy answers each with what is used and what remains; not in
+// every tool: six copies were 2.6 KB of every tools/list.
+const capped = "counts against the caps (see wallet_policy)."
+
+// twoCalls is how every write tool is called.
+const twoCalls = "Previews first (nothing signed); only if the user agrees, repeat the call with confirm."
+
+// capsInstructions is the caps sentence for the server's instructions, when
+// there are writes it bounds.
+func (s *Server) capsInstructions() string {
+	if !s.writesEnabled() {
+		return ""
+	}
+	return " " + s.capsHint()
+}
+
+// capsHint states the caps: the same numbers the ledger enforces, read from
+// the same Limits.
 func (s *Server) capsHint() string {
-	var parts []string
-	windows := caps.Windows()
+	var parts, names []string
+	for _, w := range caps.Windows() {
+		names = append(names, w.String())
+	}
 	for _, a := range s.ledger.Assets() {
 		as := s.assetInfo(a)
 		var w []string
+		set := false
 		// limits only: the tools' descriptions are built at start-up, which
 		// must not wait on the journal for what was spent
-		for i, lim := range s.ledger.Limits(a) {
-			if lim != nil {
-				w = append(w, policy.FormatAmount(lim, as.Decimals)+" "+windows[i].String())
+		for _, lim := range s.ledger.Limits(a) {
+			if lim == nil {
+				w = append(w, "none")
+				continue
 			}
+			w, set = append(w, policy.FormatAmount(lim, as.Decimals)), true
 		}
-		if len(w) > 0 {
-			parts = append(parts, as.Symbol+": at most "+strings.Join(w, ", "))
+		if set {
+			parts = append(parts, as.Symbol+" "+strings.Join(w, " / "))
 		}
 	}
-	hint := "Caps: " + strings.Join(parts, "; ") + ". ETH spend counts the network fee too."
+	hint := "Caps (" + strings.Join(names, " / ") + "): " + strings.Join(parts, "; ") + ". ETH spend counts the network fee too."
 	if s.cfg.AllowUncappedTokens {
 		hint += " Tokens not listed have NO cap (the operator allowed that)."
 	} else {

@@ -15,6 +15,19 @@ package tools
 //     passing as an allowed null.
 //   - A write tool answers either a preview or a confirm's outcome: oneOf
 //     the two, told apart by status.
+//   - Each tool has two forms. The strict one (every description, pattern,
+//     bound, required list and closed object) is what walletgate checks
+//     each answer against before it leaves. The served one, in tools/list,
+//     is the strict one relaxed: the same fields, types and enums, and the
+//     required list of each result shape's top level (a read's, a
+//     preview's, an outcome's); no nested required lists, patterns, bounds
+//     or additionalProperties, and a description only where a field's name
+//     does not say what a client needs (its `client` tag, short). What the
+//     strict form allows, the served form allows: a client validating
+//     against it never refuses what walletgate sent. The strict form was
+//     86 KB of a 102 KB list; even without descriptions its nested
+//     required lists, patterns and closed objects kept the list above the
+//     40 KB budget (TestToolListBudget).
 //   - The derivation runs at `go generate ./tools` time, not at start-up
 //     (it was most of a cold start): resultSchemas names each tool's
 //     derivation, outschema_gen.go holds what they produced, and
@@ -31,8 +44,9 @@ import (
 
 //go:generate go test -run ^TestGeneratedOutputSchemasMatchTheTypes$ -update-schemas .
 
-// resultSchemas derive each tool's output schema from its result types.
-var resultSchemas = map[string]func() json.RawMessage{
+// resultSchemas derive each tool's output schema from its result types, in
+// the form asked for.
+var resultSchemas = map[string]func(form) json.RawMessage{
 	"wallet_address":   outputSchema[addressResult],
 	"wallet_balance":   outputSchema[balanceResult],
 	"wallet_verify_tx": outputSchema[verifyResult],
@@ -47,18 +61,35 @@ var resultSchemas = map[string]func() json.RawMessage{
 	payX402Tool:        signOutputSchema[payPreviewResult, x402Result],
 }
 
-// resultSchema is tool's output schema: as generated from resultSchemas, or
-// derived now for a tool the generated file does not know yet (a tree the
-// tests have not passed).
-func resultSchema(tool string) json.RawMessage {
-	if s, ok := generatedSchemas[tool]; ok {
+// form is which of a tool's two output schemas (see the rules above).
+type form bool
+
+const (
+	strict form = false // what every answer is checked against
+	served form = true  // what tools/list gives clients
+)
+
+// resultSchema is tool's strict output schema: as generated from
+// resultSchemas, or derived now for a tool the generated file does not know
+// yet (a tree the tests have not passed).
+func resultSchema(tool string) json.RawMessage { return schemaIn(tool, strict) }
+
+// servedSchema is tool's output schema as tools/list gives it.
+func servedSchema(tool string) json.RawMessage { return schemaIn(tool, served) }
+
+func schemaIn(tool string, f form) json.RawMessage {
+	generated := generatedSchemas
+	if f == served {
+		generated = generatedServedSchemas
+	}
+	if s, ok := generated[tool]; ok {
 		return json.RawMessage(s)
 	}
 	derive, ok := resultSchemas[tool]
 	if !ok {
 		panic("no output schema for " + tool) // every tool declares one
 	}
-	return derive()
+	return derive(f)
 }
 
 // patterns are the named patterns a `pattern` tag may use.
@@ -69,20 +100,54 @@ var patterns = map[string]string{
 	"base":    `^[0-9]+$`,
 }
 
-// schemaOf derives the JSON Schema of T.
-func schemaOf[T any]() *jsonschema.Schema {
+// schemaOf derives the strict JSON Schema of T.
+func schemaOf[T any]() *jsonschema.Schema { return schemaFor[T](strict) }
+
+// schemaFor derives the JSON Schema of T in form f.
+func schemaFor[T any](f form) *jsonschema.Schema {
 	t := reflect.TypeFor[T]()
 	s, err := jsonschema.ForType(t, &jsonschema.ForOptions{})
 	if err != nil {
 		panic(fmt.Sprintf("output schema of %s: %v", t, err)) // a result type the generator cannot describe is a programming error
 	}
-	annotate(t, s)
+	annotate(t, s, f)
+	if f == served {
+		relax(s, true)
+	}
 	return s
 }
 
+// relax takes out of s, at every depth, what a client does not need to
+// read an answer walletgate already checked against the strict form:
+// patterns, bounds, closed objects, and the required lists of nested
+// objects (a result's own required fields stay: a client can count on
+// them, and an empty answer fails). What remains only allows more.
+func relax(s *jsonschema.Schema, root bool) {
+	if s == nil {
+		return
+	}
+	s.Pattern, s.Minimum, s.Maximum = "", nil, nil
+	if !root {
+		s.Required = nil
+	}
+	if ap := s.AdditionalProperties; ap != nil && (ap.Not != nil || reflect.ValueOf(*ap).IsZero()) {
+		s.AdditionalProperties = nil // false (closed) or true (the default)
+	} else {
+		relax(ap, false)
+	}
+	for _, p := range s.Properties {
+		relax(p, false)
+	}
+	relax(s.Items, false)
+	for _, o := range s.OneOf {
+		relax(o, false)
+	}
+}
+
 // annotate applies the enum and pattern tags of t's fields to s and takes
-// "null" out of the types (see the rules above).
-func annotate(t reflect.Type, s *jsonschema.Schema) {
+// "null" out of the types (see the rules above); in the served form, a
+// field's description is its `client` tag (none without one).
+func annotate(t reflect.Type, s *jsonschema.Schema, form form) {
 	if s == nil {
 		return
 	}
@@ -104,7 +169,7 @@ func annotate(t reflect.Type, s *jsonschema.Schema) {
 	}
 	switch t.Kind() {
 	case reflect.Slice, reflect.Array:
-		annotate(t.Elem(), s.Items)
+		annotate(t.Elem(), s.Items, form)
 	case reflect.Struct:
 		fields(t, func(f reflect.StructField, name string) {
 			p := s.Properties[name]
@@ -123,7 +188,10 @@ func annotate(t reflect.Type, s *jsonschema.Schema) {
 				}
 				p.Pattern = re
 			}
-			annotate(f.Type, p)
+			if form == served {
+				p.Description = f.Tag.Get("client")
+			}
+			annotate(f.Type, p, form)
 		})
 	}
 }
@@ -153,23 +221,31 @@ func fields(t reflect.Type, fn func(reflect.StructField, string)) {
 }
 
 // outputSchema is the wire form of T's schema.
-func outputSchema[T any]() json.RawMessage {
-	return mustJSON(schemaOf[T]())
+func outputSchema[T any](f form) json.RawMessage {
+	return mustJSON(schemaFor[T](f))
 }
+
+// unitsNote is a served write schema's one description of what every amount
+// is, instead of a description on each.
+const unitsNote = "Amounts: decimal strings in the asset's units; raw, *_base: base units."
 
 // writeOutputSchema is a write tool's result: the preview P, or the outcome
 // of a confirm.
-func writeOutputSchema[P any]() json.RawMessage {
-	confirm := schemaOf[confirmResult]()
+func writeOutputSchema[P any](f form) json.RawMessage {
+	confirm := schemaFor[confirmResult](f)
 	// status at the top too, for clients that read only properties (the Go
 	// SDK's Tool type drops a top-level oneOf).
 	statuses := append([]any{"confirmation_required"}, confirm.Properties["status"].Enum...)
+	desc := "a preview (status confirmation_required) or the outcome of a confirm (status confirmed, effect_mismatch, reverted or pending)"
+	statusDesc := "confirmation_required: a preview, nothing signed; otherwise the confirm's outcome (see the second shape)"
+	if f == served {
+		desc, statusDesc = "A preview (nothing signed) or an outcome. "+unitsNote, ""
+	}
 	return mustJSON(&jsonschema.Schema{
 		Type:        "object",
-		Description: "a preview (status confirmation_required) or the outcome of a confirm (status confirmed, effect_mismatch, reverted or pending)",
-		Properties: map[string]*jsonschema.Schema{"status": {Type: "string", Enum: statuses,
-			Description: "confirmation_required: a preview, nothing signed; otherwise the confirm's outcome (see the second shape)"}},
-		Required: []string{"status"},
-		OneOf:    []*jsonschema.Schema{schemaOf[P](), confirm},
+		Description: desc,
+		Properties:  map[string]*jsonschema.Schema{"status": {Type: "string", Enum: statuses, Description: statusDesc}},
+		Required:    []string{"status"},
+		OneOf:       []*jsonschema.Schema{schemaFor[P](f), confirm},
 	})
 }

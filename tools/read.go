@@ -28,7 +28,7 @@ type addressResult struct {
 
 func (s *Server) addressTool() Tool {
 	return s.readTool("wallet_address", "Wallet address",
-		"The wallet's address, chain id, network (MAINNET / testnet / local dev chain) and signer kind.",
+		"The wallet's address, chain id, network kind (MAINNET, testnet or dev chain) and signer.",
 		object(map[string]any{}), argSpec{},
 		func(ctx context.Context, _ args) (*mcp.CallToolResult, *Refusal) {
 			r := addressResult{
@@ -74,16 +74,19 @@ type balanceResult struct {
 	Block      uint64         `json:"block" jsonschema:"the block everything was read at"`
 	At         string         `json:"at" jsonschema:"that block's time (RFC 3339, UTC)"`
 	RPC        string         `json:"rpc" jsonschema:"the node that answered, host only"`
+	// KnownTokens: no tokens argument, so tokens is walletgate's table for
+	// the chain; any other token is read by passing its address.
+	KnownTokens bool `json:"known_tokens" jsonschema:"true: no tokens were asked for, so tokens holds walletgate's known tokens of this chain (another token is read by passing its address in tokens)" client:"no tokens asked: tokens are walletgate's known ones"`
 }
 
 func (s *Server) balanceTool() Tool {
 	in := object(map[string]any{
-		"address": strPattern("address to read (0x + 40 hex digits; mixed case must be a valid EIP-55 checksum); default: the wallet", addressPattern),
-		"tokens": array("tokens to read, each a known symbol (e.g. USDT) or a token address; default: the known tokens of this network",
+		"address": strPattern("default: the wallet", addressPattern),
+		"tokens": array("symbols (e.g. USDT) or token addresses; default: the known tokens",
 			map[string]any{"type": "string"}),
 	})
 	return s.readTool("wallet_balance", "Balances",
-		"ETH and ERC-20 balances, nonce and contract status of an address (default: the wallet), all read at one block.",
+		"ETH and token balances, nonce and contract status of an address (default: the wallet). Reads walletgate's known tokens unless tokens names others (any token by address).",
 		in, argSpec{"address": argString, "tokens": argStringList},
 		func(ctx context.Context, a args) (*mcp.CallToolResult, *Refusal) {
 			addr := s.address
@@ -130,6 +133,8 @@ func (s *Server) balanceTool() Tool {
 				At:         time.Unix(int64(acct.Head.Time), 0).UTC().Format(time.RFC3339),
 				RPC:        s.chain.Host(),
 			}
+			_, asked := a.list("tokens")
+			r.KnownTokens = !asked
 			for i, tb := range acct.Tokens {
 				r.Tokens = append(r.Tokens, s.tokenBalance(assets[i], tb))
 			}
@@ -171,11 +176,22 @@ func balanceText(r balanceResult, n policy.Network) string {
 		}
 		fmt.Fprintf(&b, "  %s: %s (%s, %d decimals, %s)\n", t.Symbol, t.Balance, t.Address, t.Decimals, label)
 	}
+	if r.KnownTokens {
+		// What was read, and how to read more: an empty list is not "no
+		// other tokens".
+		if len(r.Tokens) == 0 {
+			b.WriteString("walletgate knows no tokens on this network, so none were read; for a token, ask again with tokens: [\"0x…\"] (its contract address).\n")
+		} else {
+			b.WriteString("These are walletgate's known tokens on this network, not every token the address holds; for another, ask again with tokens: [\"0x…\"] (its contract address).\n")
+		}
+	}
 	contract := "no"
 	if r.IsContract {
 		contract = "yes"
 	}
-	fmt.Fprintf(&b, "Nonce: %d. Contract: %s. Node: %s", r.Nonce, contract, r.RPC)
+	// The node stays in the structured rpc field: this line is relayed to
+	// a person, who needs no node address.
+	fmt.Fprintf(&b, "Nonce: %d. Contract: %s.", r.Nonce, contract)
 	return b.String()
 }
 

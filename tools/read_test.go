@@ -35,6 +35,7 @@ type balanceOut struct {
 	Block      uint64     `json:"block"`
 	At         string     `json:"at"`
 	RPC        string     `json:"rpc"`
+	Known      bool       `json:"known_tokens"`
 }
 
 type verifyOut struct {
@@ -111,6 +112,26 @@ func TestBalanceAfterRealTransfers(t *testing.T) {
 	require.True(t, token.IsContract)
 	require.Equal(t, "DAI", token.Tokens[0].Symbol)
 	require.True(t, token.Tokens[0].Known)
+}
+
+// A balance read without tokens says that it read walletgate's known tokens
+// and how to read another; the lines a person is shown name no node.
+func TestBalanceSaysWhichTokensItRead(t *testing.T) {
+	e := newEnv(t)
+	var all balanceOut
+	text := e.ok("wallet_balance", `{}`, &all)
+	require.True(t, all.Known)
+	require.Len(t, all.Tokens, 4)
+	require.Contains(t, text, "These are walletgate's known tokens on this network, not every token the address holds; for another, ask again with tokens: [\"0x…\"] (its contract address).")
+	require.Equal(t, "embedded dev chain", all.RPC, "the node stays a structured fact")
+	require.NotContains(t, text, "embedded dev chain")
+	require.NotContains(t, text, "Node")
+
+	var asked balanceOut
+	text = e.ok("wallet_balance", `{"tokens":["USDT"]}`, &asked)
+	require.False(t, asked.Known)
+	require.NotContains(t, text, "known tokens on this network")
+	require.True(t, strings.HasSuffix(text, "Contract: no."), text)
 }
 
 func TestBalanceOfUnknownTokenIsMarkedUnverified(t *testing.T) {

@@ -87,3 +87,36 @@ func TestToolNamesAndAnnotations(t *testing.T) {
 	require.Equal(t, map[string]bool{"wallet_address": true, "wallet_balance": true, "wallet_verify_tx": true, "wallet_policy": true, "wallet_send": true,
 		"wallet_swap_quote": true, "wallet_swap": true, "wallet_allowance": true, "wallet_approve": true, "wallet_sign_typed_data": true, "wallet_pay_x402": true}, names, "wallet_call is listed only when WALLETGATE_ALLOW_CALLS allows a contract")
 }
+
+// Every input schema gives each argument one JSON type: a "type" array
+// (["integer", "string"]) is legal JSON Schema, but clients that map tool
+// schemas onto a single-type dialect (Gemini's function declarations) drop
+// the constraint or the tool, and the MCP Inspector warns about it.
+func TestInputSchemasAreSingleTyped(t *testing.T) {
+	e := newEnv(t)
+	var walk func(tool, path string, v any)
+	walk = func(tool, path string, v any) {
+		switch n := v.(type) {
+		case map[string]any:
+			if ty, ok := n["type"]; ok {
+				_, single := ty.(string)
+				require.True(t, single, "%s: %s has type %v; give it one type", tool, path, ty)
+			}
+			for k, c := range n {
+				walk(tool, path+"."+k, c)
+			}
+		case []any:
+			for i, c := range n {
+				walk(tool, fmt.Sprintf("%s[%d]", path, i), c)
+			}
+		}
+	}
+	for _, raw := range wireTools(t, e.ctx, e.mcp) {
+		var tool struct {
+			Name        string `json:"name"`
+			InputSchema any    `json:"inputSchema"`
+		}
+		require.NoError(t, json.Unmarshal(raw, &tool))
+		walk(tool.Name, "inputSchema", tool.InputSchema)
+	}
+}

@@ -51,14 +51,13 @@ func (i sendIntent) canonical(chainID uint64) []byte {
 
 func (s *Server) sendTool() Tool {
 	in := object(map[string]any{
-		"to": strPattern("recipient: 0x + 40 hex digits; mixed case must be a valid EIP-55 checksum; not the zero address", addressPattern),
-		"amount": strPattern("amount to send, a decimal string in the asset's units (e.g. \"0.05\"), never a number. "+
-			s.capsHint()+" The first call only previews; nothing is sent until the same call is repeated with confirm.", amountPattern),
-		"asset":   str("ETH (default), a known token symbol (e.g. USDT), or a token contract address"),
+		"to":      strPattern("the recipient (EIP-55 checksum when mixed case)", addressPattern),
+		"amount":  strPattern("a decimal string in the asset's units, e.g. \"0.05\"; "+capped, amountPattern),
+		"asset":   str("ETH (default), a symbol (e.g. USDT) or a token address"),
 		"confirm": str(s.confirmDescription()),
 	}, "to", "amount")
 	return s.writeTool(sendTool, "Send ETH or a token",
-		"Send ETH or an ERC-20 token. Two calls: the first returns a preview and a confirm_token (nothing is signed); show the preview to the user, and only with their agreement call again with the same arguments plus confirm.",
+		"Send ETH or an ERC-20 token. "+twoCalls,
 		in, argSpec{"to": argString, "amount": argString, "asset": argString, "confirm": argString},
 		twoStep(s, sendTool, s.parseSend, func(i sendIntent) []byte { return i.canonical(s.chainID) }, s.previewSend))
 }

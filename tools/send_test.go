@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/require"
 
 	"github.com/walletgate/walletgate/chain"
@@ -418,15 +419,17 @@ func TestWritesNotOfferedWithoutKeyOrInReadMode(t *testing.T) {
 	}
 }
 
-// The ledger the preview shows is the ledger that refuses: the schema's hint
-// states the same caps.
-func TestAmountDescriptionStatesTheCaps(t *testing.T) {
+// The ledger the preview shows is the ledger that refuses: the server's
+// instructions state the same caps, once; the amount says they apply.
+func TestInstructionsStateTheCaps(t *testing.T) {
 	e := newEnv(t)
-	tools := e.listTools()
-	desc := tools["wallet_send"]
-	require.Contains(t, desc, "USDT: at most 100 per transaction, 500 per session, 1000 per day")
-	require.Contains(t, desc, "ETH: at most 1 per transaction, 5 per session, 10 per day")
-	require.Contains(t, desc, "only previews")
+	desc := e.listTools()["wallet_send"]
+	require.Contains(t, desc, "counts against the caps (see wallet_policy)")
+	require.NotContains(t, desc, "USDT 100", "the caps are not repeated in each tool")
+	init, err := e.mcp.Initialize(e.ctx, mcp.InitializeRequest{Params: mcp.InitializeParams{ProtocolVersion: mcp.LATEST_PROTOCOL_VERSION, ClientInfo: mcp.Implementation{Name: "test", Version: "0"}}})
+	require.NoError(t, err)
+	require.Contains(t, init.Instructions, "Caps (per transaction / per session / per day): ETH 1 / 5 / 10; ")
+	require.Contains(t, init.Instructions, "USDT 100 / 500 / 1000")
 	_ = chain.TransferData
 }
 

@@ -212,14 +212,14 @@ func (s *Server) MCP(version string) *server.MCPServer {
 	ms := server.NewMCPServer("walletgate", version,
 		server.WithToolCapabilities(false),
 		server.WithElicitation(),
-		server.WithInstructions(s.instructions()),
+		server.WithInstructions(s.instructions()+s.capsInstructions()),
 		server.WithRecovery(),
 		server.WithHooks((&handshake{listed: s.listed}).hooks()),
 	)
 	tools := s.Tools()
 	schemas := map[string]json.RawMessage{}
 	for _, t := range tools {
-		schemas[t.Tool.Name] = t.Tool.RawOutputSchema
+		schemas[t.Tool.Name] = resultSchema(t.Tool.Name) // strict: it allows less than the one served
 	}
 	// Compiled on each tool's first answer: compiling them all was most of
 	// a cold start. That they all compile is a test
@@ -296,12 +296,12 @@ func (s *Server) writesDisabledReason() string {
 }
 
 // writeTool builds a destructive tool; its output schema (a preview or an
-// outcome) is resultSchema(name).
+// outcome) is servedSchema(name).
 func (s *Server) writeTool(name, title, description string, in map[string]any, spec argSpec,
 	h func(ctx context.Context, a args) (*mcp.CallToolResult, *Refusal)) Tool {
 	t := mcp.NewToolWithRawSchema(name, description, mustJSON(in))
 	t.Title = title
-	t.RawOutputSchema = resultSchema(name)
+	t.RawOutputSchema = servedSchema(name)
 	t.Annotations = mcp.ToolAnnotation{
 		Title:           title,
 		ReadOnlyHint:    mcp.ToBoolPtr(false),
@@ -313,12 +313,12 @@ func (s *Server) writeTool(name, title, description string, in map[string]any, s
 }
 
 // readTool builds a read-only tool whose handler gets strictly parsed args;
-// its output schema is resultSchema(name).
+// its output schema is servedSchema(name).
 func (s *Server) readTool(name, title, description string, in map[string]any, spec argSpec,
 	h func(ctx context.Context, a args) (*mcp.CallToolResult, *Refusal)) Tool {
 	t := mcp.NewToolWithRawSchema(name, description, mustJSON(in))
 	t.Title = title
-	t.RawOutputSchema = resultSchema(name)
+	t.RawOutputSchema = servedSchema(name)
 	t.Annotations = mcp.ToolAnnotation{
 		Title:           title,
 		ReadOnlyHint:    mcp.ToBoolPtr(true),

@@ -55,11 +55,11 @@ func (i signIntent) canonical(chainID uint64) []byte {
 func (s *Server) signTypedDataTool() Tool {
 	spec := argSpec{"typed_data": argObject, "confirm": argString}
 	in := object(map[string]any{
-		"typed_data": map[string]any{"type": "object", "description": "the EIP-712 object exactly as a dapp, relay or builder gives it: {types (with EIP712Domain), primaryType, domain (chainId must be this wallet's chain), message}. Permits (EIP-2612) and transfer authorizations (EIP-3009) are decoded and count against the token's caps: " + s.capsHint() + " The first call only previews."},
+		"typed_data": map[string]any{"type": "object", "description": "the EIP-712 object as given: {types, primaryType, domain, message}; a permit or authorization " + capped},
 		"confirm":    str(s.confirmDescription()),
 	}, "typed_data")
 	return s.writeTool(signTypedDataTool, "Sign EIP-712 typed data",
-		"Sign EIP-712 typed data (eth_signTypedData_v4). A permit or transfer authorization can move the wallet's tokens without a transaction, so it is decoded, capped and bounded in time; other kinds are refused unless the operator allows them. Two calls: the first returns a preview of what the signature allows and a confirm_token; nothing is signed. Only with the user's agreement call again with the same arguments plus confirm; the answer carries the signature.",
+		"Sign EIP-712 typed data (eth_signTypedData_v4): permits and transfer authorizations are decoded, capped and time-bounded; other kinds need the operator's opt-in. "+twoCalls,
 		in, spec,
 		twoStepSign(s, signTypedDataTool, s.parseSign, func(i signIntent) []byte { return i.canonical(s.chainID) }, s.previewSign, s.renderSigned))
 }
@@ -210,14 +210,18 @@ type signedResult struct {
 
 // signOutputSchema is a signing tool's result: the preview P or the signed
 // result R, told apart by status.
-func signOutputSchema[P, R any]() json.RawMessage {
+func signOutputSchema[P, R any](f form) json.RawMessage {
+	desc := "a preview (status confirmation_required) or the signature (status signed)"
+	statusDesc := "confirmation_required: a preview, nothing signed; signed: the signature"
+	if f == served {
+		desc, statusDesc = "A preview (nothing signed) or the signature. "+unitsNote, ""
+	}
 	return mustJSON(&jsonschema.Schema{
 		Type:        "object",
-		Description: "a preview (status confirmation_required) or the signature (status signed)",
-		Properties: map[string]*jsonschema.Schema{"status": {Type: "string", Enum: []any{"confirmation_required", "signed"},
-			Description: "confirmation_required: a preview, nothing signed; signed: the signature"}},
-		Required: []string{"status"},
-		OneOf:    []*jsonschema.Schema{schemaOf[P](), schemaOf[R]()},
+		Description: desc,
+		Properties:  map[string]*jsonschema.Schema{"status": {Type: "string", Enum: []any{"confirmation_required", "signed"}, Description: statusDesc}},
+		Required:    []string{"status"},
+		OneOf:       []*jsonschema.Schema{schemaFor[P](f), schemaFor[R](f)},
 	})
 }
 

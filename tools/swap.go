@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -177,11 +178,11 @@ func (s *Server) requireCode(ctx context.Context, addrs ...common.Address) *Refu
 
 func swapInputSchema(amountHint, confirm string) map[string]any {
 	props := map[string]any{
-		"token_in":     str("what you pay: ETH, a known symbol (e.g. USDT) or a token address"),
-		"token_out":    str("what you receive: a known symbol or a token address (not ETH: use WETH)"),
-		"amount_in":    strPattern("amount of token_in, a decimal string in its units (e.g. \"100\"), never a number. "+amountHint, amountPattern),
-		"fee":          map[string]any{"type": []string{"integer", "string"}, "description": "the pool's fee tier in hundredths of a basis point: 100, 500 (default), 3000 or 10000"},
-		"slippage_bps": map[string]any{"type": []string{"integer", "string"}, "description": "how far below the quote the output may fall, in basis points (default 50 = 0.5%, at most 1000)"},
+		"token_in":     str("what you pay: ETH, a symbol (e.g. USDT) or a token address"),
+		"token_out":    str("what you receive: a symbol or a token address (not ETH: use WETH)"),
+		"amount_in":    strPattern("a decimal string in token_in's units, e.g. \"100\""+amountHint, amountPattern),
+		"fee":          map[string]any{"type": "integer", "enum": []int{100, 500, 3000, 10000}, "description": "the pool's fee tier in hundredths of a basis point (default 500)"},
+		"slippage_bps": map[string]any{"type": "integer", "minimum": 0, "maximum": maxSlippage, "description": "basis points the output may fall below the quote (default 50 = 0.5%)"},
 	}
 	if confirm != "" {
 		props["confirm"] = str(confirm)
@@ -266,6 +267,10 @@ type quoteResult struct {
 	SlippageBps       uint32   `json:"slippage_bps" jsonschema:"the slippage used"`
 	Fee               uint32   `json:"fee" jsonschema:"the pool's fee tier"`
 	Rate              string   `json:"rate" jsonschema:"token_out per token_in, rounded, for display only"`
+	RateInverse       string   `json:"rate_inverse" pattern:"amount" jsonschema:"token_in per token_out at this quote, rounded to 18 decimals, for display only"`
+	MidRate           string   `json:"mid_rate,omitempty" pattern:"amount" jsonschema:"token_out per token_in at the pool's mid price before the swap (slot0), rounded to 18 decimals; absent when the pool's price could not be read" client:"at the pool's mid price before the swap"`
+	PriceImpactPct    string   `json:"price_impact_pct,omitempty" jsonschema:"how far this quote's rate falls below the mid price, in percent (the pool's fee included), rounded to 4 decimals; absent with mid_rate" client:"percent below mid_rate, fee included"`
+	SqrtPriceX96      string   `json:"sqrt_price_x96,omitempty" pattern:"base" jsonschema:"the pool's price before this swap (slot0) as Uniswap's Q64.96 sqrtPriceX96 (token1/token0 in base units); not a human rate"`
 	SqrtPriceX96After string   `json:"sqrt_price_x96_after" pattern:"base" jsonschema:"the pool's price after this swap as Uniswap's Q64.96 sqrtPriceX96 (token1/token0 in base units); not a human rate"`
 	TicksCrossed      uint32   `json:"ticks_crossed" jsonschema:"initialized ticks the swap crosses"`
 	GasEstimate       string   `json:"gas_estimate" pattern:"base" jsonschema:"the quoter's estimate of the swap's gas"`
@@ -277,7 +282,7 @@ type quoteResult struct {
 
 func (s *Server) quoteTool() Tool {
 	return s.readTool(quoteTool, "Swap quote",
-		"Quote an exact-input swap in one Uniswap v3 pool (QuoterV2 quoteExactInputSingle): amount out, the minimum at a slippage, and the pool price after. Reads only.",
+		"Quote an exact-input swap in one Uniswap v3 pool: amount out, the minimum at a slippage, both rates and the price impact.",
 		swapInputSchema("", ""), swapSpec, s.quoteHandler)
 }
 
@@ -299,7 +304,7 @@ func (s *Server) quote(ctx context.Context, in swapIntent) (*chain.Quote, *Refus
 	if ref := s.requireCode(ctx, u.QuoterV2, u.SwapRouter02); ref != nil {
 		return nil, ref
 	}
-	q, err := s.chain.QuoteExactInputSingle(ctx, u.QuoterV2, s.routerIn(in.in), in.out.Address, in.amountIn, in.fee)
+	q, err := s.chain.QuoteExactInputSingle(ctx, u.QuoterV2, u.Factory, s.routerIn(in.in), in.out.Address, in.amountIn, in.fee)
 	return s.checkQuote(in, q, err)
 }
 
@@ -332,7 +337,9 @@ func (s *Server) quoteResult(in swapIntent, q *chain.Quote) quoteResult {
 	minOut := MinOut(q.AmountOut, in.bps)
 	rate := decimal.NewFromBigInt(q.AmountOut, -int32(in.out.Decimals)).
 		Div(decimal.NewFromBigInt(in.amountIn, -int32(in.in.Decimals))).Round(8)
+	p := pricing(s.routerIn(in.in), in.out.Address, in.in.Decimals, in.out.Decimals, in.amountIn, q.AmountOut, q.SqrtPriceX96)
 	return quoteResult{
+		RateInverse: p.inverse, MidRate: p.mid, PriceImpactPct: p.impactPct, SqrtPriceX96: p.sqrtPrice,
 		TokenIn: ref(in.in), TokenOut: ref(in.out),
 		AmountIn: policy.FormatAmount(in.amountIn, in.in.Decimals), AmountInBase: in.amountIn.String(),
 		AmountOut: policy.FormatAmount(q.AmountOut, in.out.Decimals), AmountOutBase: q.AmountOut.String(),
@@ -346,11 +353,68 @@ func (s *Server) quoteResult(in swapIntent, q *chain.Quote) quoteResult {
 
 func quoteText(r quoteResult) string {
 	r.TokenIn.Symbol, r.TokenOut.Symbol = r.TokenIn.marked(), r.TokenOut.marked()
-	return fmt.Sprintf("Quote at block %d (%s): %s %s → %s %s in the fee-%d pool (1 %s ≈ %s %s).\n"+
+	return fmt.Sprintf("Quote at block %d (%s): %s %s → %s %s in the %s%% pool (fee tier %d).\n%s\n%s\n"+
 		"At %d bps slippage the minimum accepted is %s %s (%s base units).\n"+
-		"Pool price after (sqrtPriceX96, Q64.96, not a human rate): %s; ticks crossed: %d; quoter gas estimate: %s.",
-		r.Block, r.At, r.AmountIn, r.TokenIn.Symbol, r.AmountOut, r.TokenOut.Symbol, r.Fee, r.TokenIn.Symbol, r.Rate, r.TokenOut.Symbol,
-		r.SlippageBps, r.MinOut, r.TokenOut.Symbol, r.MinOutBase, r.SqrtPriceX96After, r.TicksCrossed, r.GasEstimate)
+		"Ticks crossed: %d; quoter gas estimate: %s.",
+		r.Block, r.At, r.AmountIn, r.TokenIn.Symbol, r.AmountOut, r.TokenOut.Symbol, decimal.New(int64(r.Fee), -4), r.Fee,
+		ratesLine(r), impactLine(r),
+		r.SlippageBps, r.MinOut, r.TokenOut.Symbol, r.MinOutBase, r.TicksCrossed, r.GasEstimate)
+}
+
+// ratesLine is a quote's rate both ways, readable: "Rate: 1 WETH ≈
+// 2,000.12 USDT; 1 USDT ≈ 0.0004999 WETH." (symbols already marked).
+func ratesLine(r quoteResult) string {
+	return "Rate: " + rateText(r.TokenIn.Symbol, r.Rate, r.TokenOut.Symbol) + "; " + rateText(r.TokenOut.Symbol, r.RateInverse, r.TokenIn.Symbol) + "."
+}
+
+// impactLine says the price impact against the pool's mid price.
+func impactLine(r quoteResult) string {
+	if r.MidRate == "" {
+		return "Price impact: unknown (the pool's mid price could not be read)."
+	}
+	impact, _ := readableDecimal(decimal.RequireFromString(r.PriceImpactPct), nearest)
+	return "Price impact: " + impact + "% against the pool's mid price before the swap (" +
+		rateText(r.TokenIn.Symbol, r.MidRate, r.TokenOut.Symbol) + "), the pool's fee included."
+}
+
+// rateText is "1 A ≈ x B", x rounded for reading (a rate is rarely exact).
+func rateText(a, x, b string) string {
+	text, _ := readableDecimal(decimal.RequireFromString(x), nearest)
+	return "1 " + a + " ≈ " + text + " " + b
+}
+
+// quotePricing is a quote's inverse rate, the pool's mid rate and the price
+// impact against it, as decimal strings; the mid and impact are "" when
+// sqrtPrice (the pool's price before the swap) was not read.
+type quotePricing struct{ inverse, mid, impactPct, sqrtPrice string }
+
+// pricing computes quotePricing exactly, in rationals (never floats), and
+// rounds only the results: inverse and mid to 18 decimals, the impact to 4.
+// tokenIn is the token the pool takes (WETH for ETH). Uniswap's
+// sqrtPriceX96 is sqrt(token1/token0) in base units, times 2^96; token0 is
+// the lower address.
+func pricing(tokenIn, tokenOut common.Address, decIn, decOut uint8, amountIn, amountOut, sqrtPrice *big.Int) quotePricing {
+	scale := func(dec uint8) *big.Int { return new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(dec)), nil) }
+	// out per in, in the tokens' units: (out / 10^decOut) / (in / 10^decIn)
+	exec := new(big.Rat).SetFrac(new(big.Int).Mul(amountOut, scale(decIn)), new(big.Int).Mul(amountIn, scale(decOut)))
+	var p quotePricing
+	if exec.Sign() > 0 {
+		p.inverse = decimal.NewFromBigRat(new(big.Rat).Inv(exec), 18).String()
+	}
+	if sqrtPrice == nil || sqrtPrice.Sign() == 0 || exec.Sign() == 0 {
+		return p
+	}
+	// token1 per token0 in base units: sqrtPrice² / 2^192
+	mid := new(big.Rat).SetFrac(new(big.Int).Mul(sqrtPrice, sqrtPrice), new(big.Int).Lsh(big.NewInt(1), 192))
+	if bytes.Compare(tokenIn.Bytes(), tokenOut.Bytes()) > 0 {
+		mid.Inv(mid) // token_in is token1: out (token0) per in is the inverse
+	}
+	mid.Mul(mid, new(big.Rat).SetFrac(scale(decIn), scale(decOut)))
+	impact := new(big.Rat).Sub(big.NewRat(1, 1), new(big.Rat).Quo(exec, mid))
+	p.mid = decimal.NewFromBigRat(mid, 18).String()
+	p.impactPct = decimal.NewFromBigRat(impact.Mul(impact, big.NewRat(100, 1)), 4).String()
+	p.sqrtPrice = sqrtPrice.String()
+	return p
 }
 
 func (s *Server) swapTool() Tool {
@@ -359,8 +423,8 @@ func (s *Server) swapTool() Tool {
 		spec[k] = v
 	}
 	return s.writeTool(swapTool, "Swap tokens",
-		"Swap an exact amount of one token for another in a Uniswap v3 pool. Two calls: the first quotes, fixes the minimum output and a deadline, and returns a preview of every transaction (an exact approval when needed, then the swap) with a confirm_token; nothing is signed. Only with the user's agreement call again with the same arguments plus confirm.",
-		swapInputSchema(s.capsHint()+" The first call only previews.", s.confirmDescription()), spec,
+		"Swap an exact amount in one Uniswap v3 pool; the preview fixes the minimum output and lists each transaction (an exact approval if needed, then the swap). "+twoCalls,
+		swapInputSchema("; "+capped, s.confirmDescription()), spec,
 		twoStep(s, swapTool, s.parseSwap, func(i swapIntent) []byte { return i.canonical(s.chainID) }, s.previewSwap))
 }
 
@@ -401,7 +465,8 @@ func (s *Server) previewSwap(ctx context.Context, in swapIntent) (*mcp.CallToolR
 	// and, once per process, whether the Uniswap contracts have code.
 	codes := s.codeViews(u.QuoterV2, u.SwapRouter02)
 	quoteView := chain.QuoteView(u.QuoterV2, s.routerIn(in.in), in.out.Address, in.amountIn, in.fee)
-	views := append([]*chain.View{quoteView}, codes...)
+	slot0View := chain.Slot0View(chain.PoolAddress(u.Factory, s.routerIn(in.in), in.out.Address, in.fee))
+	views := append([]*chain.View{quoteView, slot0View}, codes...)
 	var allowanceView *chain.View
 	if !in.in.Native {
 		allowanceView = chain.AllowanceView(in.in.Address, in.from, router)
@@ -417,6 +482,9 @@ func (s *Server) previewSwap(ctx context.Context, in swapIntent) (*mcp.CallToolR
 	q, ref := s.decodeQuote(in, quoteView, st.Head)
 	if ref != nil {
 		return nil, ref
+	}
+	if slot0View.Err == nil {
+		q.SqrtPriceX96, _ = chain.DecodeSqrtPrice(slot0View.Return)
 	}
 	minOut := MinOut(q.AmountOut, in.bps)
 	deadline := uint64(s.now().Add(s.cfg.ConfirmTTL + 10*time.Minute).Unix())
@@ -672,6 +740,9 @@ func (s *Server) swapPreviewText(r swapPreviewResult, c confirmation) string {
 	in, out := q.TokenIn.marked(), q.TokenOut.marked()
 	fmt.Fprintf(&b, "Action:    swap %s %s (%s base units) for at least %s %s (%s base units)\n", q.AmountIn, in, q.AmountInBase, q.MinOut, out, q.MinOutBase)
 	fmt.Fprintf(&b, "Quote:     %s %s at block %d (fee tier %d, slippage %d bps; 1 %s ≈ %s %s)\n", q.AmountOut, out, q.Block, q.Fee, q.SlippageBps, in, q.Rate, out)
+	qm := q
+	qm.TokenIn.Symbol, qm.TokenOut.Symbol = in, out
+	fmt.Fprintf(&b, "           %s %s\n", ratesLine(qm), impactLine(qm))
 	fmt.Fprintf(&b, "Tokens:    %s %s → %s %s\n", in, q.TokenIn.Address, out, q.TokenOut.Address)
 	fmt.Fprintf(&b, "From/to:   %s (this wallet receives the output)\n", pv.From)
 	fmt.Fprintf(&b, "Router:    %s (Uniswap SwapRouter02); deadline %s\n", pv.Router, pv.Deadline)

@@ -100,7 +100,7 @@ func TestSwapsMoveBalancesAsPreviewed(t *testing.T) {
 	}{
 		{"USDT-like to WETH (approval needed)", map[string]any{"token_in": "USDT", "token_out": "WETH", "amount_in": "30"}, e.dev.Contracts.USDT, u.WETH9, big.NewInt(30_000_000), []string{"approve", "swap"}},
 		{"WETH to DAI: 18-decimal in and out", map[string]any{"token_in": "WETH", "token_out": "DAI", "amount_in": "0.01", "slippage_bps": 100}, u.WETH9, e.dev.Contracts.DAI, big.NewInt(10_000_000_000_000_000), []string{"approve", "swap"}},
-		{"DAI to USDT-like", map[string]any{"token_in": "DAI", "token_out": "USDT", "amount_in": "20", "fee": "500"}, e.dev.Contracts.DAI, e.dev.Contracts.USDT, new(big.Int).Mul(big.NewInt(20), devnet.Ether), []string{"approve", "swap"}},
+		{"DAI to USDT-like", map[string]any{"token_in": "DAI", "token_out": "USDT", "amount_in": "20", "fee": 500}, e.dev.Contracts.DAI, e.dev.Contracts.USDT, new(big.Int).Mul(big.NewInt(20), devnet.Ether), []string{"approve", "swap"}},
 		{"ETH to USDT-like (msg.value)", map[string]any{"token_in": "ETH", "token_out": "USDT", "amount_in": "0.02"}, common.Address{}, e.dev.Contracts.USDT, big.NewInt(20_000_000_000_000_000), []string{"swap"}},
 	}
 	for _, c := range cases {
@@ -225,7 +225,11 @@ func TestSwapRefusals(t *testing.T) {
 		{"ETH out", `{"token_in":"USDT","token_out":"ETH","amount_in":"1"}`, "BAD_SWAP"},
 		{"bad fee tier", `{"token_in":"USDT","token_out":"WETH","amount_in":"1","fee":501}`, "BAD_SWAP"},
 		{"fee as float", `{"token_in":"USDT","token_out":"WETH","amount_in":"1","fee":500.0}`, "BAD_ARGUMENT"},
-		{"slippage too high", `{"token_in":"USDT","token_out":"WETH","amount_in":"1","slippage_bps":"5000"}`, "BAD_SWAP"},
+		{"slippage too high", `{"token_in":"USDT","token_out":"WETH","amount_in":"1","slippage_bps":5000}`, "BAD_SWAP"},
+		// One type per argument, the schema's: a whole number is a JSON
+		// integer, as an amount is a decimal string.
+		{"fee as string", `{"token_in":"USDT","token_out":"WETH","amount_in":"1","fee":"500"}`, "BAD_ARGUMENT"},
+		{"slippage as string", `{"token_in":"USDT","token_out":"WETH","amount_in":"1","slippage_bps":"50"}`, "BAD_ARGUMENT"},
 		{"no pool at that tier", `{"token_in":"USDT","token_out":"WETH","amount_in":"1","fee":3000}`, "NO_QUOTE"},
 		{"amount as number", `{"token_in":"USDT","token_out":"WETH","amount_in":1}`, "BAD_ARGUMENT"},
 		{"unknown field", `{"token_in":"USDT","token_out":"WETH","amount_in":"1","recipient":"0x00000000000000000000000000000000000000aa"}`, "BAD_ARGUMENT"},

@@ -55,13 +55,13 @@ type verifyResult struct {
 
 func (s *Server) verifyTool() Tool {
 	in := object(map[string]any{
-		"tx":              strPattern("transaction hash: 0x + 64 hex digits", hashPattern),
-		"expected_to":     strPattern("optional: the recipient you expect (for a token, the Transfer's recipient)", addressPattern),
-		"expected_amount": strPattern("optional: the amount you expect, a decimal string in the asset's units, e.g. \"0.05\"", amountPattern),
-		"asset":           str("optional: what expected_amount counts: ETH (default), a known symbol, or a token address"),
+		"tx":              strPattern("the transaction hash", hashPattern),
+		"expected_to":     strPattern("the recipient you expect (for a token, the Transfer's)", addressPattern),
+		"expected_amount": strPattern("the amount you expect, in the asset's units", amountPattern),
+		"asset":           str("what expected_amount counts: ETH (default), a symbol or a token address"),
 	}, "tx")
 	return s.readTool("wallet_verify_tx", "Verify a transaction",
-		"Look a transaction up by hash: status, block, confirmations, sender, recipient, ETH value, fee and decoded ERC-20 transfers; optionally check it against an expected recipient and amount of an asset.",
+		"A transaction by hash: status, confirmations, from, to, value, fee, token transfers; optionally checked against an expected recipient and amount.",
 		in, argSpec{"tx": argString, "expected_to": argString, "expected_amount": argString, "asset": argString},
 		s.verify)
 }

@@ -81,11 +81,11 @@ func (i payIntent) canonical(chainID uint64, from common.Address) []byte {
 func (s *Server) payX402Tool() Tool {
 	spec := argSpec{"payment_required": argObject, "confirm": argString}
 	in := object(map[string]any{
-		"payment_required": map[string]any{"type": "object", "description": "the x402 v2 payment requirement exactly as the resource answered it (the decoded PAYMENT-REQUIRED header, or the body of its 402 answer, or what an x402-aware tool returned): {x402Version: 2, resource: {url, …}, accepts: [{scheme, network, asset, amount, payTo, maxTimeoutSeconds, extra}]}. Of the exact options on this chain in a capped token to an allowed payee, the cheapest within the caps is paid and the preview lists the others; the caps apply: " + s.capsHint() + " The first call only previews."},
+		"payment_required": map[string]any{"type": "object", "description": "the x402 v2 requirement (decoded PAYMENT-REQUIRED header or 402 body): {x402Version, resource, accepts: [{scheme, network, asset, amount, payTo, …}]}; the cheapest payable option is paid and " + capped},
 		"confirm":          str(s.confirmDescription()),
 	}, "payment_required")
 	return s.writeTool(payX402Tool, "Pay for an x402 resource",
-		"Pay an x402 payment requirement (HTTP 402) with an EIP-3009 transfer authorization (the x402 \"exact\" scheme on EVM). Two calls: the first returns a preview of who is paid how much for which resource and a confirm_token; nothing is signed. Only with the user's agreement call again with the same arguments plus confirm; the answer carries the PAYMENT-SIGNATURE header value to retry the request with.",
+		"Pay an x402 requirement (HTTP 402) with an EIP-3009 authorization (the \"exact\" EVM scheme). "+twoCalls+" The answer carries the PAYMENT-SIGNATURE header to retry with.",
 		in, spec,
 		twoStepSign(s, payX402Tool, s.parsePay, func(i payIntent) []byte { return i.canonical(s.chainID, s.address) }, s.previewPay, s.renderPaid))
 }

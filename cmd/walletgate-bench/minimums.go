@@ -41,18 +41,18 @@ var minimums = map[string]minimum{
 	opPolicy:  {0, 0, "caps, usage and configuration are local state"},
 	opBalance: {1, 8, "head + ETH balance + nonce + code + 3 balanceOf + head again fit one batch (equal heads: every read was at that block); token metadata of known tokens is in the table"},
 	opVerify:  {1, 3, "tx (value, nonce) + receipt (status, logs, fee) + head (confirmations) in one batch"},
-	opQuote:   {1, 2, "head (block/time shown) + QuoterV2 eth_call in one batch; Uniswap code checks once per process"},
+	opQuote:   {1, 3, "head (block/time shown) + QuoterV2 eth_call + the pool's slot0 (the mid price the impact is measured against) in one batch; Uniswap code checks once per process"},
 	opSendETHPreview: {1, 6, "head/base fee, tip, nonce, balance, recipient code and gas estimate are independent: one batch; " +
 		"the estimate already executes the transfer"},
 	opSendETHConfirm: {2, 5, "[base fee + nonce + re-simulation] → [eth_sendRawTransactionSync + the lookup and balances riding after it]; 3 on a node without it (a receipt asked once after inclusion)"},
 	opSendTokPreview: {1, 7, "as the ETH preview, plus an eth_call for transfer()'s return value, in the same batch"},
 	opSendTokConfirm: {2, 5, "as the ETH confirm"},
-	opSwapPreviewFirst: {2, 7, "[head/fees, tip, nonce, balance, allowance, quote] → eth_simulateV1 of the legs built from them " +
+	opSwapPreviewFirst: {2, 8, "[head/fees, tip, nonce, balance, allowance, quote, slot0] → eth_simulateV1 of the legs built from them " +
 		"(+ once per process: Uniswap code checks, batchable into the first)"},
 	opSwapConfirmFirst: {3, 10, "[base fee, nonce, allowance, eth_simulateV1] → [approve's eth_sendRawTransactionSync + its lookup, the balances " +
 		"at its block and the swap leg's own eth_call on the state it left, all riding after it] → [swap's eth_sendRawTransactionSync + " +
 		"lookup + balances]. Each leg is signed only after the one before is included and the next simulated on what it left: one round " +
 		"trip for the re-check and one per leg (6 on a node without eth_sendRawTransactionSync)"},
-	opSwapPreview: {2, 7, "as the 1st swap preview"},
+	opSwapPreview: {2, 8, "as the 1st swap preview"},
 	opSwapConfirm: {3, 10, "as the 1st swap confirm"},
 }

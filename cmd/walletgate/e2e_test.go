@@ -621,7 +621,7 @@ func TestStdioDevOffersSendAsDestructive(t *testing.T) {
 			require.Equal(t, false, ann["readOnlyHint"])
 			require.Equal(t, true, ann["destructiveHint"])
 			amount := tool["inputSchema"].(map[string]any)["properties"].(map[string]any)["amount"].(map[string]any)
-			require.Contains(t, amount["description"], "USDT: at most 100 per transaction, 500 per session")
+			require.Contains(t, amount["description"], "counts against the caps (see wallet_policy)")
 		}
 	}
 	require.True(t, found)

@@ -28,11 +28,15 @@ const env = {
 
 // inspect runs one Inspector CLI call against `walletgate --dev` and resolves
 // with the JSON it prints on stdout (a tools/call error result included).
-function inspect(...args) {
+const inspect = (...args) => inspectWithStderr(...args).then((r) => r.json);
+
+// inspectWithStderr is inspect, with what the Inspector wrote on stderr (its
+// schema portability warnings, for one).
+function inspectWithStderr(...args) {
   return new Promise((resolve, reject) => {
     execFile(process.execPath, [INSPECTOR, '--cli', '--cwd', HERE, BIN, '--dev', ...args], { env, timeout: 30_000, maxBuffer: 16 << 20 }, (err, stdout, stderr) => {
       try {
-        resolve(JSON.parse(stdout));
+        resolve({ json: JSON.parse(stdout), stderr });
       } catch {
         reject(new Error(`inspector ${args.join(' ')}: ${err ?? 'no JSON'}\nstdout: ${stdout}\nstderr: ${stderr.slice(-2000)}`));
       }
@@ -45,7 +49,10 @@ const callTool = (name, ...pairs) => inspect('--method', 'tools/call', '--tool-n
 test.after(() => fs.rmSync(catalogDir, { recursive: true, force: true }));
 
 test('the MCP Inspector CLI lists the tools, calls each read tool and gets a preview', { timeout: 120_000 }, async () => {
-  const list = await inspect('--method', 'tools/list');
+  const { json: list, stderr: listed } = await inspectWithStderr('--method', 'tools/list');
+  // The Inspector lints every schema it lists (a "type" array such as
+  // ["integer", "string"] is one warning): walletgate's give it nothing to say.
+  assert.doesNotMatch(listed, /Schema portability|Warning: tool/, listed);
   assert.deepEqual(
     list.tools.map((t) => t.name).sort(),
     ['wallet_address', 'wallet_allowance', 'wallet_approve', 'wallet_balance', 'wallet_pay_x402', 'wallet_policy', 'wallet_send', 'wallet_sign_typed_data', 'wallet_swap', 'wallet_swap_quote', 'wallet_verify_tx'],
@@ -61,8 +68,12 @@ test('the MCP Inspector CLI lists the tools, calls each read tool and gets a pre
   const verify = await callTool('wallet_verify_tx', 'tx=0x' + '1'.repeat(64));
   assert.equal(verify.structuredContent.found, false);
   // The Inspector turns a bare 10 into a JSON number; amounts are strings.
-  const quote = await callTool('wallet_swap_quote', 'token_in=USDT', 'token_out=WETH', 'amount_in="10"');
+  // fee is an integer in the schema: the Inspector sends 500 as a number.
+  const quote = await callTool('wallet_swap_quote', 'token_in=USDT', 'token_out=WETH', 'amount_in="10"', 'fee=500', 'slippage_bps=30');
+  assert.notEqual(quote.isError, true, JSON.stringify(quote));
   assert.equal(quote.structuredContent.amount_in_base, '10000000');
+  assert.equal(quote.structuredContent.slippage_bps, 30);
+  assert.match(quote.structuredContent.price_impact_pct, /^0\.0[0-9]+$/);
 
   const send = ['to=0x00000000000000000000000000000000000e2e31', 'amount="0.5"', 'asset=USDT'];
   const preview = await callTool('wallet_send', ...send);
