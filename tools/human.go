@@ -36,6 +36,9 @@ type confirmation struct {
 	// Why, in human mode with WALLETGATE_HUMAN_ABOVE set, says why a token
 	// suffices or a person must approve; "" otherwise.
 	Why string
+	// Service is set in service mode: the text names only what the person
+	// does (serviceApproval), never a command or a path.
+	Service bool
 }
 
 // approvalJSON tells the model, in human mode, which preview the person must
@@ -64,6 +67,9 @@ func previewFor[P any](pv P, c confirmation, tool string) previewOf[P] {
 func (c confirmation) approval(tool string) *approvalJSON {
 	if c.ApprovalID == "" {
 		return nil
+	}
+	if c.Service {
+		return &approvalJSON{ID: c.ApprovalID, Mode: policy.ConfirmHuman, How: serviceApproval(c.ApprovalID, tool)}
 	}
 	return &approvalJSON{ID: c.ApprovalID, Mode: policy.ConfirmHuman,
 		How: "The person must approve preview " + c.ApprovalID + " on walletgate's approval page or with `walletgate approvals`; they are then shown a one-time code. Call " + tool + " again with exactly the same arguments plus \"confirm\": \"<that code>\". If your client can open URLs for the user (MCP URL-mode elicitation), you may instead confirm with \"confirm\": \"" + c.ApprovalID + "\": walletgate asks the client to open this preview's approval page and waits for the person's decision there."}
@@ -99,7 +105,7 @@ func (s *Server) offer(tool string, canonical []byte, p *engine.Plan, display fu
 	} else {
 		req := approval.Request{Tool: tool, Fingerprint: gate.Fingerprint(tool, canonical), Token: token, Expires: expires}
 		_, err := s.approvals.Add(req, func(id string) approval.Display {
-			result, text = render(confirmation{ApprovalID: id, Expires: expires, Why: why})
+			result, text = render(confirmation{ApprovalID: id, Expires: expires, Why: why, Service: s.service})
 			d := display()
 			d.Text, d.Why = personText(text), why
 			return d
@@ -183,6 +189,10 @@ func confirmLine(b *strings.Builder, tool string, c confirmation) {
 		b.WriteString("To confirm, call " + tool + " again with exactly the same arguments plus \"confirm\": \"" + c.Token + "\". Any change needs a new preview.")
 		return
 	}
+	if c.Service {
+		b.WriteString("APPROVAL BY THE PERSON REQUIRED (preview " + c.ApprovalID + "): " + serviceApproval(c.ApprovalID, tool))
+		return
+	}
 	b.WriteString("APPROVAL BY THE PERSON REQUIRED (preview " + c.ApprovalID + "): they approve or reject it on walletgate's approval page (its address is in walletgate's log and state directory) or with `walletgate approvals` in a terminal. Approving shows them a one-time code; then call " + tool + " again with exactly the same arguments plus \"confirm\": \"<that code>\". The code works once, for this preview only. You cannot approve it yourself. If your client can open URLs for the user (MCP URL-mode elicitation), confirm with \"confirm\": \"" + c.ApprovalID + "\" instead: walletgate then asks the client to open the approval page and waits for the person's decision.")
 }
 
@@ -201,6 +211,9 @@ func (s *Server) confirmDescription() string {
 func (s *Server) instructions() string {
 	if !s.human() {
 		return Instructions
+	}
+	if s.service {
+		return s.serviceInstructions()
 	}
 	if s.caps.HumanAbove != nil {
 		return instructionsReads + instructionsHumanWrites + instructionsTiered + instructionsTail

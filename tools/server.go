@@ -66,6 +66,10 @@ type Deps struct {
 	ApprovalPage string
 	// Session identifies this process in the journal.
 	Session string
+	// Service is set when walletgate runs as a system service (walletgate
+	// service run): what the model is told names only what the person does,
+	// and no answer carries a path of the state directory.
+	Service bool
 	Logger  *slog.Logger     // stderr only; nil discards
 	Now     func() time.Time // nil: time.Now
 	Version string
@@ -101,6 +105,7 @@ type Server struct {
 	approvals  *approval.Broker
 	pageURL    string
 	session    string
+	service    bool
 	calls      atomic.Uint64
 
 	// listed is Deps.Listed, at most once; nil when not set.
@@ -164,7 +169,7 @@ func New(d Deps) *Server {
 	if dr, ok := d.Recorder.(interface{ Describe() string }); ok {
 		s.shared = dr.Describe()
 	}
-	s.approvals, s.pageURL = d.Approvals, d.ApprovalPage
+	s.approvals, s.pageURL, s.service = d.Approvals, d.ApprovalPage, d.Service
 	if d.Listed != nil {
 		s.listed = sync.OnceFunc(d.Listed)
 	}
