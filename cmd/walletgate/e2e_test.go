@@ -32,6 +32,10 @@ import (
 // that one.
 var binary, devnetBin string
 
+// viaConnect is set by WALLETGATE_E2E_VIA=connect: every MCP session of
+// these tests goes through walletgate service run and walletgate connect.
+var viaConnect = os.Getenv("WALLETGATE_E2E_VIA") == "connect"
+
 // dataHome is an empty XDG_DATA_HOME for every server: the Uniswap artifacts
 // a developer installed under their own data directory must not change what
 // a test sees.
@@ -53,6 +57,20 @@ func TestMain(m *testing.M) {
 		if err := build.Run(); err != nil {
 			fmt.Fprintln(os.Stderr, "build", b[1]+":", err)
 			os.Exit(1)
+		}
+	}
+	if viaConnect {
+		// Every session through the service and walletgate connect
+		// (scripts/via-connect stands in for the binary).
+		if err := os.Rename(binary, binary+"-real"); err != nil {
+			panic(err)
+		}
+		shim, err := os.ReadFile("../../scripts/via-connect")
+		if err != nil {
+			panic(err)
+		}
+		if err := os.WriteFile(binary, shim, 0o755); err != nil {
+			panic(err)
 		}
 	}
 	code := m.Run()
