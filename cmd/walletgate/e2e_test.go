@@ -149,11 +149,18 @@ func startServerIn(t *testing.T, dir string, env []string, args ...string) *stdi
 func startBinaryIn(t *testing.T, bin, dir string, env []string, args ...string) *stdioClient {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
+	cmd.Env = withStateDir(t, env)
+	return startCommand(t, cmd)
+}
+
+// startCommand starts cmd, set up but for its pipes, as an MCP server on
+// stdio.
+func startCommand(t *testing.T, cmd *exec.Cmd) *stdioClient {
+	t.Helper()
 	// A child that outlives walletgate (a dev chain it failed to stop) keeps
 	// stderr open; Wait must not hang on it, so the test can say so.
 	cmd.WaitDelay = 5 * time.Second
-	cmd.Dir = dir
-	cmd.Env = withStateDir(t, env)
 	stdin, err := cmd.StdinPipe()
 	require.NoError(t, err)
 	stdout, err := cmd.StdoutPipe()

@@ -29,10 +29,17 @@ func (l *listFlag) Set(v string) error {
 	return nil
 }
 
+// repeatFlag is a flag given several times, each value whole.
+type repeatFlag []string
+
+func (r *repeatFlag) String() string     { return strings.Join(*r, " ") }
+func (r *repeatFlag) Set(v string) error { *r = append(*r, v); return nil }
+
 func cmdServiceInstall(argv []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("walletgate service install", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	var users, sets listFlag
+	var users listFlag
+	var sets repeatFlag
 	fs.Var(&users, "users", "the desktop users who may connect (default: the user who ran sudo)")
 	fs.Var(&sets, "set", "a WALLETGATE_ variable for the service, KEY=VALUE (several times)")
 	keyFile := fs.String("key-file", "", "the key file to import")
@@ -56,6 +63,9 @@ func cmdServiceInstall(argv []string, stdin io.Reader, stdout, stderr io.Writer)
 	check := []string{"WALLETGATE_KEY_FILE=/nonexistent"}
 	for k, v := range env {
 		check = append(check, k+"="+v)
+	}
+	if _, ok := env[policy.EnvConfirm]; !ok {
+		check = append(check, policy.EnvConfirm+"="+policy.ConfirmHuman) // the service's default
 	}
 	if err := service.CheckEnv(env); err != nil {
 		return usagef("%v", err)
