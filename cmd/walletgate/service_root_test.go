@@ -159,9 +159,14 @@ func TestServiceTheDesktopUserCannotGetInAndThePersonCan(t *testing.T) {
 	})
 	waitForOr(t, "the service's socket", func() bool { _, err := os.Stat(serviceSocket); return err == nil }, svcLog.String)
 	waitForOr(t, "the service's session log", func() bool { return strings.Contains(svcLog.String(), "serving MCP on the service socket") }, svcLog.String)
-	ps, err := exec.Command("ps", "-o", "user=", "--ppid", strconv.Itoa(svcCmd.Process.Pid)).Output()
+	pid := strconv.Itoa(svcCmd.Process.Pid)
+	children, err := os.ReadFile("/proc/" + pid + "/task/" + pid + "/children")
 	require.NoError(t, err)
-	require.Equal(t, rootTestService, strings.TrimSpace(string(ps)), "the service runs as its own user")
+	child := strings.Fields(string(children))
+	require.Len(t, child, 1, "walletgate service run, started as root, runs the service as a child")
+	status, err := os.ReadFile("/proc/" + child[0] + "/status")
+	require.NoError(t, err)
+	require.Regexp(t, fmt.Sprintf(`(?m)^Uid:\t%d\t%d\t%d\t%d$`, svc.uid, svc.uid, svc.uid, svc.uid), string(status), "the service runs as its own user")
 
 	// The desktop user's assistant: an MCP client through walletgate connect.
 	client := startCommand(t, desk.as(exec.Command(installedBin, "connect")))

@@ -35,12 +35,23 @@ func Relay(stdin io.Reader, stdout io.Writer, dial func() (net.Conn, error), dow
 	defer conn.Close()
 	gone := make(chan struct{}) // the service closed the connection
 	var goneErr error
+	pending := &inFlight{ids: map[string]json.RawMessage{}}
 	go func() {
 		defer close(gone)
+		defer func() {
+			// What the service was sent and did not answer is answered
+			// here: a client waits for nothing.
+			for _, id := range pending.drain() {
+				_ = answerID(out, id, down(serviceClosed(goneErr)))
+			}
+		}()
 		r := bufio.NewReaderSize(conn, 64<<10)
 		for {
 			line, err := readLine(r)
 			if len(line) > 0 {
+				if id, _ := topLevel(line, false); id != nil {
+					pending.done(id)
+				}
 				if _, werr := out.Write(line); werr != nil {
 					goneErr = werr
 					return
@@ -61,9 +72,13 @@ func Relay(stdin io.Reader, stdout io.Writer, dial func() (net.Conn, error), dow
 				continue
 			default:
 			}
+			id, request := topLevel(line, true)
+			if request && !pending.add(id) {
+				answerLine(out, line, down(serviceClosed(goneErr)))
+				continue
+			}
 			if _, werr := conn.Write(line); werr != nil {
-				<-gone
-				answerLine(out, line, down(serviceClosed(werr)))
+				<-gone // it answers the line, pending
 			}
 		}
 		if err != nil {
@@ -145,6 +160,11 @@ func answerLine(out io.Writer, line []byte, msg string) error {
 		}
 		id = req.ID
 	}
+	return answerID(out, id, msg)
+}
+
+// answerID writes a JSON-RPC error for the request id saying msg.
+func answerID(out io.Writer, id json.RawMessage, msg string) error {
 	resp := struct {
 		JSONRPC string          `json:"jsonrpc"`
 		ID      json.RawMessage `json:"id"`
@@ -172,4 +192,76 @@ func (w *lockedWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.w.Write(p)
+}
+
+// inFlight are the ids of the requests sent to the service and not yet
+// answered. Once drained (the service is gone) it takes no more.
+type inFlight struct {
+	mu     sync.Mutex
+	ids    map[string]json.RawMessage
+	closed bool
+}
+
+// add records a request sent; false once the service is gone.
+func (f *inFlight) add(id json.RawMessage) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return false
+	}
+	f.ids[string(id)] = id
+	return true
+}
+
+func (f *inFlight) done(id json.RawMessage) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.ids, string(id))
+}
+
+// drain returns the unanswered ids and takes no more.
+func (f *inFlight) drain() []json.RawMessage {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.closed = true
+	var ids []json.RawMessage
+	for _, id := range f.ids {
+		ids = append(ids, id)
+	}
+	clear(f.ids)
+	return ids
+}
+
+// topLevel reads a message's id (nil when it has none, or null) and whether
+// it is a request (it has a method and an id), reading its top-level keys
+// only as far as needed: a response's id comes first, and what follows it is
+// not walked.
+func topLevel(line []byte, wantMethod bool) (id json.RawMessage, request bool) {
+	dec := json.NewDecoder(bytes.NewReader(line))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, false
+	}
+	method := false
+	for dec.More() {
+		k, err := dec.Token()
+		if err != nil {
+			return nil, false
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, false
+		}
+		switch k {
+		case "id":
+			if string(v) != "null" {
+				id = v
+			}
+		case "method":
+			method = true
+		}
+		if id != nil && (!wantMethod || method) {
+			break
+		}
+	}
+	return id, id != nil && method
 }

@@ -170,3 +170,47 @@ func TestCheckEnvRefusesWhatTheInstallSets(t *testing.T) {
 		require.Error(t, CheckEnv(map[string]string{k: "x"}), k)
 	}
 }
+
+func TestRelayAnswersWhatTheServiceLeftUnanswered(t *testing.T) {
+	dir := t.TempDir()
+	ln, err := net.Listen("unix", filepath.Join(dir, "s.sock"))
+	require.NoError(t, err)
+	defer ln.Close()
+	read := make(chan struct{})
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		bufio.NewReader(c).ReadString('\n')
+		close(read)
+		c.Close() // gone without an answer
+	}()
+	in := `{"method":"tools/call","params":{"name":"wallet_send"},"jsonrpc":"2.0","id":41}` + "\n"
+	var out bytes.Buffer
+	require.NoError(t, Relay(strings.NewReader(in), &out, func() (net.Conn, error) { return net.Dial("unix", filepath.Join(dir, "s.sock")) }, func(error) string { return "the service stopped" }))
+	<-read
+	msgs := lines(t, out.String())
+	require.Len(t, msgs, 1, "the request the service took and never answered is answered")
+	require.Equal(t, float64(41), msgs[0]["id"])
+	require.Equal(t, float64(DownCode), msgs[0]["error"].(map[string]any)["code"])
+}
+
+func TestTopLevelReadsTheIDAndTheMethod(t *testing.T) {
+	for line, want := range map[string]struct {
+		id      string
+		request bool
+	}{
+		`{"jsonrpc":"2.0","id":1,"method":"ping"}`:                     {"1", true},
+		`{"method":"ping","params":{"id":9},"jsonrpc":"2.0","id":"a"}`: {`"a"`, true},
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`:       {"", false},
+		`{"jsonrpc":"2.0","id":7,"result":{}}`:                         {"7", false},
+		`{"jsonrpc":"2.0","id":null,"method":"x"}`:                     {"", false},
+		`[1,2]`:   {"", false},
+		`garbage`: {"", false},
+	} {
+		id, req := topLevel([]byte(line), true)
+		require.Equal(t, want.id, string(id), line)
+		require.Equal(t, want.request, req, line)
+	}
+}
