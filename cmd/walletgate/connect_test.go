@@ -1,11 +1,14 @@
 package main_test
 
 import (
+	"math/big"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/ethereum/go-ethereum/common"
 	"github.com/stretchr/testify/require"
 )
 
@@ -41,4 +44,47 @@ func TestConnectWithoutTheServiceSaysHowToStartIt(t *testing.T) {
 	}
 	_, more := <-c.lines
 	require.False(t, more, "the notification is not answered")
+}
+
+// Each connection to the service is one MCP session, with its own
+// per-session caps: what one session spent does not count in another's
+// session window, and the day window, kept in the one journal, counts both.
+func TestServiceSessionsHaveTheirOwnSessionCaps(t *testing.T) {
+	info := startDevnet(t)
+	view := newChainView(t, info)
+	state := t.TempDir()
+	sock := filepath.Join(t.TempDir(), "mcp.sock")
+	svc := exec.Command(binary, "service", "run", "--env", "--socket", sock)
+	svc.Env = cleanEnv("WALLETGATE_RPC="+info.RPC, "WALLETGATE_CHAIN_ID=1337", "WALLETGATE_KEY_FILE="+info.KeyFile,
+		"WALLETGATE_STATE_DIR="+state, "WALLETGATE_CAP_PER_TX=ETH=1,USDT=10", "WALLETGATE_CAP_PER_SESSION=ETH=1,USDT=10",
+		"WALLETGATE_CAP_PER_DAY=ETH=1,USDT=15")
+	log := &syncBuffer{}
+	svc.Stderr = log
+	require.NoError(t, svc.Start())
+	t.Cleanup(func() { svc.Process.Signal(os.Interrupt); svc.Wait() })
+	waitForOr(t, "the service's socket", func() bool { return strings.Contains(log.String(), "serving MCP on the service socket") }, log.String)
+	session := func() *stdioClient {
+		cmd := exec.Command(binary, "connect", "--socket", sock)
+		cmd.Env = cleanEnv()
+		c := startCommand(t, cmd)
+		c.initialize()
+		return c
+	}
+	send := func(c *stdioClient, amount string) map[string]any {
+		args := map[string]any{"to": "0x00000000000000000000000000000000000e2e27", "amount": amount, "asset": "USDT"}
+		p := c.callTool("wallet_send", args)
+		if p["isError"] == true {
+			return p
+		}
+		args["confirm"] = p["structuredContent"].(map[string]any)["confirm_token"]
+		return c.callTool("wallet_send", args)
+	}
+	to := common.HexToAddress("0x00000000000000000000000000000000000e2e27")
+	a, b := session(), session()
+	require.Equal(t, "confirmed", send(a, "8")["structuredContent"].(map[string]any)["status"])
+	refusedWith(t, send(a, "5"), "CAP_EXCEEDED") // a's session window: 8 of 10
+	require.Equal(t, "confirmed", send(b, "5")["structuredContent"].(map[string]any)["status"], "b's session window is its own")
+	refusedWith(t, send(b, "5"), "CAP_EXCEEDED") // the day: 13 of 15, shared
+	require.Equal(t, big.NewInt(13_000_000), view.usdtOf(to), "what moved is what both sessions confirmed")
+	require.Equal(t, 2, strings.Count(log.String(), "session started"))
 }
