@@ -143,6 +143,8 @@ func serveService(cfg policy.Config, sc service.Config, dev, once, serviceMode b
 				deps.Approvals = a.broker
 				if !serviceMode {
 					deps.ApprovalPage = a.pageURL
+				} else {
+					a.broker.SetWhere("on the approval page")
 				}
 				// In service mode the page's address is not handed to
 				// clients (URL-mode elicitation): a client is the
