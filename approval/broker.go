@@ -220,6 +220,9 @@ type Broker struct {
 	// decided, if set, hears of each decision of the person (approved or
 	// rejected), after it is made and outside the lock: the audit trail.
 	decided func(Decision)
+	// where says where the person approves, in what the model is told
+	// ("" is walletgate's page or its terminal; see SetWhere).
+	where string
 
 	mu      sync.Mutex
 	entries map[string]*entry // id → entry
@@ -242,6 +245,21 @@ func (b *Broker) SetRevoke(revoke func(token string)) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.revoke = revoke
+}
+
+// SetWhere sets where the model is told the person approves (a service
+// names no command: "on the approval page").
+func (b *Broker) SetWhere(where string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.where = where
+}
+
+func (b *Broker) whereLocked() string {
+	if b.where == "" {
+		return "on walletgate's approval page (or in the terminal the preview named)"
+	}
+	return b.where
 }
 
 // Decision is a person's decision on a preview, for the audit trail.
@@ -441,7 +459,7 @@ func (b *Broker) Redeem(code string, fingerprint [32]byte) (string, error) {
 		b.killLocked(best, Withdrawn)
 		return "", &Error{Code: CodeWrong, Message: "that is not the code the person was shown for preview " + best.id + ", and too many wrong codes were tried: the approval is withdrawn. Nothing was signed or sent. " + howTo}
 	case Pending:
-		return "", &Error{Code: CodePending, Message: "the person has not approved preview " + best.id + " yet, so there is no code for it. Nothing was signed or sent. Ask them to review it on walletgate's approval page (or in the terminal the preview named), then use the code they are shown."}
+		return "", &Error{Code: CodePending, Message: "the person has not approved preview " + best.id + " yet, so there is no code for it. Nothing was signed or sent. Ask them to review it " + b.whereLocked() + ", then use the code they are shown."}
 	case Rejected:
 		return "", &Error{Code: CodeRejected, Message: "the person rejected preview " + best.id + ". Nothing was signed or sent. Do not retry it unless they ask for a new one."}
 	case Withdrawn:

@@ -36,6 +36,9 @@ type confirmation struct {
 	// Why, in human mode with WALLETGATE_HUMAN_ABOVE set, says why a token
 	// suffices or a person must approve; "" otherwise.
 	Why string
+	// Service is set in service mode: the text names only what the person
+	// does (serviceApproval), never a command or a path.
+	Service bool
 	// Way, in human mode, says how the person reaches the preview's page
 	// (wayToPage).
 	Way string
@@ -127,6 +130,9 @@ func (c confirmation) approval(tool string) *approvalJSON {
 	if c.ApprovalID == "" {
 		return nil
 	}
+	if c.Service {
+		return &approvalJSON{ID: c.ApprovalID, Mode: policy.ConfirmHuman, How: serviceApproval(c.ApprovalID, tool)}
+	}
 	return &approvalJSON{ID: c.ApprovalID, Mode: policy.ConfirmHuman,
 		How: "The person must approve preview " + c.ApprovalID + " themselves: " + c.Way + " They are then shown a one-time code. Call " + tool + " again with exactly the same arguments plus \"confirm\": \"<that code>\". If your client can open URLs for the user (MCP URL-mode elicitation), you may instead confirm with \"confirm\": \"" + c.ApprovalID + "\": walletgate asks the client to open this preview's approval page and waits for the person's decision there."}
 }
@@ -167,7 +173,7 @@ func (s *Server) offer(tool string, canonical []byte, p *engine.Plan, display fu
 		}
 		req := approval.Request{Tool: tool, Fingerprint: gate.Fingerprint(tool, canonical), Token: token, Expires: expires}
 		id, err := s.approvals.Add(req, func(id string) approval.Display {
-			result, text = render(confirmation{ApprovalID: id, Expires: expires, Why: why, Way: s.wayToPage(id, way)})
+			result, text = render(confirmation{ApprovalID: id, Expires: expires, Why: why, Way: s.wayToPage(id, way), Service: s.service})
 			d := display()
 			d.Text, d.Why = personText(text), why
 			return d
@@ -287,6 +293,10 @@ func confirmLine(b *strings.Builder, tool string, c confirmation) {
 		b.WriteString("To confirm, call " + tool + " again with exactly the same arguments plus \"confirm\": \"" + c.Token + "\". Any change needs a new preview.")
 		return
 	}
+	if c.Service {
+		b.WriteString("APPROVAL BY THE PERSON REQUIRED (preview " + c.ApprovalID + "): " + serviceApproval(c.ApprovalID, tool))
+		return
+	}
 	b.WriteString("APPROVAL BY THE PERSON REQUIRED (preview " + c.ApprovalID + "): they approve or reject it themselves. " + c.Way + " Approving shows them a one-time code; then call " + tool + " again with exactly the same arguments plus \"confirm\": \"<that code>\". The code works once, for this preview only. You cannot approve it yourself. If your client can open URLs for the user (MCP URL-mode elicitation), confirm with \"confirm\": \"" + c.ApprovalID + "\" instead: walletgate then asks the client to open the approval page and waits for the person's decision.")
 }
 
@@ -305,6 +315,9 @@ func (s *Server) confirmDescription() string {
 func (s *Server) instructions() string {
 	if !s.human() {
 		return Instructions
+	}
+	if s.service {
+		return s.serviceInstructions()
 	}
 	if s.caps.HumanAbove != nil {
 		return instructionsReads + instructionsHumanWrites + instructionsTiered + instructionsTail

@@ -150,6 +150,8 @@ func (s *Server) dayWindowNote() string {
 		return "the journal that keeps the per-day window cannot be used, so every write is refused until the operator acts (walletgate audit verify)"
 	case s.shared != "":
 		return "per-day spend (rolling 24 h), nonces and open transactions are kept in the PostgreSQL database " + s.shared + ", shared by every walletgate on this wallet and chain on any host, and survive restarts"
+	case s.journal != nil && s.service:
+		return "per-day spend (rolling 24 h) is kept in the service's journal, shared by every session of this service, and survives restarts"
 	case s.journal != nil:
 		return "per-day spend (rolling 24 h) is kept in the journal at " + s.journal.Path() + ", shared by every walletgate on this wallet and chain, and survives restarts"
 	}

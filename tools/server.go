@@ -69,6 +69,10 @@ type Deps struct {
 	Way PersonWay
 	// Session identifies this process in the journal.
 	Session string
+	// Service is set when walletgate runs as a system service (walletgate
+	// service run): what the model is told names only what the person does,
+	// and no answer carries a path of the state directory.
+	Service bool
 	Logger  *slog.Logger     // stderr only; nil discards
 	Now     func() time.Time // nil: time.Now
 	Version string
@@ -106,6 +110,7 @@ type Server struct {
 	asks       asks // questions to the person outstanding in 2026-07-28 (roundtrip.go)
 	way        PersonWay
 	session    string
+	service    bool
 	calls      atomic.Uint64
 
 	// listed is Deps.Listed, at most once; nil when not set.
@@ -169,7 +174,7 @@ func New(d Deps) *Server {
 	if dr, ok := d.Recorder.(interface{ Describe() string }); ok {
 		s.shared = dr.Describe()
 	}
-	s.approvals, s.pageURL, s.way = d.Approvals, d.ApprovalPage, d.Way
+	s.approvals, s.pageURL, s.way, s.service = d.Approvals, d.ApprovalPage, d.Way, d.Service
 	if d.Listed != nil {
 		s.listed = sync.OnceFunc(d.Listed)
 	}

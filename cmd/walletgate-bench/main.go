@@ -6,6 +6,7 @@
 //	go run ./cmd/walletgate-bench [-n 10] [-bin PATH] [-json FILE]
 //	go run ./cmd/walletgate-bench journal [-sizes 0,100000,1000000] [-n 5] [-bin PATH]
 //	go run ./cmd/walletgate-bench journal-gen DIR N
+//	go run ./cmd/walletgate-bench relay [-n 200] [-bin PATH]
 //
 // It builds walletgate, walletgate-devnet and the floor server (unless -bin
 // is given), starts walletgate-devnet on 127.0.0.1, puts an RPC-counting
@@ -57,6 +58,10 @@ func run() int {
 			return cmdJournalBench(ctx, os.Args[2:])
 		case "journal-gen":
 			return cmdJournalGen(os.Args[2:])
+		case "relay":
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return cmdRelayBench(ctx, os.Args[2:])
 		}
 	}
 	n := flag.Int("n", 10, "samples per figure: fresh spawns for cold start, calls per tool")

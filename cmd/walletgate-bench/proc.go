@@ -183,7 +183,12 @@ type mcpClient struct {
 }
 
 func spawnWalletgate(bin string, env []string) (*mcpClient, time.Time, error) {
-	cmd := exec.Command(bin)
+	return spawnWith(bin, nil, env)
+}
+
+// spawnWith starts bin with args as an MCP server on stdio.
+func spawnWith(bin string, args, env []string) (*mcpClient, time.Time, error) {
+	cmd := exec.Command(bin, args...)
 	cmd.Env = env
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

@@ -21,6 +21,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/walletgate/walletgate/approval"
+	"github.com/walletgate/walletgate/internal/service"
 	"github.com/walletgate/walletgate/policy"
 	"github.com/walletgate/walletgate/tools"
 )
@@ -160,6 +161,7 @@ func cmdApprovals(argv []string, stdin io.Reader, stdout, stderr io.Writer) erro
 	fs := flag.NewFlagSet("walletgate approvals", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	socket := fs.String("socket", "", "the approvals socket of one server (default: every one in the state directory)")
+	svc := fs.Bool("service", false, "approve the previews of the walletgate service (run as its user: sudo -u walletgate walletgate approvals --service)")
 	if err := parseFlags(fs, argv); err != nil {
 		return err
 	}
@@ -167,8 +169,16 @@ func cmdApprovals(argv []string, stdin io.Reader, stdout, stderr io.Writer) erro
 		return err
 	}
 	var dir string
+	environ := os.Environ()
+	if *svc {
+		sc, err := service.LoadConfig(service.DefaultPaths.Config)
+		if err != nil {
+			return err
+		}
+		environ = sc.Environ()
+	}
 	if *socket == "" {
-		cfg, err := policy.Load(os.Environ())
+		cfg, err := policy.Load(environ)
 		if err != nil {
 			return err
 		}

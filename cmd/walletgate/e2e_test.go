@@ -33,6 +33,10 @@ import (
 // that one.
 var binary, devnetBin string
 
+// viaConnect is set by WALLETGATE_E2E_VIA=connect: every MCP session of
+// these tests goes through walletgate service run and walletgate connect.
+var viaConnect = os.Getenv("WALLETGATE_E2E_VIA") == "connect"
+
 // dataHome is an empty XDG_DATA_HOME for every server: the Uniswap artifacts
 // a developer installed under their own data directory must not change what
 // a test sees.
@@ -54,6 +58,20 @@ func TestMain(m *testing.M) {
 		if err := build.Run(); err != nil {
 			fmt.Fprintln(os.Stderr, "build", b[1]+":", err)
 			os.Exit(1)
+		}
+	}
+	if viaConnect {
+		// Every session through the service and walletgate connect
+		// (scripts/via-connect stands in for the binary).
+		if err := os.Rename(binary, binary+"-real"); err != nil {
+			panic(err)
+		}
+		shim, err := os.ReadFile("../../scripts/via-connect")
+		if err != nil {
+			panic(err)
+		}
+		if err := os.WriteFile(binary, shim, 0o755); err != nil {
+			panic(err)
 		}
 	}
 	code := m.Run()
@@ -137,11 +155,18 @@ func startServerIn(t *testing.T, dir string, env []string, args ...string) *stdi
 func startBinaryIn(t *testing.T, bin, dir string, env []string, args ...string) *stdioClient {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
+	cmd.Env = withStateDir(t, env)
+	return startCommand(t, cmd)
+}
+
+// startCommand starts cmd, set up but for its pipes, as an MCP server on
+// stdio.
+func startCommand(t *testing.T, cmd *exec.Cmd) *stdioClient {
+	t.Helper()
 	// A child that outlives walletgate (a dev chain it failed to stop) keeps
 	// stderr open; Wait must not hang on it, so the test can say so.
 	cmd.WaitDelay = 5 * time.Second
-	cmd.Dir = dir
-	cmd.Env = withStateDir(t, env)
 	stdin, err := cmd.StdinPipe()
 	require.NoError(t, err)
 	stdout, err := cmd.StdoutPipe()

@@ -45,6 +45,12 @@ func humanModeServer(t *testing.T, info devnetInfo, extra ...string) (*stdioClie
 		return m != nil
 	})
 	path := filepath.Join(state, "approvals", strconv.Itoa(c.cmd.Process.Pid)+".url")
+	if viaConnect {
+		// The server is the service behind the relay, with a pid of its own.
+		urls, _ := filepath.Glob(filepath.Join(state, "approvals", "*.url"))
+		require.Len(t, urls, 1, "one server, one saved address")
+		path = urls[0]
+	}
 	fi, err := os.Stat(path)
 	require.NoError(t, err, "the page's address is saved in the state directory, named after the server's pid")
 	require.Equal(t, os.FileMode(0o600), fi.Mode().Perm(), "only the operator may read the page's address")

@@ -48,6 +48,10 @@ func run(argv []string, stdout, stderr io.Writer) int {
 		err = cmdAudit(argv, stdout, stderr)
 	case "policy":
 		err = cmdPolicy(argv, stdout, stderr)
+	case "service":
+		err = cmdService(argv, os.Stdin, stdout, stderr)
+	case "connect":
+		err = cmdConnect(argv, os.Stdin, stdout, stderr)
 	case "approvals":
 		err = cmdApprovals(argv, os.Stdin, stdout, stderr)
 	case "bundle-manifest":
@@ -149,6 +153,16 @@ Usage:
   walletgate bundle-manifest [--template FILE] [--platform P] [--confirm MODE]
                              print the MCP Bundle's manifest: the template (default
                              mcpb/manifest.json) with this build's version and tool list
+  sudo walletgate service install --key-file PATH [--users NAME] [--set WALLETGATE_X=V]…
+                             run walletgate as a system service under its own user: import the
+                             key, write the configuration where only root changes it, write
+                             (and where systemd runs, start) the unit; prints the client config
+  walletgate service run     the service in the foreground (as its user; started as root it
+                             becomes that user)
+  walletgate service status | config [set WALLETGATE_X=V…] | uninstall [--purge]
+  walletgate connect [--socket PATH]
+                             what an MCP client spawns to reach the service: a relay between
+                             stdio and the service's socket; it holds no key
   walletgate version         print the version
   walletgate help            this text
 

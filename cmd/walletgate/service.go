@@ -1,0 +1,273 @@
+package main
+
+// walletgate service and walletgate connect: the same server as serve.go,
+// run by the system under its own user and serving MCP on a local socket,
+// one MCP session per connection (internal/service holds the socket, the
+// peer check, the relay and the install); connect is the keyless relay the
+// MCP client spawns instead of walletgate.
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/walletgate/walletgate/internal/service"
+	"github.com/walletgate/walletgate/policy"
+	"github.com/walletgate/walletgate/tools"
+)
+
+// cmdService dispatches walletgate service SUBCOMMAND.
+func cmdService(argv []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	if len(argv) == 0 {
+		return usagef("walletgate service needs a subcommand: install, run, status, config or uninstall (see walletgate --help)")
+	}
+	sub, argv := argv[0], argv[1:]
+	switch sub {
+	case "run":
+		return cmdServiceRun(argv, stderr)
+	case "install":
+		return cmdServiceInstall(argv, stdin, stdout, stderr)
+	case "uninstall":
+		return cmdServiceUninstall(argv, stdout)
+	case "status":
+		return cmdServiceStatus(argv, stdout)
+	case "config":
+		return cmdServiceConfig(argv, stdout)
+	}
+	return usagef("walletgate service: unknown subcommand %q: install, run, status, config or uninstall (see walletgate --help)", sub)
+}
+
+// cmdConnect is walletgate connect: the relay between the MCP client's
+// stdio and the service's socket. It reads no configuration file and no
+// WALLETGATE_ variable, and holds no key.
+func cmdConnect(argv []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("walletgate connect", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	socket := fs.String("socket", service.DefaultSocket, "the service's socket")
+	if err := parseFlags(fs, argv); err != nil {
+		return err
+	}
+	down := func(err error) string {
+		return fmt.Sprintf("walletgate service is not reachable (%v). Ask the person who runs this computer to start it: %s; `walletgate service status` says what is wrong.", err, service.StartHint)
+	}
+	return service.Relay(stdin, stdout, func() (net.Conn, error) { return service.Dial(*socket) }, down)
+}
+
+// cmdServiceRun is walletgate service run: the service in the foreground.
+// Started as root it becomes its user first (see becomeServiceUser).
+func cmdServiceRun(argv []string, stderr io.Writer) error {
+	fs := flag.NewFlagSet("walletgate service run", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	cfgPath := fs.String("config", service.DefaultConfig, "the service's configuration file")
+	fromEnv := fs.Bool("env", false, "take the WALLETGATE_ variables from this environment instead of the configuration file, and let only this user connect (tests, benchmarks)")
+	socket := fs.String("socket", "", "serve on this socket instead of the configured one")
+	dev := fs.Bool("dev", false, "serve on an embedded dev chain")
+	once := fs.Bool("once", false, "stop when the first connection ends")
+	if err := parseFlags(fs, argv); err != nil {
+		return err
+	}
+	var sc service.Config
+	var env []string
+	if *fromEnv {
+		if *socket == "" {
+			return usagef("walletgate service run --env needs --socket PATH")
+		}
+		sc = service.Config{Socket: *socket, Users: []service.Peer{{Name: "self", UID: uint32(os.Getuid())}}}
+		env = os.Environ()
+	} else {
+		var err error
+		if sc, err = service.LoadConfig(*cfgPath); err != nil {
+			return err
+		}
+		if os.Getuid() == 0 && sc.User != "" {
+			return becomeServiceUser(sc.User) // returns only when it could not
+		}
+		if *socket != "" {
+			sc.Socket = *socket
+		}
+		env = sc.Environ()
+		if _, ok := sc.Env[policy.EnvConfirm]; !ok {
+			env = append(env, policy.EnvConfirm+"="+policy.ConfirmHuman) // the service's default
+		}
+	}
+	cfg, err := policy.Load(env)
+	if err != nil {
+		return err
+	}
+	logger := newLogger(stderr, cfg.LogLevel)
+	return serveService(cfg, sc, *dev, *once, !*fromEnv, logger, stderr)
+}
+
+// serveService wires the server once (chain, key, caps, journal, approvals)
+// and serves each connection as its own MCP session, with its own
+// per-session caps and confirmation tokens.
+func serveService(cfg policy.Config, sc service.Config, dev, once, serviceMode bool, logger *slog.Logger, stderr io.Writer) error {
+	base, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var n *node
+	if !dev {
+		n = openNode(base, cfg)
+		defer n.close()
+	}
+	ctx, stop := signal.NotifyContext(base, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	shaken := newHandshake()
+	shaken.done() // no client to race: what a start put off runs now
+
+	var (
+		deps tools.Deps
+		page *approvals
+	)
+	cleanup, err := wireOnItsChain(ctx, cfg, dev, n, logger, shaken, func(d tools.Deps, root string, ready func() error) error {
+		deps = d
+		if cfg.Confirm == policy.ConfirmHuman && deps.Signer != nil && cfg.Tools != "read" {
+			if err := ready(); err != nil {
+				return err
+			}
+			a, err := startApprovals(root, deps, logger, stderr)
+			if err != nil {
+				logger.Error("human approval cannot start: write tools stay off", "err", err)
+			} else {
+				page = a
+				deps.Approvals = a.broker
+				if !serviceMode {
+					deps.ApprovalPage = a.pageURL
+				} else {
+					a.broker.SetWhere("on the approval page")
+				}
+				// In service mode the page's address is not handed to
+				// clients (URL-mode elicitation): a client is the
+				// assistant's own process.
+			}
+		}
+		deps.Service = serviceMode
+		return ready()
+	})
+	defer cleanup()
+	if page != nil {
+		defer page.Close()
+	}
+	if err != nil {
+		return err
+	}
+	sessions := &liveSessions{servers: map[*tools.Server]bool{}}
+	if deps.Approvals != nil {
+		deps.Approvals.SetRevoke(sessions.revoke)
+	}
+	// The journal's transactions left open are followed up once, by a
+	// server that serves no connection.
+	first := tools.New(deps)
+	if deps.Approvals != nil {
+		deps.Approvals.SetRevoke(sessions.revoke)
+	}
+	recovered := make(chan struct{})
+	go func() {
+		defer close(recovered)
+		lines, err := first.Reconcile(ctx)
+		for _, l := range lines {
+			logger.Warn("recovered: " + l)
+		}
+		if err != nil && ctx.Err() == nil {
+			logger.Error("recovery of journaled transactions failed; they stay pending", "err", err)
+		}
+	}()
+	ln, err := service.Listen(sc, func(uid uint32, err error) {
+		logger.Warn("refused a connection", "uid", uid, "err", err)
+	})
+	if err != nil {
+		return err
+	}
+	net := policy.LookupNetwork(deps.Chain.ChainID().Uint64())
+	logger.Info("serving MCP on the service socket", "socket", sc.Socket, "wallet", deps.Address.Hex(), "network", net.Name, "kind", string(net.Kind), "confirm", cfg.Confirm)
+	context.AfterFunc(ctx, func() { ln.Close() })
+	var wg sync.WaitGroup
+	for {
+		conn, err := ln.Accept()
+		if err != nil {
+			break
+		}
+		d := deps
+		d.Session = newSession()
+		srv := tools.New(d)
+		sessions.add(srv)
+		if d.Approvals != nil {
+			d.Approvals.SetRevoke(sessions.revoke)
+		}
+		ms := srv.MCP(d.Version)
+		logger.Info("session started", "session", d.Session)
+		wg.Go(func() {
+			defer conn.Close()
+			serveConn(ctx, ms, conn, stderr, logger)
+			if !srv.Drain(drainTimeout) {
+				logger.Warn("a session ended with a confirm still under way; the next start follows it up", "session", d.Session)
+			}
+			sessions.remove(srv)
+			logger.Info("session ended", "session", d.Session)
+		})
+		if once {
+			ln.Close()
+			break
+		}
+	}
+	wg.Wait()
+	stop()
+	<-recovered
+	first.Drain(drainTimeout)
+	return nil
+}
+
+// serveConn serves one connection as one MCP session, as stdio is served.
+func serveConn(ctx context.Context, ms *server.MCPServer, conn net.Conn, stderr io.Writer, logger *slog.Logger) {
+	if err := serveStdio(ctx, ms, conn, conn, stderr); err != nil && !errors.Is(err, net.ErrClosed) {
+		logger.Debug("a session's connection ended", "err", err)
+	}
+}
+
+// liveSessions are the sessions being served: a person's rejection spends
+// the preview's token in whichever session issued it.
+type liveSessions struct {
+	mu      sync.Mutex
+	servers map[*tools.Server]bool
+}
+
+func (l *liveSessions) add(s *tools.Server) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.servers[s] = true
+}
+
+func (l *liveSessions) remove(s *tools.Server) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.servers, s)
+}
+
+func (l *liveSessions) revoke(token string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for s := range l.servers {
+		s.RevokeToken(token)
+	}
+}
+
+// envWithout is environ without the WALLETGATE_ variables.
+func envWithout(environ []string) []string {
+	var env []string
+	for _, kv := range environ {
+		if !strings.HasPrefix(strings.ToUpper(kv), "WALLETGATE_") {
+			env = append(env, kv)
+		}
+	}
+	return env
+}

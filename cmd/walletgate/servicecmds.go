@@ -1,0 +1,183 @@
+package main
+
+// walletgate service install, uninstall, status and config: what an
+// administrator runs; internal/service does the work.
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/walletgate/walletgate/internal/service"
+	"github.com/walletgate/walletgate/policy"
+)
+
+// listFlag is a flag given as a comma-separated list, or several times.
+type listFlag []string
+
+func (l *listFlag) String() string { return strings.Join(*l, ",") }
+func (l *listFlag) Set(v string) error {
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			*l = append(*l, s)
+		}
+	}
+	return nil
+}
+
+// repeatFlag is a flag given several times, each value whole.
+type repeatFlag []string
+
+func (r *repeatFlag) String() string     { return strings.Join(*r, " ") }
+func (r *repeatFlag) Set(v string) error { *r = append(*r, v); return nil }
+
+func cmdServiceInstall(argv []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("walletgate service install", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var users listFlag
+	var sets repeatFlag
+	fs.Var(&users, "users", "the desktop users who may connect (default: the user who ran sudo)")
+	fs.Var(&sets, "set", "a WALLETGATE_ variable for the service, KEY=VALUE (several times)")
+	keyFile := fs.String("key-file", "", "the key file to import")
+	keystore := fs.String("keystore", "", "the keystore file to import (with --password-file)")
+	password := fs.String("password-file", "", "the keystore's password file to import")
+	serviceUser := fs.String("service-user", service.DefaultUser, "the service's own user, created if missing")
+	if err := parseFlags(fs, argv); err != nil {
+		return err
+	}
+	if len(users) == 0 {
+		if su := os.Getenv("SUDO_USER"); su != "" && su != "root" {
+			users = append(users, su)
+		}
+	}
+	env, err := parseSets(sets)
+	if err != nil {
+		return err
+	}
+	// The settings must be ones walletgate accepts, before anything is
+	// created.
+	check := []string{"WALLETGATE_KEY_FILE=/nonexistent"}
+	for k, v := range env {
+		check = append(check, k+"="+v)
+	}
+	if _, ok := env[policy.EnvConfirm]; !ok {
+		check = append(check, policy.EnvConfirm+"="+policy.ConfirmHuman) // the service's default
+	}
+	if err := service.CheckEnv(env); err != nil {
+		return usagef("%v", err)
+	}
+	if _, err := policy.Load(check); err != nil {
+		return err
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	return service.Install(service.InstallOptions{
+		Paths: service.DefaultPaths, User: *serviceUser, Users: users,
+		KeyFile: *keyFile, Keystore: *keystore, Password: *password,
+		Env: env, Binary: self, SystemdRuns: service.SystemdRuns(),
+	}, stdout)
+}
+
+// parseSets turns KEY=VALUE settings into a map.
+func parseSets(sets []string) (map[string]string, error) {
+	env := map[string]string{}
+	for _, s := range sets {
+		k, v, ok := strings.Cut(s, "=")
+		if !ok || !strings.HasPrefix(k, "WALLETGATE_") {
+			return nil, usagef("--set %q: want WALLETGATE_NAME=VALUE", s)
+		}
+		env[k] = v
+	}
+	return env, nil
+}
+
+func cmdServiceUninstall(argv []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("walletgate service uninstall", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	purge := fs.Bool("purge", false, "also remove the key, the journal and the service user")
+	if err := parseFlags(fs, argv); err != nil {
+		return err
+	}
+	name := service.DefaultUser
+	if c, err := service.LoadConfig(service.DefaultPaths.Config); err == nil && c.User != "" {
+		name = c.User
+	}
+	return service.Uninstall(service.DefaultPaths, name, *purge, service.SystemdRuns(), nil, stdout)
+}
+
+func cmdServiceStatus(argv []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("walletgate service status", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	socket := fs.String("socket", service.DefaultSocket, "the service's socket")
+	if err := parseFlags(fs, argv); err != nil {
+		return err
+	}
+	p := service.DefaultPaths
+	if _, err := os.Stat(p.Unit); err == nil {
+		fmt.Fprintf(stdout, "installed: unit %s\n", p.Unit)
+	} else {
+		fmt.Fprintf(stdout, "not installed (no %s): sudo walletgate service install\n", p.Unit)
+	}
+	conn, err := net.DialTimeout("unix", *socket, 2*time.Second)
+	if err != nil {
+		fmt.Fprintf(stdout, "not serving: %v. Start it: %s\n", err, service.StartHint)
+		return &childExit{code: 3}
+	}
+	conn.Close()
+	fmt.Fprintf(stdout, "serving on %s\n", *socket)
+	return nil
+}
+
+func cmdServiceConfig(argv []string, stdout io.Writer) error {
+	path := service.DefaultPaths.Config
+	if len(argv) == 0 {
+		c, err := service.LoadConfig(path)
+		if err != nil {
+			return err
+		}
+		_, err = stdout.Write(c.Marshal())
+		return err
+	}
+	if argv[0] != "set" {
+		return usagef("walletgate service config: print it with no argument, or change it: sudo walletgate service config set WALLETGATE_NAME=VALUE…")
+	}
+	if os.Geteuid() != 0 {
+		return service.ErrNotRoot
+	}
+	c, err := service.LoadConfig(path)
+	if err != nil {
+		return err
+	}
+	env, err := parseSets(argv[1:])
+	if err != nil {
+		return err
+	}
+	if err := service.CheckEnv(env); err != nil {
+		return usagef("%v", err)
+	}
+	for k, v := range env {
+		if v == "" {
+			delete(c.Env, k)
+		} else {
+			c.Env[k] = v
+		}
+	}
+	if _, err := policy.Load(c.Environ()); err != nil {
+		return err
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if err := service.WriteConfig(path, c, groupOf(fi)); err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, "changed; restart the service to apply it (sudo systemctl restart walletgate, or stop and start walletgate service run)")
+	return nil
+}

@@ -1,0 +1,58 @@
+package service
+
+import (
+	"fmt"
+	"strings"
+)
+
+// SystemdUnit is the unit that runs the service as its user, with the
+// system read-only around it and no way to gain privileges.
+func SystemdUnit(p Paths, user string) string {
+	return fmt.Sprintf(`[Unit]
+Description=walletgate: a wallet for AI assistants, under its own user
+After=network-online.target
+Wants=network-online.target
+
+[Service]
+Type=simple
+User=%[1]s
+Group=%[1]s
+ExecStart=%[2]s service run --config %[3]s
+Restart=on-failure
+RuntimeDirectory=walletgate
+RuntimeDirectoryMode=0755
+UMask=0077
+NoNewPrivileges=true
+ProtectSystem=strict
+ProtectHome=true
+PrivateTmp=true
+ReadWritePaths=%[4]s
+CapabilityBoundingSet=
+RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6
+
+[Install]
+WantedBy=multi-user.target
+`, user, p.Binary(), p.Config, p.Home)
+}
+
+// LaunchdPlist is the launchd daemon (/Library/LaunchDaemons) that runs the
+// service as its user on macOS.
+func LaunchdPlist(p Paths, user string) string {
+	esc := func(s string) string {
+		return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
+	}
+	return fmt.Sprintf(`<?xml version="1.0" encoding="UTF-8"?>
+<!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
+<plist version="1.0">
+<dict>
+  <key>Label</key><string>dev.walletgate.service</string>
+  <key>UserName</key><string>%s</string>
+  <key>ProgramArguments</key>
+  <array><string>%s</string><string>service</string><string>run</string><string>--config</string><string>%s</string></array>
+  <key>RunAtLoad</key><true/>
+  <key>KeepAlive</key><true/>
+  <key>Umask</key><integer>63</integer>
+</dict>
+</plist>
+`, esc(user), esc(p.Binary()), esc(p.Config))
+}
