@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"net/http"
 	"net/url"
 	"strings"
 	"sync"
@@ -36,6 +37,9 @@ type endpoint struct {
 	raw      string   // the URL as configured: never displayed
 	secrets  []string // substrings of the URL that must never be displayed
 	verified bool     // its chain id and genesis have been checked against Client's
+
+	transport *nodeTransport // the HTTP layer under rpc (nil: not HTTP, or built by the caller)
+	simulate  simulateSupport
 }
 
 // Client reads from and writes to one chain through one or more endpoints.
@@ -114,12 +118,13 @@ func connect(ctx context.Context, urls []string) (*Client, error) {
 	c := &Client{}
 	for _, raw := range urls {
 		host, secrets := redact(raw)
-		rc, err := rpc.DialOptions(ctx, raw)
+		tr := newNodeTransport()
+		rc, err := rpc.DialOptions(ctx, raw, rpc.WithHTTPClient(&http.Client{Transport: tr}))
 		if err != nil {
 			c.Close()
 			return nil, fmt.Errorf("dial %s: %s", host, scrub(err.Error(), raw, host, secrets))
 		}
-		c.endpoints = append(c.endpoints, &endpoint{rpc: rc, host: host, raw: raw, secrets: secrets})
+		c.endpoints = append(c.endpoints, &endpoint{rpc: rc, host: host, raw: raw, secrets: secrets, transport: tr})
 	}
 	return c, nil
 }
@@ -190,10 +195,12 @@ func (ep *endpoint) identity(ctx context.Context) (*big.Int, common.Hash, error)
 	elems := []rpc.BatchElem{
 		{Method: "eth_chainId", Result: &id},
 		{Method: "eth_getBlockByNumber", Args: []any{"0x0", false}, Result: &block},
+		simulateProbe(),
 	}
 	if err := ep.rpc.BatchCallContext(ctx, elems); err != nil {
 		return nil, common.Hash{}, ep.wrap("eth_chainId", err)
 	}
+	ep.learnSimulate(elems[2].Error)
 	if elems[0].Error != nil {
 		return nil, common.Hash{}, ep.wrap("eth_chainId", elems[0].Error)
 	}

@@ -179,6 +179,9 @@ func (c *Client) StateAndSimulate(ctx context.Context, from common.Address, call
 	case len(calls) == 1:
 		sim = &rpc.BatchElem{Method: "eth_call", Args: []any{calls[0].toArg(), "latest"}, Result: &ret}
 	case len(calls) > 1:
+		if err := c.simulateOffered(); err != nil {
+			return SendState{}, nil, err
+		}
 		var el rpc.BatchElem
 		el, decodeV1 = tracedElem(calls, false)
 		sim = &el
@@ -202,7 +205,7 @@ func (c *Client) StateAndSimulate(ctx context.Context, from common.Address, call
 		return st, []SimResult{{Return: ret}}, nil
 	}
 	if err := sim.Error; err != nil {
-		return st, nil, simulateV1Error(err)
+		return st, nil, c.simulateV1Error(err)
 	}
 	res, err := decodeV1()
 	return st, simResults(res), err
@@ -376,8 +379,12 @@ func (c *Client) SendRaw(ctx context.Context, tx *types.Transaction) error {
 	}
 	var hash common.Hash
 	err = c.call(ctx, &hash, "eth_sendRawTransaction", hexutil.Bytes(raw))
-	if err != nil && strings.Contains(strings.ToLower(err.Error()), "already known") {
-		return nil
+	var ce *Error
+	if errors.As(err, &ce) && !ce.Transport() {
+		// The node says it has it, in any client's words: accepted.
+		if fam := ClassifySend(ce.Message); fam != nil && fam.Family == SendAlreadyKnown {
+			return nil
+		}
 	}
 	return err
 }

@@ -51,6 +51,7 @@ const (
 	EnvLog                 = "WALLETGATE_LOG"
 	EnvReceiptTimeout      = "WALLETGATE_RECEIPT_TIMEOUT"
 	EnvRPCTimeout          = "WALLETGATE_RPC_TIMEOUT"
+	EnvRPCBatchLimit       = "WALLETGATE_RPC_BATCH_LIMIT"
 	EnvConfirmations       = "WALLETGATE_CONFIRMATIONS"
 	EnvHumanAbove          = "WALLETGATE_HUMAN_ABOVE"
 	EnvDevArtifacts        = "WALLETGATE_DEV_ARTIFACTS"
@@ -92,6 +93,7 @@ var Variables = []Variable{
 	{EnvLog, "stderr log level: debug, info, warn or error", "info"},
 	{EnvReceiptTimeout, "how long to wait for a sent transaction's receipt, a Go duration between 1s and 30m", "60s"},
 	{EnvRPCTimeout, "how long one request to the node may take before it fails (RPC_ERROR), a Go duration between 1s and 5m", "20s"},
+	{EnvRPCBatchLimit, "the most requests walletgate sends the node in one JSON-RPC batch (larger ones are split), 1 to 1000; a node that refuses a batch as too large lowers it by itself", "none"},
 	{EnvConfirmations, "blocks a transaction must have (including its own) to count as included, 1 to 64", "1"},
 	{EnvHumanAbove, "with WALLETGATE_CONFIRM=human: a cap list like ETH=0.05,USDC=20; a write that spends at most these (ETH counting value plus max fees) confirms with a token, anything above or in an asset not named needs a person", "a person approves every write"},
 	{EnvDevArtifacts, "the dev chain only: a node_modules directory holding the Uniswap npm artifacts (walletgate-devnet install-artifacts fills the default)", "testdata/node_modules upward from the working directory or the binary, then the user's data directory"},
@@ -112,6 +114,7 @@ const (
 	DefaultRPCTimeout     = 20 * time.Second
 	MinRPCTimeout         = time.Second
 	MaxRPCTimeout         = 5 * time.Minute
+	MaxRPCBatchLimit      = 1000
 	DefaultConfirmations  = 1
 	MaxConfirmations      = 64
 	// MaxRPCURLs is the most node URLs WALLETGATE_RPC may list.
@@ -156,6 +159,7 @@ type Config struct {
 	LogLevel          slog.Level
 	ReceiptTimeout    time.Duration // MinReceiptTimeout..MaxReceiptTimeout
 	RPCTimeout        time.Duration // MinRPCTimeout..MaxRPCTimeout: the bound on one request to the node
+	RPCBatchLimit     int           // 0 (none) or 1..MaxRPCBatchLimit: the most requests in one batch
 	Confirmations     uint64        // 1..MaxConfirmations
 	// HumanAbove, in human mode, is the tier below which a token suffices:
 	// a write whose every spent asset is named here and spends at most its
@@ -467,6 +471,12 @@ func (c *Config) set(name, value, home string) *ConfigError {
 			return configError(name, value, "a Go duration between 1s and 5m, like 20s")
 		}
 		c.RPCTimeout = d
+	case EnvRPCBatchLimit:
+		n, ok := parseDecimalUint(value)
+		if !ok || n < 1 || n > MaxRPCBatchLimit {
+			return configError(name, value, "a whole number of requests from 1 to 1000, like 10")
+		}
+		c.RPCBatchLimit = int(n)
 	case EnvConfirmations:
 		n, ok := parseDecimalUint(value)
 		if !ok || n < 1 || n > MaxConfirmations {
