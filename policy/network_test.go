@@ -5,6 +5,8 @@ import (
 
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/stretchr/testify/require"
+
+	"github.com/walletgate/walletgate/signer"
 )
 
 func TestLookupNetwork(t *testing.T) {
@@ -101,4 +103,16 @@ func TestLookupNetworkReturnsCopy(t *testing.T) {
 	all := KnownNetworks()
 	all[0].Uniswap.Factory[0] ^= 0xff
 	require.Equal(t, "0x1F98431c8aD98523631AE4a59f267346ea31F984", LookupNetwork(1).Uniswap.Factory.Hex())
+}
+
+// The public dev keys sign for exactly the chains this table calls local
+// dev chains: a dev chain id added here or there must be added to both.
+func TestDevChainsAreTheDevKeysChains(t *testing.T) {
+	var dev []uint64
+	for _, n := range KnownNetworks() {
+		if n.Kind == Dev {
+			dev = append(dev, n.ChainID)
+		}
+	}
+	require.ElementsMatch(t, dev, signer.DevChainIDs)
 }
