@@ -106,6 +106,15 @@ type Options struct {
 	// dev keys sign for, so that two dev chains can run side by side.
 	ChainID uint64
 
+	// OPStack deploys Optimism's GasPriceOracle and L1Block predeploys at
+	// genesis (see opstack.go), with L1 (zero: DefaultL1Values) in L1Block.
+	OPStack bool
+	L1      L1Values
+	// OPArtifactsDir is a node_modules directory holding
+	// @eth-optimism/contracts-bedrock; empty: ArtifactsDir's, or
+	// FindArtifacts'.
+	OPArtifactsDir string
+
 	// ArtifactsDir is the node_modules directory holding Uniswap's npm
 	// packages (see testdata/package.json). Empty means FindArtifacts, and
 	// no Uniswap if they are not found; when set, they must be there.
@@ -195,6 +204,17 @@ func Start(ctx context.Context, opts Options) (*Devnet, error) {
 
 	alloc := core.SystemContractAllocs()
 	maps.Copy(alloc, types.GenesisAlloc{signer.DevAddress: {Balance: DevETH}, signer.DevFacilitatorAddress: {Balance: FacilitatorETH}})
+	if opts.OPStack {
+		l1 := opts.L1
+		if l1.BaseFee == nil {
+			l1 = DefaultL1Values()
+		}
+		op, err := opStackAlloc(opArtifactsDir(opts.OPArtifactsDir, opts.ArtifactsDir), l1)
+		if err != nil {
+			return nil, err
+		}
+		maps.Copy(alloc, op)
+	}
 	// Every start is a new chain, and its genesis says so: 32 random bytes
 	// of extra data make its hash this chain's own, so that a walletgate
 	// whose journal belongs to an earlier dev chain (same id, same key)
