@@ -40,6 +40,7 @@ type endpoint struct {
 
 	transport *nodeTransport // the HTTP layer under rpc (nil: not HTTP, or built by the caller)
 	simulate  simulateSupport
+	opStack   opStackFlag
 }
 
 // Client reads from and writes to one chain through one or more endpoints.
@@ -189,18 +190,21 @@ func (c *Client) readChainID(ctx context.Context) error {
 // in one batch: what says which chain a node is on.
 func (ep *endpoint) identity(ctx context.Context) (*big.Int, common.Hash, error) {
 	var (
-		id    hexutil.Big
-		block json.RawMessage
+		id     hexutil.Big
+		block  json.RawMessage
+		oracle hexutil.Bytes
 	)
 	elems := []rpc.BatchElem{
 		{Method: "eth_chainId", Result: &id},
 		{Method: "eth_getBlockByNumber", Args: []any{"0x0", false}, Result: &block},
 		simulateProbe(),
+		opStackProbe(&oracle),
 	}
 	if err := ep.rpc.BatchCallContext(ctx, elems); err != nil {
 		return nil, common.Hash{}, ep.wrap("eth_chainId", err)
 	}
 	ep.learnSimulate(elems[2].Error)
+	ep.opStack.v.Store(elems[3].Error == nil && len(oracle) > 0)
 	if elems[0].Error != nil {
 		return nil, common.Hash{}, ep.wrap("eth_chainId", elems[0].Error)
 	}

@@ -120,12 +120,13 @@ func TestTooManyRequestsBeyondTheTimeoutFailsWithoutWaiting(t *testing.T) {
 	_, p, c, _ := behindProxy(t)
 	c.SetCallTimeout(2 * time.Second)
 	p.TooManyRequests(5, "60")
+	asked := p.Arrived("eth_getCode")
 	start := time.Now()
 	_, err := c.Code(context.Background(), common.Address{1})
 	require.Error(t, err)
 	require.Contains(t, err.Error(), "429")
 	require.Less(t, time.Since(start), 30*time.Second, "a Retry-After past the RPC timeout is not waited for")
-	require.Equal(t, 1, p.Arrived("eth_getCode"), "not retried: no room within the timeout")
+	require.Equal(t, asked+1, p.Arrived("eth_getCode"), "not retried: no room within the timeout")
 }
 
 func TestABroadcastIsNeverResentByTheTransport(t *testing.T) {

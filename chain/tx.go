@@ -26,6 +26,9 @@ type Call struct {
 	Gas    uint64   // 0: not set (estimation)
 	MaxFee *big.Int // max fee per gas; nil: not set
 	Tip    *big.Int // max priority fee per gas; nil: not set
+	// L1Fee is the most the chain charges besides gas (an OP-stack chain's
+	// L1 data fee upper bound, from its GasPriceOracle); nil: none.
+	L1Fee *big.Int
 }
 
 func (c Call) toArg() map[string]any {
@@ -73,6 +76,9 @@ func (c Call) MaxCost() *big.Int {
 	if c.Value != nil {
 		cost.Add(cost, c.Value)
 	}
+	if c.L1Fee != nil {
+		cost.Add(cost, c.L1Fee)
+	}
 	return cost
 }
 
@@ -85,6 +91,10 @@ type SendState struct {
 	Nonce   uint64   // the next nonce: pending, or latest if a lagging pool reports less
 	Mined   uint64   // the nonce at the latest block: transactions included so far
 	ETH     *big.Int // latest balance
+	// L1FeeBound is, on an OP-stack chain, the GasPriceOracle's upper bound
+	// of the call's L1 data fee, read in the same round trip (Prepare); nil
+	// elsewhere.
+	L1FeeBound *big.Int
 }
 
 // MaxFee is the max fee per gas walletgate offers: twice the base fee plus
@@ -120,12 +130,24 @@ func (c *Client) Prepare(ctx context.Context, call Call, codeOf common.Address) 
 	elems = append(elems,
 		rpc.BatchElem{Method: "eth_estimateGas", Args: []any{est.toArg()}, Result: &gas},
 		rpc.BatchElem{Method: "eth_getCode", Args: []any{codeOf, "latest"}, Result: &code})
+	var l1 *View
+	if c.OPStack() {
+		l1 = l1FeeBoundView(call)
+		elems = append(elems, l1.elem())
+	}
 	if err := c.batch(ctx, elems); err != nil {
 		return SendState{}, 0, nil, err
 	}
 	st, err := decode()
 	if err != nil {
 		return SendState{}, 0, nil, err
+	}
+	if l1 != nil {
+		bound, err := l1.decodeUint(elems[n+2])
+		if err != nil {
+			return st, 0, nil, fmt.Errorf("the GasPriceOracle's L1 fee bound: %w", err)
+		}
+		st.L1FeeBound = bound
 	}
 	if err := elems[n].Error; err != nil {
 		return st, 0, nil, asRevert(err)

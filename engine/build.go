@@ -52,6 +52,7 @@ func (e *Engine) Build(ctx context.Context, call chain.Call, codeOf common.Addre
 		return Built{}, feeTooHigh(gas)
 	}
 	call.Gas, call.MaxFee, call.Tip = gas, st.MaxFee(), st.Tip
+	call.L1Fee = st.L1FeeBound // an OP-stack chain's L1 data fee, at most
 	if st.ETH.Cmp(call.MaxCost()) < 0 {
 		return Built{}, Refuse(CodeInsufficientFunds, "the wallet holds %s ETH but this needs up to %s ETH (value plus gas limit %d × max fee %s gwei). Nothing was signed or sent. Send less, or fund the wallet.",
 			ETH.Format(st.ETH), ETH.Format(call.MaxCost()), call.Gas, gwei(call.MaxFee))
@@ -132,11 +133,12 @@ func (e *Engine) BuildTraced(ctx context.Context, p *Plan) (chain.SendState, *Re
 		gas := ch.Calls[i].GasUsed + ch.Calls[i].GasUsed*simGasMargin/100
 		if len(p.Legs) == 1 {
 			// One leg: the node's estimate allows for the 63/64 rule.
-			_, est, _, err := e.chain.Prepare(ctx, p.Legs[0].Call, p.Legs[0].Call.To)
+			pst, est, _, err := e.chain.Prepare(ctx, p.Legs[0].Call, p.Legs[0].Call.To)
 			if err != nil {
 				return st, e.revertRefusal(p.Explain, err)
 			}
 			gas = est
+			p.Legs[0].Call.L1Fee = pst.L1FeeBound
 			if !(len(p.Legs[0].Call.Data) == 0 && est == 21000) {
 				gas += est * gasMargin / 100
 			}
