@@ -158,9 +158,11 @@ type Config struct {
 	DevArtifacts      string // Uniswap artifacts for the dev chain; "": searched for
 	LogLevel          slog.Level
 	ReceiptTimeout    time.Duration // MinReceiptTimeout..MaxReceiptTimeout
+	ReceiptTimeoutSet bool          // the operator set it: the chain's default does not apply
 	RPCTimeout        time.Duration // MinRPCTimeout..MaxRPCTimeout: the bound on one request to the node
 	RPCBatchLimit     int           // 0 (none) or 1..MaxRPCBatchLimit: the most requests in one batch
 	Confirmations     uint64        // 1..MaxConfirmations
+	ConfirmationsSet  bool          // the operator set it: the chain's default does not apply
 	// HumanAbove, in human mode, is the tier below which a token suffices:
 	// a write whose every spent asset is named here and spends at most its
 	// amount needs no person. nil: a person approves every write.
@@ -464,7 +466,7 @@ func (c *Config) set(name, value, home string) *ConfigError {
 		if !ok {
 			return configError(name, value, "a Go duration between 1s and 30m, like 60s")
 		}
-		c.ReceiptTimeout = d
+		c.ReceiptTimeout, c.ReceiptTimeoutSet = d, true
 	case EnvRPCTimeout:
 		d, ok := parseDurationIn(value, MinRPCTimeout, MaxRPCTimeout)
 		if !ok {
@@ -482,7 +484,7 @@ func (c *Config) set(name, value, home string) *ConfigError {
 		if !ok || n < 1 || n > MaxConfirmations {
 			return configError(name, value, "a whole number of blocks from 1 to 64, like 1")
 		}
-		c.Confirmations = n
+		c.Confirmations, c.ConfirmationsSet = n, true
 	default:
 		// Unreachable while set handles every entry of Variables; the tests
 		// check that it does.

@@ -508,8 +508,10 @@ func TestLoadFullConfig(t *testing.T) {
 		StateDir:            "/var/lib/wg",
 		LogLevel:            slog.LevelDebug,
 		ReceiptTimeout:      2 * time.Minute,
+		ReceiptTimeoutSet:   true,
 		RPCTimeout:          20 * time.Second,
 		Confirmations:       3,
+		ConfirmationsSet:    true,
 	}, cfg)
 }
 

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"testing"
+	"time"
 
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/stretchr/testify/require"
@@ -115,4 +116,23 @@ func TestDevChainsAreTheDevKeysChains(t *testing.T) {
 		}
 	}
 	require.ElementsMatch(t, dev, signer.DevChainIDs)
+}
+
+// Each chain's waits follow its block time: a receipt timeout of at least 15
+// blocks (and a minute), more than one confirmation wherever a reorg can
+// undo a block, one on a local dev chain.
+func TestFinalityFollowsTheBlockTime(t *testing.T) {
+	for _, n := range append(KnownNetworks(), LookupNetwork(4242)) {
+		f := n.Finality()
+		require.GreaterOrEqual(t, f.ReceiptTimeout, max(15*f.BlockTime, time.Minute), n.Name)
+		if n.Kind == Dev {
+			require.EqualValues(t, 1, f.Confirmations, n.Name)
+		} else {
+			require.GreaterOrEqual(t, f.Confirmations, uint64(2), n.Name)
+		}
+	}
+	require.Equal(t, 12*time.Second, LookupNetwork(1).Finality().BlockTime)
+	require.Equal(t, 2*time.Second, LookupNetwork(8453).Finality().BlockTime)
+	require.Equal(t, "OP Sepolia", LookupNetwork(11155420).Name)
+	require.Equal(t, Testnet, LookupNetwork(11155420).Kind)
 }
