@@ -91,10 +91,10 @@ var Variables = []Variable{
 	{EnvStateURL, "postgres:// URL of a PostgreSQL database that holds the wallet's caps, nonces, open transactions and audit chain, shared by every walletgate on that wallet and chain (shown host-only); needs walletgate-shared beside walletgate, which it becomes", "not set: the local journal"},
 	{EnvStatePasswordFile, "path of a file holding the password of WALLETGATE_STATE_URL's database user, instead of putting it in the URL", "not set"},
 	{EnvLog, "stderr log level: debug, info, warn or error", "info"},
-	{EnvReceiptTimeout, "how long to wait for a sent transaction's receipt, a Go duration between 1s and 30m", "60s"},
+	{EnvReceiptTimeout, "how long to wait for a sent transaction's receipt, a Go duration between 1s and 30m", "the chain's: 3m on Ethereum, 60s on OP-stack, Arbitrum and dev chains, 90s on Polygon"},
 	{EnvRPCTimeout, "how long one request to the node may take before it fails (RPC_ERROR), a Go duration between 1s and 5m", "20s"},
 	{EnvRPCBatchLimit, "the most requests walletgate sends the node in one JSON-RPC batch (larger ones are split), 1 to 1000; a node that refuses a batch as too large lowers it by itself", "none"},
-	{EnvConfirmations, "blocks a transaction must have (including its own) to count as included, 1 to 64", "1"},
+	{EnvConfirmations, "blocks a transaction must have (including its own) to count as included, 1 to 64", "the chain's: 2, 3 on Polygon, 1 on dev chains"},
 	{EnvHumanAbove, "with WALLETGATE_CONFIRM=human: a cap list like ETH=0.05,USDC=20; a write that spends at most these (ETH counting value plus max fees) confirms with a token, anything above or in an asset not named needs a person", "a person approves every write"},
 	{EnvDevArtifacts, "the dev chain only: a node_modules directory holding the Uniswap npm artifacts (walletgate-devnet install-artifacts fills the default)", "testdata/node_modules upward from the working directory or the binary, then the user's data directory"},
 }
