@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"net/http"
 	"net/url"
 	"strings"
 	"sync"
@@ -37,6 +38,10 @@ type endpoint struct {
 	raw      string   // the URL as configured: never displayed
 	secrets  []string // substrings of the URL that must never be displayed
 	verified bool     // its chain id and genesis have been checked against Client's
+
+	transport *nodeTransport // the HTTP layer under rpc (nil: not HTTP, or built by the caller)
+	simulate  simulateSupport
+	opStack   opStackFlag
 }
 
 // Client reads from and writes to one chain through one or more endpoints.
@@ -117,12 +122,13 @@ func connect(ctx context.Context, urls []string) (*Client, error) {
 	c := &Client{}
 	for _, raw := range urls {
 		host, secrets := redact(raw)
-		rc, err := rpc.DialOptions(ctx, raw)
+		tr := newNodeTransport()
+		rc, err := rpc.DialOptions(ctx, raw, rpc.WithHTTPClient(&http.Client{Transport: tr}))
 		if err != nil {
 			c.Close()
 			return nil, fmt.Errorf("dial %s: %s", host, scrub(err.Error(), raw, host, secrets))
 		}
-		c.endpoints = append(c.endpoints, &endpoint{rpc: rc, host: host, raw: raw, secrets: secrets})
+		c.endpoints = append(c.endpoints, &endpoint{rpc: rc, host: host, raw: raw, secrets: secrets, transport: tr})
 	}
 	return c, nil
 }
@@ -191,12 +197,15 @@ func (c *Client) readChainID(ctx context.Context) error {
 // node that refuses the whole batch for the probe is asked again without it.
 func (ep *endpoint) identity(ctx context.Context, probe bool) (*big.Int, common.Hash, bool, error) {
 	var (
-		id    hexutil.Big
-		block json.RawMessage
+		id     hexutil.Big
+		block  json.RawMessage
+		oracle hexutil.Bytes
 	)
 	elems := []rpc.BatchElem{
 		{Method: "eth_chainId", Result: &id},
 		{Method: "eth_getBlockByNumber", Args: []any{"0x0", false}, Result: &block},
+		simulateProbe(),
+		opStackProbe(&oracle),
 	}
 	if probe {
 		elems = append(elems, syncProbe())
@@ -207,6 +216,8 @@ func (ep *endpoint) identity(ctx context.Context, probe bool) (*big.Int, common.
 		}
 		return nil, common.Hash{}, false, ep.wrap("eth_chainId", err)
 	}
+	ep.learnSimulate(elems[2].Error)
+	ep.opStack.v.Store(elems[3].Error == nil && len(oracle) > 0)
 	if elems[0].Error != nil {
 		return nil, common.Hash{}, false, ep.wrap("eth_chainId", elems[0].Error)
 	}

@@ -126,13 +126,16 @@ func Inertish(s string) string {
 // StateAndTrace reads the send state and, in the same round trip, a traced
 // simulation of calls in sequence on the latest state, with any views.
 func (c *Client) StateAndTrace(ctx context.Context, from common.Address, calls []Call, views ...*View) (SendState, []Traced, error) {
+	if err := c.simulateOffered(); err != nil {
+		return SendState{}, nil, err
+	}
 	el, decodeT := tracedElem(calls, true)
 	st, err := c.stateBatch(ctx, from, &el, views)
 	if err != nil {
 		return SendState{}, nil, err
 	}
 	if err := el.Error; err != nil {
-		return st, nil, simulateV1Error(err)
+		return st, nil, c.simulateV1Error(err)
 	}
 	res, err := decodeT()
 	return st, res, err

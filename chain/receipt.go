@@ -36,8 +36,11 @@ type TxInfo struct {
 	Confirmations     uint64 // head - block + 1; valid when Mined
 	GasUsed           uint64
 	EffectiveGasPrice *big.Int
-	Transfers         []Transfer
-	Approvals         []Approval
+	// L1Fee is the receipt's l1Fee (OP-stack chains: the L1 data fee it
+	// paid besides gas); nil when the receipt has none.
+	L1Fee     *big.Int
+	Transfers []Transfer
+	Approvals []Approval
 
 	// AtHead is the sender's snapshot at the head block, read in the same
 	// round trip when asked for (OwnTransactionWatching) and the head did
@@ -45,12 +48,17 @@ type TxInfo struct {
 	AtHead *Snapshot
 }
 
-// Fee is the fee the transaction paid (gas used × effective price).
+// Fee is the fee the transaction paid: gas used × effective price, plus the
+// receipt's l1Fee on an OP-stack chain.
 func (t *TxInfo) Fee() *big.Int {
-	if t.EffectiveGasPrice == nil {
-		return new(big.Int)
+	fee := new(big.Int)
+	if t.EffectiveGasPrice != nil {
+		fee.Mul(new(big.Int).SetUint64(t.GasUsed), t.EffectiveGasPrice)
 	}
-	return new(big.Int).Mul(new(big.Int).SetUint64(t.GasUsed), t.EffectiveGasPrice)
+	if t.L1Fee != nil {
+		fee.Add(fee, t.L1Fee)
+	}
+	return fee
 }
 
 type txJSON struct {
@@ -69,6 +77,7 @@ type receiptJSON struct {
 	BlockHash         common.Hash    `json:"blockHash"`
 	GasUsed           hexutil.Uint64 `json:"gasUsed"`
 	EffectiveGasPrice *hexutil.Big   `json:"effectiveGasPrice"`
+	L1Fee             *hexutil.Big   `json:"l1Fee"`
 	Logs              []logJSON      `json:"logs"`
 }
 
@@ -196,6 +205,9 @@ func (c *Client) txElems(hash common.Hash, from *common.Address, watch []common.
 		info.GasUsed = uint64(r.GasUsed)
 		if r.EffectiveGasPrice != nil {
 			info.EffectiveGasPrice = r.EffectiveGasPrice.ToInt()
+		}
+		if r.L1Fee != nil {
+			info.L1Fee = r.L1Fee.ToInt()
 		}
 		if uint64(head) >= info.Block {
 			info.Confirmations = uint64(head) - info.Block + 1

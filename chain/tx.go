@@ -26,6 +26,9 @@ type Call struct {
 	Gas    uint64   // 0: not set (estimation)
 	MaxFee *big.Int // max fee per gas; nil: not set
 	Tip    *big.Int // max priority fee per gas; nil: not set
+	// L1Fee is the most the chain charges besides gas (an OP-stack chain's
+	// L1 data fee upper bound, from its GasPriceOracle); nil: none.
+	L1Fee *big.Int
 }
 
 func (c Call) toArg() map[string]any {
@@ -73,6 +76,9 @@ func (c Call) MaxCost() *big.Int {
 	if c.Value != nil {
 		cost.Add(cost, c.Value)
 	}
+	if c.L1Fee != nil {
+		cost.Add(cost, c.L1Fee)
+	}
 	return cost
 }
 
@@ -85,6 +91,10 @@ type SendState struct {
 	Nonce   uint64   // the next nonce: pending, or latest if a lagging pool reports less
 	Mined   uint64   // the nonce at the latest block: transactions included so far
 	ETH     *big.Int // latest balance
+	// L1FeeBound is, on an OP-stack chain, the GasPriceOracle's upper bound
+	// of the call's L1 data fee, read in the same round trip (Prepare); nil
+	// elsewhere.
+	L1FeeBound *big.Int
 }
 
 // MaxFee is the max fee per gas walletgate offers: twice the base fee plus
@@ -109,8 +119,9 @@ func (e *ChainChangedError) Error() string {
 // trip, the node's gas estimate for call, the code at codeOf (whether a
 // recipient is a contract) and call's simulation with eth_call (its return
 // data; the gas and fees are the node's, so the caller checks the sender can
-// pay them against the state read with it). A revert of the estimate or the
-// simulation is *RevertError.
+// pay them against the state read with it) and, on an OP-stack chain, the
+// GasPriceOracle's L1 fee bound (SendState.L1FeeBound). A revert of the
+// estimate or the simulation is *RevertError.
 func (c *Client) Prepare(ctx context.Context, call Call, codeOf common.Address) (SendState, uint64, []byte, []byte, error) {
 	est := EstimateView(call)
 	code := CodeView(codeOf)
@@ -118,9 +129,22 @@ func (c *Client) Prepare(ctx context.Context, call Call, codeOf common.Address) 
 	sim.Gas, sim.MaxFee, sim.Tip = 0, nil, nil
 	var ret hexutil.Bytes
 	el := rpc.BatchElem{Method: "eth_call", Args: []any{sim.toArg(), "latest"}, Result: &ret}
-	st, err := c.stateBatch(ctx, call.From, &el, []*View{est, code})
+	views := []*View{est, code}
+	var l1 *View
+	if c.OPStack() {
+		l1 = L1FeeBoundView(call)
+		views = append(views, l1)
+	}
+	st, err := c.stateBatch(ctx, call.From, &el, views)
 	if err != nil {
 		return SendState{}, 0, nil, nil, err
+	}
+	if l1 != nil {
+		bound, err := l1.Uint256()
+		if err != nil {
+			return st, 0, nil, nil, fmt.Errorf("the GasPriceOracle's L1 fee bound: %w", err)
+		}
+		st.L1FeeBound = bound
 	}
 	if est.Err != nil {
 		return st, 0, nil, nil, est.Err
@@ -205,6 +229,9 @@ func (c *Client) StateAndSimulate(ctx context.Context, from common.Address, call
 	case len(calls) == 1:
 		sim = &rpc.BatchElem{Method: "eth_call", Args: []any{calls[0].toArg(), "latest"}, Result: &ret}
 	case len(calls) > 1:
+		if err := c.simulateOffered(); err != nil {
+			return SendState{}, nil, err
+		}
 		var el rpc.BatchElem
 		el, decodeV1 = tracedElem(calls, false)
 		sim = &el
@@ -228,7 +255,7 @@ func (c *Client) StateAndSimulate(ctx context.Context, from common.Address, call
 		return st, []SimResult{{Return: ret}}, nil
 	}
 	if err := sim.Error; err != nil {
-		return st, nil, simulateV1Error(err)
+		return st, nil, c.simulateV1Error(err)
 	}
 	res, err := decodeV1()
 	return st, simResults(res), err
@@ -402,8 +429,12 @@ func (c *Client) SendRaw(ctx context.Context, tx *types.Transaction) error {
 	}
 	var hash common.Hash
 	err = c.call(ctx, &hash, "eth_sendRawTransaction", hexutil.Bytes(raw))
-	if err != nil && strings.Contains(strings.ToLower(err.Error()), "already known") {
-		return nil
+	var ce *Error
+	if errors.As(err, &ce) && !ce.Transport() {
+		// The node says it has it, in any client's words: accepted.
+		if fam := ClassifySend(ce.Message); fam != nil && fam.Family == SendAlreadyKnown {
+			return nil
+		}
 	}
 	return err
 }

@@ -3,10 +3,8 @@ package chain
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"math/big"
-	"strings"
 	"sync"
 
 	"github.com/ethereum/go-ethereum/accounts/abi"
@@ -210,13 +208,16 @@ type SimResult struct {
 // fee or nonce validation. It is how a plan with an approval followed by a
 // swap is simulated before anything is signed.
 func (c *Client) SimulateSequence(ctx context.Context, calls []Call) ([]SimResult, error) {
+	if err := c.simulateOffered(); err != nil {
+		return nil, err
+	}
 	el, decode := tracedElem(calls, false)
 	elems := []rpc.BatchElem{el}
 	if err := c.batch(ctx, elems); err != nil {
 		return nil, err
 	}
 	if err := elems[0].Error; err != nil {
-		return nil, simulateV1Error(err)
+		return nil, c.simulateV1Error(err)
 	}
 	res, err := decode()
 	return simResults(res), err
@@ -233,15 +234,3 @@ func simResults(ts []Traced) []SimResult {
 	}
 	return out
 }
-
-// simulateV1Error names a node without eth_simulateV1 plainly.
-func simulateV1Error(err error) error {
-	var e *Error
-	if errors.As(err, &e) && !e.Transport() && (e.Code == -32601 || strings.Contains(strings.ToLower(e.Message), "not found") || strings.Contains(strings.ToLower(e.Message), "does not exist")) {
-		return ErrNoSimulateV1
-	}
-	return err
-}
-
-// ErrNoSimulateV1 is returned when the node does not offer eth_simulateV1.
-var ErrNoSimulateV1 = errors.New("the node does not offer eth_simulateV1, which walletgate needs to simulate an approval followed by a swap")

@@ -72,8 +72,15 @@ func (e *Engine) broadcastWaiting(ctx context.Context, tx *types.Transaction, fr
 		var ce *chain.Error
 		if errors.As(err, &ce) && !ce.Transport() {
 			msg := Inert(ce.Message, 200)
-			_ = e.Record(KindBroadcast, BroadcastRecord{V: journal.Version, Tx: hash.Hex(), Outcome: OutcomeRefused, Error: msg})
-			return e.showRefused(ctx, hash, from, nonce, msg)
+			fam := chain.ClassifySend(ce.Message)
+			// Words saying the node has or had it are no refusal: journaled
+			// as unknown, so no later follow-up ends it as refused either.
+			outcome := OutcomeRefused
+			if fam != nil && fam.MayHaveIt {
+				outcome = OutcomeUnknown
+			}
+			_ = e.Record(KindBroadcast, BroadcastRecord{V: journal.Version, Tx: hash.Hex(), Outcome: outcome, Error: msg})
+			return e.showRefused(ctx, hash, from, nonce, msg, fam)
 		}
 		detail := Inert(err.Error(), 200)
 		_ = e.Record(KindBroadcast, BroadcastRecord{V: journal.Version, Tx: hash.Hex(), Outcome: OutcomeUnknown, Error: detail})
@@ -93,8 +100,11 @@ func (e *Engine) broadcastWaiting(ctx context.Context, tx *types.Transaction, fr
 	}
 }
 
-// showRefused decides a refused broadcast: final only when shown.
-func (e *Engine) showRefused(ctx context.Context, hash common.Hash, from common.Address, nonce uint64, msg string) broadcastResult {
+// showRefused decides a refused broadcast: final only when shown — and
+// never when the node's words (fam, from chain.SendFamilies) say it has or
+// had the transaction, or its nonce is used: a load-balanced provider's
+// other node may have it while the one asked next does not.
+func (e *Engine) showRefused(ctx context.Context, hash common.Hash, from common.Address, nonce uint64, msg string, fam *chain.SendFamilyInfo) broadcastResult {
 	info, err := e.chain.OwnTransaction(ctx, hash, from)
 	switch {
 	case err != nil:
@@ -104,6 +114,8 @@ func (e *Engine) showRefused(ctx context.Context, hash common.Hash, from common.
 		return broadcastResult{outcome: OutcomeAccepted}
 	case info.SenderNonce == nil || *info.SenderNonce > nonce:
 		return broadcastResult{outcome: OutcomeUnknown, detail: fmt.Sprintf("the node refused it (%s) and does not know it, but the wallet's nonce has passed %d", msg, nonce)}
+	case fam != nil && fam.MayHaveIt:
+		return broadcastResult{outcome: OutcomeUnknown, detail: fmt.Sprintf("the node answered %q (%s), which does not show it was not sent, though it does not know it now", msg, fam.Says)}
 	}
 	_ = e.Record(KindRefusedFinal, EndRecord{V: journal.Version, Tx: hash.Hex(), Nonce: nonce, Reason: msg})
 	return broadcastResult{outcome: KindRefusedFinal, detail: msg}

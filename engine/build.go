@@ -6,6 +6,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/big"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -54,6 +55,7 @@ func (e *Engine) Build(ctx context.Context, call chain.Call, codeOf common.Addre
 		return Built{}, feeTooHigh(gas)
 	}
 	call.Gas, call.MaxFee, call.Tip = gas, st.MaxFee(), st.Tip
+	call.L1Fee = st.L1FeeBound // an OP-stack chain's L1 data fee, at most
 	if st.ETH.Cmp(call.MaxCost()) < 0 {
 		return Built{}, Refuse(CodeInsufficientFunds, "the wallet holds %s ETH but this needs up to %s ETH (value plus gas limit %d × max fee %s gwei). Nothing was signed or sent. Send less, or fund the wallet.",
 			ETH.Format(st.ETH), ETH.Format(call.MaxCost()), call.Gas, gwei(call.MaxFee))
@@ -128,6 +130,16 @@ func (e *Engine) BuildTraced(ctx context.Context, p *Plan, views ...*chain.View)
 		est = chain.EstimateView(p.Legs[0].Call)
 		views = append(views, est)
 	}
+	var l1 []*chain.View
+	if e.chain.OPStack() {
+		// Each leg's L1 data fee bound, from the GasPriceOracle, in the
+		// same round trip.
+		for _, l := range p.Legs {
+			v := chain.L1FeeBoundView(l.Call)
+			l1 = append(l1, v)
+			views = append(views, v)
+		}
+	}
 	st, ch, ref := e.Trace(ctx, p.Legs, p.Explain, views...)
 	if ref != nil {
 		return st, ref
@@ -150,6 +162,13 @@ func (e *Engine) BuildTraced(ctx context.Context, p *Plan, views ...*chain.View)
 			return st, feeTooHigh(gas)
 		}
 		p.Legs[i].Call.Gas, p.Legs[i].Call.MaxFee, p.Legs[i].Call.Tip = gas, st.MaxFee(), st.Tip
+		if l1 != nil {
+			bound, err := l1[i].Uint256()
+			if err != nil {
+				return st, RPCRefusal(fmt.Errorf("the GasPriceOracle's L1 fee bound: %w", err))
+			}
+			p.Legs[i].Call.L1Fee = bound
+		}
 	}
 	if st.ETH.Cmp(p.MaxCost()) < 0 {
 		return st, Refuse(CodeInsufficientFunds, "the wallet holds %s ETH but this needs up to %s ETH (value plus fees). Nothing was signed or sent.",

@@ -66,13 +66,22 @@ const (
 	CodeIncomplete = "INCOMPLETE"
 	// CodeTooSlow: the confirm took longer than its bound before signing.
 	CodeTooSlow = "CONFIRM_TOO_SLOW"
+	// CodeNoSimulation: the node does not offer eth_simulateV1, which the
+	// write needs (its calls simulated in sequence, effects traced).
+	CodeNoSimulation = "NODE_CANNOT_SIMULATE"
 )
+
+// NeedsSimulateV1 are the writes refused on a node without eth_simulateV1.
+const NeedsSimulateV1 = "wallet_call, wallet_approve, and a wallet_swap that must approve first"
 
 // RPCRefusal refuses a write because the node failed or changed.
 func RPCRefusal(err error) *Refusal {
 	var cc *chain.ChainChangedError
 	if errors.As(err, &cc) {
 		return Refuse(CodeChainChanged, "%s. walletgate refuses every write until it is restarted against the right node (WALLETGATE_RPC, WALLETGATE_CHAIN_ID). Nothing was signed or sent.", cc.Error())
+	}
+	if errors.Is(err, chain.ErrNoSimulateV1) {
+		return Refuse(CodeNoSimulation, "%s: walletgate simulates %s with it before anything is signed, so it refuses this write. Nothing was signed or sent. wallet_send, wallet_sign_typed_data and wallet_pay_x402 work on this node; for the others the operator must point WALLETGATE_RPC at a node that offers eth_simulateV1.", err, NeedsSimulateV1)
 	}
 	return Refuse(CodeRPC, "the node did not answer: %s. Nothing was changed; try again, or check WALLETGATE_RPC.", err).Because("the node did not answer: %s", err)
 }

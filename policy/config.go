@@ -52,6 +52,7 @@ const (
 	EnvLog                 = "WALLETGATE_LOG"
 	EnvReceiptTimeout      = "WALLETGATE_RECEIPT_TIMEOUT"
 	EnvRPCTimeout          = "WALLETGATE_RPC_TIMEOUT"
+	EnvRPCBatchLimit       = "WALLETGATE_RPC_BATCH_LIMIT"
 	EnvConfirmations       = "WALLETGATE_CONFIRMATIONS"
 	EnvHumanAbove          = "WALLETGATE_HUMAN_ABOVE"
 	EnvDevArtifacts        = "WALLETGATE_DEV_ARTIFACTS"
@@ -92,9 +93,10 @@ var Variables = []Variable{
 	{EnvStateURL, "postgres:// URL of a PostgreSQL database that holds the wallet's caps, nonces, open transactions and audit chain, shared by every walletgate on that wallet and chain (shown host-only); needs walletgate-shared beside walletgate, which it becomes", "not set: the local journal"},
 	{EnvStatePasswordFile, "path of a file holding the password of WALLETGATE_STATE_URL's database user, instead of putting it in the URL", "not set"},
 	{EnvLog, "stderr log level: debug, info, warn or error", "info"},
-	{EnvReceiptTimeout, "how long to wait for a sent transaction's receipt, a Go duration between 1s and 30m", "60s"},
+	{EnvReceiptTimeout, "how long to wait for a sent transaction's receipt, a Go duration between 1s and 30m", "the chain's: 3m on Ethereum, 60s on OP-stack, Arbitrum and dev chains, 90s on Polygon"},
 	{EnvRPCTimeout, "how long one request to the node may take before it fails (RPC_ERROR), a Go duration between 1s and 5m", "20s"},
-	{EnvConfirmations, "blocks a transaction must have (including its own) to count as included, 1 to 64", "1"},
+	{EnvRPCBatchLimit, "the most requests walletgate sends the node in one JSON-RPC batch (larger ones are split), 1 to 1000; a node that refuses a batch as too large lowers it by itself", "none"},
+	{EnvConfirmations, "blocks a transaction must have (including its own) to count as included, 1 to 64", "the chain's: 2, 3 on Polygon, 1 on dev chains"},
 	{EnvHumanAbove, "with WALLETGATE_CONFIRM=human: a cap list like ETH=0.05,USDC=20; a write that spends at most these (ETH counting value plus max fees) confirms with a token, anything above or in an asset not named needs a person", "a person approves every write"},
 	{EnvOpenBrowser, "with WALLETGATE_CONFIRM=human: whether a preview a person must approve opens its approval page in the person's default browser: on (xdg-open with a desktop session, open on macOS, rundll32 on Windows), off, or the absolute path of a program run with one argument, the file:// address of a 0600 file that forwards the browser to the page", "on"},
 	{EnvDevArtifacts, "the dev chain only: a node_modules directory holding the Uniswap npm artifacts (walletgate-devnet install-artifacts fills the default)", "testdata/node_modules upward from the working directory or the binary, then the user's data directory"},
@@ -115,6 +117,7 @@ const (
 	DefaultRPCTimeout     = 20 * time.Second
 	MinRPCTimeout         = time.Second
 	MaxRPCTimeout         = 5 * time.Minute
+	MaxRPCBatchLimit      = 1000
 	DefaultConfirmations  = 1
 	MaxConfirmations      = 64
 	// MaxRPCURLs is the most node URLs WALLETGATE_RPC may list.
@@ -161,8 +164,11 @@ type Config struct {
 	DevArtifacts      string // Uniswap artifacts for the dev chain; "": searched for
 	LogLevel          slog.Level
 	ReceiptTimeout    time.Duration // MinReceiptTimeout..MaxReceiptTimeout
+	ReceiptTimeoutSet bool          // the operator set it: the chain's default does not apply
 	RPCTimeout        time.Duration // MinRPCTimeout..MaxRPCTimeout: the bound on one request to the node
+	RPCBatchLimit     int           // 0 (none) or 1..MaxRPCBatchLimit: the most requests in one batch
 	Confirmations     uint64        // 1..MaxConfirmations
+	ConfirmationsSet  bool          // the operator set it: the chain's default does not apply
 	// OpenBrowser, in human mode, is how a preview a person must approve
 	// is shown to them: "" or OpenBrowserOn (the platform's opener; the
 	// default), OpenBrowserOff, or the absolute path of a program given the
@@ -477,19 +483,25 @@ func (c *Config) set(name, value, home string) *ConfigError {
 		if !ok {
 			return configError(name, value, "a Go duration between 1s and 30m, like 60s")
 		}
-		c.ReceiptTimeout = d
+		c.ReceiptTimeout, c.ReceiptTimeoutSet = d, true
 	case EnvRPCTimeout:
 		d, ok := parseDurationIn(value, MinRPCTimeout, MaxRPCTimeout)
 		if !ok {
 			return configError(name, value, "a Go duration between 1s and 5m, like 20s")
 		}
 		c.RPCTimeout = d
+	case EnvRPCBatchLimit:
+		n, ok := parseDecimalUint(value)
+		if !ok || n < 1 || n > MaxRPCBatchLimit {
+			return configError(name, value, "a whole number of requests from 1 to 1000, like 10")
+		}
+		c.RPCBatchLimit = int(n)
 	case EnvConfirmations:
 		n, ok := parseDecimalUint(value)
 		if !ok || n < 1 || n > MaxConfirmations {
 			return configError(name, value, "a whole number of blocks from 1 to 64, like 1")
 		}
-		c.Confirmations = n
+		c.Confirmations, c.ConfirmationsSet = n, true
 	default:
 		// Unreachable while set handles every entry of Variables; the tests
 		// check that it does.

@@ -290,6 +290,15 @@ func TestLoadEachVariable(t *testing.T) {
 			{"too long", "6m", "between 1s and 5m"},
 			{"a number", "20", "a Go duration"},
 		}},
+		{EnvRPCBatchLimit, nil, []good{
+			{"ten", "10", func(t *testing.T, c Config) { require.Equal(t, 10, c.RPCBatchLimit) }},
+			{"lower bound", "1", func(t *testing.T, c Config) { require.Equal(t, 1, c.RPCBatchLimit) }},
+			{"upper bound", "1000", func(t *testing.T, c Config) { require.Equal(t, 1000, c.RPCBatchLimit) }},
+		}, []bad{
+			{"zero", "0", "from 1 to 1000"},
+			{"too many", "1001", "from 1 to 1000"},
+			{"not a number", "ten", "a whole number"},
+		}},
 		{EnvHumanAbove, []string{EnvConfirm + "=human"}, []good{
 			{"list", "ETH=0.05,USDC=20", func(t *testing.T, c Config) {
 				require.Equal(t, []CapEntry{{"ETH", "0.05"}, {"USDC", "20"}}, c.HumanAbove)
@@ -509,8 +518,10 @@ func TestLoadFullConfig(t *testing.T) {
 		StateDir:            "/var/lib/wg",
 		LogLevel:            slog.LevelDebug,
 		ReceiptTimeout:      2 * time.Minute,
+		ReceiptTimeoutSet:   true,
 		RPCTimeout:          20 * time.Second,
 		Confirmations:       3,
+		ConfirmationsSet:    true,
 	}, cfg)
 }
 

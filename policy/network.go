@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 )
@@ -90,6 +91,7 @@ var networks = []Network{
 	}},
 	{ChainID: 17000, Name: "Holesky", Kind: Testnet},
 	{ChainID: 560048, Name: "Hoodi", Kind: Testnet},
+	{ChainID: 11155420, Name: "OP Sepolia", Kind: Testnet},
 	{ChainID: 84532, Name: "Base Sepolia", Kind: Testnet, Uniswap: &Uniswap{
 		Factory:      mustAddress("0x4752ba5DBc23f44D87826276BF6Fd6b1C372aD24"),
 		QuoterV2:     mustAddress("0xC5290058841028F1614F3A6F0F5816cAd0df5E27"),
@@ -109,6 +111,36 @@ var networks = []Network{
 		SwapRouter02: mustAddress("0x1E0aF1ab8983d418EDE9dA543395CaaD0Fe6c755"),
 	}},
 	{ChainID: 31337, Name: "Hardhat/Anvil local chain", Kind: Dev},
+}
+
+// Finality is how a chain's blocks come and settle, and what walletgate
+// waits for there unless the operator says otherwise
+// (WALLETGATE_CONFIRMATIONS, WALLETGATE_RECEIPT_TIMEOUT).
+type Finality struct {
+	BlockTime      time.Duration
+	Confirmations  uint64        // blocks, its own included, before a receipt counts
+	ReceiptTimeout time.Duration // how long a sent transaction is waited for
+}
+
+// Finality is the network's: Ethereum and its testnets (12 s blocks, a
+// one-block reorg happens) wait for 2 blocks and 3 minutes; OP-stack chains
+// and Arbitrum (2 s and 0.25 s, ordered by a sequencer whose unsafe head can
+// still reorg) 2 blocks and 60 s; Polygon PoS (2 s, with deeper reorgs in its
+// history) 3 blocks and 90 s; local dev chains 1 block and 60 s. A chain
+// walletgate does not know waits as Ethereum does.
+func (n Network) Finality() Finality {
+	switch n.ChainID {
+	case 10, 8453, 84532, 11155420:
+		return Finality{BlockTime: 2 * time.Second, Confirmations: 2, ReceiptTimeout: time.Minute}
+	case 42161:
+		return Finality{BlockTime: 250 * time.Millisecond, Confirmations: 2, ReceiptTimeout: time.Minute}
+	case 137:
+		return Finality{BlockTime: 2 * time.Second, Confirmations: 3, ReceiptTimeout: 90 * time.Second}
+	}
+	if n.Kind == Dev {
+		return Finality{BlockTime: time.Second, Confirmations: 1, ReceiptTimeout: time.Minute}
+	}
+	return Finality{BlockTime: 12 * time.Second, Confirmations: 2, ReceiptTimeout: 3 * time.Minute}
 }
 
 // LookupNetwork returns the network with the given chain id. An unknown id

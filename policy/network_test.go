@@ -2,9 +2,12 @@ package policy
 
 import (
 	"testing"
+	"time"
 
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/stretchr/testify/require"
+
+	"github.com/walletgate/walletgate/signer"
 )
 
 func TestLookupNetwork(t *testing.T) {
@@ -101,4 +104,35 @@ func TestLookupNetworkReturnsCopy(t *testing.T) {
 	all := KnownNetworks()
 	all[0].Uniswap.Factory[0] ^= 0xff
 	require.Equal(t, "0x1F98431c8aD98523631AE4a59f267346ea31F984", LookupNetwork(1).Uniswap.Factory.Hex())
+}
+
+// The public dev keys sign for exactly the chains this table calls local
+// dev chains: a dev chain id added here or there must be added to both.
+func TestDevChainsAreTheDevKeysChains(t *testing.T) {
+	var dev []uint64
+	for _, n := range KnownNetworks() {
+		if n.Kind == Dev {
+			dev = append(dev, n.ChainID)
+		}
+	}
+	require.ElementsMatch(t, dev, signer.DevChainIDs)
+}
+
+// Each chain's waits follow its block time: a receipt timeout of at least 15
+// blocks (and a minute), more than one confirmation wherever a reorg can
+// undo a block, one on a local dev chain.
+func TestFinalityFollowsTheBlockTime(t *testing.T) {
+	for _, n := range append(KnownNetworks(), LookupNetwork(4242)) {
+		f := n.Finality()
+		require.GreaterOrEqual(t, f.ReceiptTimeout, max(15*f.BlockTime, time.Minute), n.Name)
+		if n.Kind == Dev {
+			require.EqualValues(t, 1, f.Confirmations, n.Name)
+		} else {
+			require.GreaterOrEqual(t, f.Confirmations, uint64(2), n.Name)
+		}
+	}
+	require.Equal(t, 12*time.Second, LookupNetwork(1).Finality().BlockTime)
+	require.Equal(t, 2*time.Second, LookupNetwork(8453).Finality().BlockTime)
+	require.Equal(t, "OP Sepolia", LookupNetwork(11155420).Name)
+	require.Equal(t, Testnet, LookupNetwork(11155420).Kind)
 }

@@ -31,9 +31,14 @@ const (
 	devFacilitatorAddressHex = "0x055696E7e2c364D6d9bDc69135cD742430f26Dd2"
 )
 
-// DevChainID is the chain id of walletgate's embedded dev chain, the only chain the dev key
-// signs for.
+// DevChainID is the chain id of walletgate's embedded dev chain.
 const DevChainID = 1337
+
+// DevChainIDs are the chains the public dev keys sign for: the local dev chain ids of
+// policy's network table (walletgate's own, and Hardhat/Anvil's 31337, which
+// walletgate-devnet --chain-id runs beside it). A signature on them moves nothing of
+// value; on every other chain the public keys refuse.
+var DevChainIDs = []uint64{DevChainID, 31337}
 
 // DevAddress is the address of the public dev key (see Dev).
 var DevAddress = common.HexToAddress(devAddressHex)
@@ -44,7 +49,7 @@ var devSigner = sync.OnceValue(func() *keySigner {
 		panic("signer: dev key: " + err.Error())
 	}
 	s := newKeySigner(KindDev, key)
-	if s.onlyChainID == nil { // newKeySigner did not recognise it as the dev key
+	if s.onlyChainIDs == nil { // newKeySigner did not recognise it as the dev key
 		panic("signer: dev key derives " + s.addr.Hex() + ", want " + devAddressHex)
 	}
 	return s
@@ -59,7 +64,7 @@ var devFacilitatorSigner = sync.OnceValue(func() *keySigner {
 		panic("signer: dev facilitator key: " + err.Error())
 	}
 	s := newKeySigner(KindDev, key)
-	if s.onlyChainID == nil {
+	if s.onlyChainIDs == nil {
 		panic("signer: dev facilitator key derives " + s.addr.Hex() + ", want " + devFacilitatorAddressHex)
 	}
 	return s

@@ -36,6 +36,7 @@ func TestDevKey(t *testing.T) {
 func devChainOnly(t *testing.T, s signer.Signer) {
 	t.Helper()
 	t.Run("signs for 1337", func(t *testing.T) { requireSignedBy(t, s, dynamicTx(1337), 1337) })
+	t.Run("signs for 31337 (walletgate-devnet --chain-id 31337, Hardhat/Anvil)", func(t *testing.T) { requireSignedBy(t, s, dynamicTx(31337), 31337) })
 	t.Run("signs legacy for 1337", func(t *testing.T) { requireSignedBy(t, s, legacyTx(), 1337) })
 	for _, tc := range []struct {
 		name    string
@@ -43,9 +44,9 @@ func devChainOnly(t *testing.T, s signer.Signer) {
 		chainID *big.Int
 		want    string
 	}{
-		{"mainnet", 1, big.NewInt(1), "signs only for chain 1337"},
-		{"sepolia", 11155111, big.NewInt(11155111), "signs only for chain 1337"},
-		{"hardhat/anvil 31337", 31337, big.NewInt(31337), "signs only for chain 1337"},
+		{"mainnet", 1, big.NewInt(1), "signs only for chain 1337 or 31337"},
+		{"sepolia", 11155111, big.NewInt(11155111), "signs only for chain 1337 or 31337"},
+		{"base", 8453, big.NewInt(8453), "signs only for chain 1337 or 31337"},
 		{"mainnet tx asked as 1337", 1, big.NewInt(1337), "transaction is for chain 1"},
 		{"nil", 1337, nil, "no chain id"},
 		{"zero", 1337, big.NewInt(0), "must be positive"},

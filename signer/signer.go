@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"strings"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
@@ -53,16 +54,18 @@ type keySigner struct {
 	kind string
 	addr common.Address
 	key  *ecdsa.PrivateKey
-	// onlyChainID, when non-nil, is the single chain id this key may sign for.
-	onlyChainID *big.Int
+	// onlyChainIDs, when non-nil, are the only chain ids this key may sign for.
+	onlyChainIDs []*big.Int
 }
 
-// newKeySigner wraps key. Whatever the source, the public dev key is locked to DevChainID,
-// so loading it from a key file or keystore does not lift that restriction.
+// newKeySigner wraps key. Whatever the source, the public dev keys are locked to DevChainIDs,
+// so loading one from a key file or keystore does not lift that restriction.
 func newKeySigner(kind string, key *ecdsa.PrivateKey) *keySigner {
 	s := &keySigner{kind: kind, addr: crypto.PubkeyToAddress(key.PublicKey), key: key}
 	if h := s.addr.Hex(); h == devAddressHex || h == devFacilitatorAddressHex {
-		s.onlyChainID = big.NewInt(DevChainID)
+		for _, id := range DevChainIDs {
+			s.onlyChainIDs = append(s.onlyChainIDs, new(big.Int).SetUint64(id))
+		}
 	}
 	return s
 }
@@ -81,9 +84,9 @@ func (s *keySigner) SignTx(tx *types.Transaction, chainID *big.Int) (*types.Tran
 	if chainID.Sign() <= 0 {
 		return nil, fmt.Errorf("sign transaction: chain id must be positive, got %s", chainID)
 	}
-	if s.onlyChainID != nil && chainID.Cmp(s.onlyChainID) != 0 {
-		return nil, fmt.Errorf("sign transaction: %s holds the public dev key, which signs only for chain %s (the embedded dev chain), not chain %s",
-			s, s.onlyChainID, chainID)
+	if !s.mayOnChain(chainID) {
+		return nil, fmt.Errorf("sign transaction: %s holds a public dev key, which signs only for %s, not chain %s",
+			s, devChainsText(), chainID)
 	}
 	// Typed transactions carry their own chain id; it must be the one asked for. (Legacy
 	// transactions get the chain id from the signer through EIP-155.)
@@ -116,3 +119,24 @@ func (s *keySigner) Format(f fmt.State, _ rune) { _, _ = f.Write([]byte(s.String
 // MarshalText keeps encoding/json, slog's text and JSON handlers and other text encoders to
 // the same safe text.
 func (s *keySigner) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// mayOnChain reports whether the key may sign for chainID.
+func (s *keySigner) mayOnChain(chainID *big.Int) bool {
+	if s.onlyChainIDs == nil {
+		return true
+	}
+	for _, id := range s.onlyChainIDs {
+		if chainID.Cmp(id) == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func devChainsText() string {
+	parts := make([]string, len(DevChainIDs))
+	for i, id := range DevChainIDs {
+		parts[i] = fmt.Sprint(id)
+	}
+	return "chain " + strings.Join(parts, " or ") + " (the local dev chains)"
+}

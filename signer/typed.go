@@ -33,9 +33,9 @@ func (s *keySigner) SignTypedData(td apitypes.TypedData, chainID *big.Int) (Type
 	if got := (*big.Int)(td.Domain.ChainId); got.Cmp(chainID) != 0 {
 		return TypedSignature{}, fmt.Errorf("sign typed data: the domain is for chain %s, asked to sign for chain %s", got, chainID)
 	}
-	if s.onlyChainID != nil && chainID.Cmp(s.onlyChainID) != 0 {
-		return TypedSignature{}, fmt.Errorf("sign typed data: %s holds the public dev key, which signs only for chain %s (the embedded dev chain), not chain %s",
-			s, s.onlyChainID, chainID)
+	if !s.mayOnChain(chainID) {
+		return TypedSignature{}, fmt.Errorf("sign typed data: %s holds a public dev key, which signs only for %s, not chain %s",
+			s, devChainsText(), chainID)
 	}
 	digest, _, err := apitypes.TypedDataAndHash(td)
 	if err != nil {

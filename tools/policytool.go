@@ -9,6 +9,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/walletgate/walletgate/caps"
+	"github.com/walletgate/walletgate/chain"
+	"github.com/walletgate/walletgate/engine"
 	"github.com/walletgate/walletgate/journal"
 	"github.com/walletgate/walletgate/policy"
 )
@@ -39,7 +41,15 @@ type policyResult struct {
 	// write may spend per asset and still confirm with a token.
 	HumanAbove []humanAboveJSON `json:"human_above,omitempty" jsonschema:"human mode with WALLETGATE_HUMAN_ABOVE: a write spending at most these (ETH counting value plus max fees), and no other asset, confirms with a token; anything else needs the person"`
 	// OpenBrowser: in human mode, how the person is shown a preview's page.
-	OpenBrowser string `json:"open_browser,omitempty" jsonschema:"human mode: whether walletgate opens each preview's approval page in the person's browser (WALLETGATE_OPEN_BROWSER), or why not"`
+	OpenBrowser string     `json:"open_browser,omitempty" jsonschema:"human mode: whether walletgate opens each preview's approval page in the person's browser (WALLETGATE_OPEN_BROWSER), or why not"`
+	Node        nodePolicy `json:"node" jsonschema:"what the node in use offers, as learned at start"`
+}
+
+// nodePolicy is what the node offers that the writes depend on.
+type nodePolicy struct {
+	SimulateV1 string `json:"simulate_v1" enum:"unknown|offered|not offered" jsonschema:"whether the node offers eth_simulateV1 (learned at start, with the chain id)"`
+	Refused    string `json:"refused_without_simulation,omitempty" jsonschema:"set when the node lacks eth_simulateV1: the writes refused for it (plain sends still work)"`
+	BatchLimit int    `json:"batch_limit" jsonschema:"the most requests walletgate sends the node in one batch (WALLETGATE_RPC_BATCH_LIMIT, or learned from the node's refusal); 0: none"`
 }
 
 // humanAboveJSON is one asset's tier.
@@ -97,6 +107,13 @@ func (s *Server) policyResult() policyResult {
 			UnknownAllowed: s.cfg.AllowTypedDataAny, MaxValidity: s.cfg.SignatureValidity.String(), PayTo: []string{}},
 	}
 	r.Signing.PayTo = s.cfg.AllowPayTo.Items()
+	r.Node.SimulateV1 = chain.SimulateUnknown
+	if s.chain != nil {
+		r.Node.SimulateV1, r.Node.BatchLimit = s.chain.SimulateV1Support(), s.chain.BatchLimit()
+	}
+	if r.Node.SimulateV1 == chain.SimulateMissing {
+		r.Node.Refused = engine.NeedsSimulateV1 + " (" + engine.CodeNoSimulation + ")"
+	}
 	if r.PendingTxs == nil {
 		r.PendingTxs = []string{}
 	}
@@ -178,6 +195,9 @@ func policyText(r policyResult) string {
 			fmt.Fprintf(&b, "  %s %s: %s / %s, %s left\n", c.Symbol, c.Window, c.Used, c.Limit, c.Remaining)
 		}
 		fmt.Fprintf(&b, "  Note: %s.\n", r.DayWindowNote)
+	}
+	if r.Node.Refused != "" {
+		fmt.Fprintf(&b, "The node does not offer eth_simulateV1: refused on it are %s; wallet_send works.\n", r.Node.Refused)
 	}
 	fmt.Fprintf(&b, "Pending confirmations: %d.\n", r.Pending)
 	if len(r.PendingTxs) > 0 {

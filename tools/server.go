@@ -155,6 +155,16 @@ func New(d Deps) *Server {
 	if d.Network != nil {
 		s.network = *d.Network
 	}
+	// Unless the operator (or the caller) set them, confirmations and the
+	// receipt wait follow the chain's block time and finality.
+	if f := s.network.Finality(); f.Confirmations > 0 {
+		if !s.cfg.ConfirmationsSet && s.cfg.Confirmations == policy.DefaultConfirmations {
+			s.cfg.Confirmations = f.Confirmations
+		}
+		if !s.cfg.ReceiptTimeoutSet && s.cfg.ReceiptTimeout == policy.DefaultReceiptTimeout {
+			s.cfg.ReceiptTimeout = f.ReceiptTimeout
+		}
+	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}

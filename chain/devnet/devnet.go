@@ -45,6 +45,7 @@ import (
 	"github.com/ethereum/go-ethereum/params"
 	"github.com/ethereum/go-ethereum/rpc"
 
+	"github.com/walletgate/walletgate/policy"
 	"github.com/walletgate/walletgate/signer"
 	"github.com/walletgate/walletgate/testdata"
 )
@@ -100,6 +101,20 @@ type Options struct {
 	// host:port ("127.0.0.1:0" picks a free port).
 	HTTPAddr string
 
+	// ChainID is the chain's id: 0 is ChainID (1337); any other must be a
+	// local dev chain id of policy's network table (31337), which the public
+	// dev keys sign for, so that two dev chains can run side by side.
+	ChainID uint64
+
+	// OPStack deploys Optimism's GasPriceOracle and L1Block predeploys at
+	// genesis (see opstack.go), with L1 (zero: DefaultL1Values) in L1Block.
+	OPStack bool
+	L1      L1Values
+	// OPArtifactsDir is a node_modules directory holding
+	// @eth-optimism/contracts-bedrock; empty: ArtifactsDir's, or
+	// FindArtifacts'.
+	OPArtifactsDir string
+
 	// ArtifactsDir is the node_modules directory holding Uniswap's npm
 	// packages (see testdata/package.json). Empty means FindArtifacts, and
 	// no Uniswap if they are not found; when set, they must be there.
@@ -108,6 +123,7 @@ type Options struct {
 
 // Devnet is a running dev chain. Close stops it.
 type Devnet struct {
+	chainID   *big.Int
 	stack     *node.Node
 	backend   *eth.Ethereum
 	beacon    *catalyst.SimulatedBeacon
@@ -162,6 +178,13 @@ func (d *Devnet) commitPending() {
 // Start boots the chain, deploys the test tokens and, when its artifacts are
 // installed, Uniswap (see Contracts.Uniswap), and returns when all is mined.
 func Start(ctx context.Context, opts Options) (*Devnet, error) {
+	id := opts.ChainID
+	if id == 0 {
+		id = ChainID
+	}
+	if n := policy.LookupNetwork(id); n.Kind != policy.Dev {
+		return nil, fmt.Errorf("dev chain: chain id %d is %s (%s), not a local dev chain id: walletgate-devnet runs %s", id, n.Name, n.Kind, devIDs())
+	}
 	nodeConf := node.DefaultConfig
 	nodeConf.DataDir = "" // in memory
 	nodeConf.IPCPath = ""
@@ -181,6 +204,17 @@ func Start(ctx context.Context, opts Options) (*Devnet, error) {
 
 	alloc := core.SystemContractAllocs()
 	maps.Copy(alloc, types.GenesisAlloc{signer.DevAddress: {Balance: DevETH}, signer.DevFacilitatorAddress: {Balance: FacilitatorETH}})
+	if opts.OPStack {
+		l1 := opts.L1
+		if l1.BaseFee == nil {
+			l1 = DefaultL1Values()
+		}
+		op, err := opStackAlloc(opArtifactsDir(opts.OPArtifactsDir, opts.ArtifactsDir), l1)
+		if err != nil {
+			return nil, err
+		}
+		maps.Copy(alloc, op)
+	}
 	// Every start is a new chain, and its genesis says so: 32 random bytes
 	// of extra data make its hash this chain's own, so that a walletgate
 	// whose journal belongs to an earlier dev chain (same id, same key)
@@ -190,8 +224,10 @@ func Start(ctx context.Context, opts Options) (*Devnet, error) {
 		return nil, fmt.Errorf("dev chain: genesis: %w", err)
 	}
 	ethConf := ethconfig.Defaults
+	chainConf := *params.AllDevChainProtocolChanges
+	chainConf.ChainID = new(big.Int).SetUint64(id)
 	ethConf.Genesis = &core.Genesis{
-		Config:    params.AllDevChainProtocolChanges,
+		Config:    &chainConf,
 		GasLimit:  ethconfig.Defaults.Miner.GasCeil,
 		Alloc:     alloc,
 		ExtraData: extra[:],
@@ -224,7 +260,7 @@ func Start(ctx context.Context, opts Options) (*Devnet, error) {
 		stack.Close()
 		return nil, fmt.Errorf("dev chain: start: %w", err)
 	}
-	d := &Devnet{stack: stack, backend: backend, beacon: beacon, client: ethclient.NewClient(stack.Attach()),
+	d := &Devnet{chainID: new(big.Int).SetUint64(id), stack: stack, backend: backend, beacon: beacon, client: ethclient.NewClient(stack.Attach()),
 		quit: make(chan struct{}), done: make(chan struct{}), adjust: make(chan adjustReq)}
 	// Subscribe before anything is sent, so no transaction's arrival is
 	// missed. (go-ethereum's own dev-mode loop subscribes in a goroutine: a
@@ -245,6 +281,20 @@ func Start(ctx context.Context, opts Options) (*Devnet, error) {
 		return nil, err
 	}
 	return d, nil
+}
+
+// ChainID is the chain's id (Options.ChainID).
+func (d *Devnet) ChainID() *big.Int { return new(big.Int).Set(d.chainID) }
+
+// devIDs names the ids a dev chain may have.
+func devIDs() string {
+	var ids []string
+	for _, n := range policy.KnownNetworks() {
+		if n.Kind == policy.Dev {
+			ids = append(ids, fmt.Sprint(n.ChainID))
+		}
+	}
+	return "chain id " + strings.Join(ids, " or ")
 }
 
 // loopback splits a host:port and refuses anything but a loopback address.
@@ -349,7 +399,7 @@ func (d *Devnet) SendAs(ctx context.Context, s signer.Signer, to *common.Address
 		value = new(big.Int)
 	}
 	tx := types.NewTx(&types.DynamicFeeTx{
-		ChainID:   big.NewInt(ChainID),
+		ChainID:   d.ChainID(),
 		Nonce:     nonce,
 		GasTipCap: tipCap,
 		GasFeeCap: feeCap,
@@ -358,7 +408,7 @@ func (d *Devnet) SendAs(ctx context.Context, s signer.Signer, to *common.Address
 		Value:     value,
 		Data:      data,
 	})
-	signed, err := s.SignTx(tx, big.NewInt(ChainID))
+	signed, err := s.SignTx(tx, d.ChainID())
 	if err != nil {
 		return nil, err
 	}

@@ -119,3 +119,13 @@ func TestMinesEveryTransactionAndAdjustsTime(t *testing.T) {
 	require.NoError(t, err)
 	require.GreaterOrEqual(t, after.Time, before.Time+3600)
 }
+
+// A dev chain's id is a local dev chain id: any other would make walletgate
+// (and the public dev key) take it for a real network.
+func TestDevnetRefusesANetworksChainID(t *testing.T) {
+	for _, id := range []uint64{1, 8453, 11155111, 4242} {
+		_, err := devnet.Start(context.Background(), devnet.Options{ChainID: id})
+		require.ErrorContains(t, err, "not a local dev chain id")
+		require.ErrorContains(t, err, "1337 or 31337")
+	}
+}

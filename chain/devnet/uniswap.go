@@ -557,7 +557,7 @@ func (d *Devnet) sendBatch(ctx context.Context, s signer.Signer, b batch) ([]*ty
 			value = new(big.Int)
 		}
 		tx := types.NewTx(&types.DynamicFeeTx{
-			ChainID:   big.NewInt(ChainID),
+			ChainID:   d.ChainID(),
 			Nonce:     nonce + uint64(i),
 			GasTipCap: tipCap,
 			GasFeeCap: feeCap,
@@ -566,7 +566,7 @@ func (d *Devnet) sendBatch(ctx context.Context, s signer.Signer, b batch) ([]*ty
 			Value:     value,
 			Data:      st.data,
 		})
-		signed, err := s.SignTx(tx, big.NewInt(ChainID))
+		signed, err := s.SignTx(tx, d.ChainID())
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", st.label, err)
 		}

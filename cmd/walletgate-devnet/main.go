@@ -74,11 +74,16 @@ func run(argv []string, stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 const usageText = `Usage:
-  walletgate-devnet [--http 127.0.0.1:PORT] [--key-file PATH] [--artifacts DIR]
+  walletgate-devnet [--http 127.0.0.1:PORT] [--chain-id N] [--key-file PATH] [--artifacts DIR]
       serve the dev chain (chain id 1337) as a JSON-RPC node on loopback and print
       one JSON line: its URL, chain id, dev account, contract addresses, the dev
       key file, and whether swaps are on. Ctrl-C (or SIGTERM) stops it.
       --http       loopback host:port (default 127.0.0.1:8545; port 0 picks one)
+      --chain-id   1337 (default) or 31337: a second dev chain beside the first
+                   (give it another --http port; the dev key file is shared)
+      --op-stack   also deploy Optimism's GasPriceOracle and L1Block predeploys
+                   (their npm artifacts, testdata/package.json) with L1 fee values
+                   set, so the oracle prices a real L1 data fee (geth charges none)
       --key-file   where the dev key is written, 0600 (default: devnet/dev.key under
                    WALLETGATE_STATE_DIR or the user's state directory); kept on stop
       --artifacts  node_modules directory holding the Uniswap npm artifacts
@@ -102,6 +107,7 @@ type devnetInfo struct {
 	KeyFile    string            `json:"key_file"`
 	Contracts  map[string]string `json:"contracts"`
 	Swaps      string            `json:"swaps"` // "on", or how to turn them on
+	OPStack    bool              `json:"op_stack,omitempty"`
 }
 
 func cmdServe(argv []string, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -111,6 +117,8 @@ func cmdServe(argv []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	keyFile := fs.String("key-file", "", "")
 	artifacts := fs.String("artifacts", "", "")
 	stopWithStdin := fs.Bool("stop-with-stdin", false, "")
+	chainID := fs.Uint64("chain-id", devnet.ChainID, "")
+	opStack := fs.Bool("op-stack", false, "")
 	if err := fs.Parse(argv); err != nil {
 		return usagef("%v", err)
 	}
@@ -143,7 +151,7 @@ func cmdServe(argv []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if dir == "" {
 		dir = cfg.DevArtifacts
 	}
-	d, err := devnet.Start(ctx, devnet.Options{HTTPAddr: *httpAddr, ArtifactsDir: dir})
+	d, err := devnet.Start(ctx, devnet.Options{HTTPAddr: *httpAddr, ArtifactsDir: dir, ChainID: *chainID, OPStack: *opStack})
 	if err != nil {
 		return err
 	}
@@ -151,11 +159,15 @@ func cmdServe(argv []string, stdin io.Reader, stdout, stderr io.Writer) error {
 
 	info := devnetInfo{
 		RPC:        d.HTTPURL(),
-		ChainID:    devnet.ChainID,
+		ChainID:    d.ChainID().Uint64(),
 		DevAccount: signer.DevAddress.Hex(),
 		KeyFile:    path,
 		Contracts:  map[string]string{"USDT": d.Contracts.USDT.Hex(), "DAI": d.Contracts.DAI.Hex(), "USDC": d.Contracts.USDC.Hex()},
 		Swaps:      "on",
+		OPStack:    *opStack,
+	}
+	if *opStack {
+		info.Contracts["GasPriceOracle"], info.Contracts["L1Block"] = devnet.GasPriceOracle.Hex(), devnet.L1Block.Hex()
 	}
 	if u := d.Contracts.Uniswap; u != nil {
 		for name, a := range map[string]string{"WETH": u.WETH9.Hex(), "UniswapV3Factory": u.Factory.Hex(), "NonfungiblePositionManager": u.PositionManager.Hex(),
@@ -171,7 +183,7 @@ func cmdServe(argv []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "%s\n", line)
 	if !*stopWithStdin {
-		fmt.Fprintf(stderr, "walletgate-devnet: serving chain id %d at %s; the dev key (in %s) is public, for this chain only. Ctrl-C stops it.\n", devnet.ChainID, info.RPC, path)
+		fmt.Fprintf(stderr, "walletgate-devnet: serving chain id %d at %s; the dev key (in %s) is public, for the local dev chains only. Ctrl-C stops it.\n", info.ChainID, info.RPC, path)
 	}
 	<-ctx.Done()
 	return nil

@@ -444,6 +444,7 @@ func openNode(ctx context.Context, cfg policy.Config) *node {
 		return &node{err: fmt.Errorf("cannot reach the node: %w", err)}
 	}
 	c.SetCallTimeout(cfg.RPCTimeout)
+	c.SetBatchLimit(cfg.RPCBatchLimit)
 	checked := make(chan error, 1)
 	go func() { checked <- checkChain(ctx, c, cfg) }()
 	return &node{c: c, ready: sync.OnceValue(func() error { return <-checked })}

@@ -1,0 +1,86 @@
+package devnet_test
+
+import (
+	"context"
+	"math/big"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/ethereum/go-ethereum"
+	"github.com/ethereum/go-ethereum/accounts/abi"
+	"github.com/stretchr/testify/require"
+
+	"github.com/walletgate/walletgate/chain/devnet"
+)
+
+// opStackDevnet starts an --op-stack dev chain with l1 in L1Block, or skips
+// when Optimism's artifacts are not installed (WALLETGATE_OP_ARTIFACTS names
+// a node_modules directory holding them; WALLETGATE_REQUIRE_OPSTACK=1 fails
+// instead of skipping).
+func opStackDevnet(t *testing.T, l1 devnet.L1Values) *devnet.Devnet {
+	t.Helper()
+	d, err := devnet.Start(context.Background(), devnet.Options{OPStack: true, L1: l1, OPArtifactsDir: os.Getenv("WALLETGATE_OP_ARTIFACTS")})
+	if err != nil && os.Getenv("WALLETGATE_REQUIRE_OPSTACK") != "1" {
+		t.Skipf("no OP-stack artifacts (%v)", err)
+	}
+	require.NoError(t, err)
+	t.Cleanup(func() { d.Close() })
+	return d
+}
+
+var gpoABI = func() abi.ABI {
+	a, err := abi.JSON(strings.NewReader(`[
+	{"type":"function","name":"isFjord","stateMutability":"view","inputs":[],"outputs":[{"type":"bool"}]},
+	{"type":"function","name":"l1BaseFee","stateMutability":"view","inputs":[],"outputs":[{"type":"uint256"}]},
+	{"type":"function","name":"getL1FeeUpperBound","stateMutability":"view","inputs":[{"type":"uint256"}],"outputs":[{"type":"uint256"}]}]`))
+	if err != nil {
+		panic(err)
+	}
+	return a
+}()
+
+// fjordUpperBound is the Fjord upper bound as Optimism's specs define it:
+// the unsigned size plus 68 (signature), its FastLZ bound, the linear
+// regression (-42.5856 + 0.8365·size, at least 100 bytes, ×1e6) times the
+// scaled fee (16·baseFeeScalar·l1BaseFee + blobBaseFeeScalar·blobBaseFee),
+// over 1e12.
+func fjordUpperBound(size int64, v devnet.L1Values) *big.Int {
+	tx := size + 68
+	flz := tx + tx/255 + 16
+	est := -42_585_600 + 836_500*flz
+	if est < 100e6 {
+		est = 100e6
+	}
+	scaled := new(big.Int).Mul(big.NewInt(int64(v.BaseFeeScalar)*16), v.BaseFee)
+	scaled.Add(scaled, new(big.Int).Mul(big.NewInt(int64(v.BlobBaseFeeScalar)), v.BlobBaseFee))
+	out := new(big.Int).Mul(big.NewInt(est), scaled)
+	return out.Div(out, big.NewInt(1e12))
+}
+
+// The real GasPriceOracle bytecode at its address, reading the L1Block
+// values the genesis put in the real L1Block's slots, prices the L1 fee by
+// Fjord's formula.
+func TestOPStackOraclePricesARealL1Fee(t *testing.T) {
+	l1 := devnet.L1Values{BaseFee: big.NewInt(30e9), BlobBaseFee: big.NewInt(5), BaseFeeScalar: 2269, BlobBaseFeeScalar: 1055762}
+	d := opStackDevnet(t, l1)
+	call := func(method string, args ...any) []any {
+		data, err := gpoABI.Pack(method, args...)
+		require.NoError(t, err)
+		out, err := d.Client().CallContract(context.Background(), ethereum.CallMsg{To: &devnet.GasPriceOracle, Data: data}, nil)
+		require.NoError(t, err, method)
+		vals, err := gpoABI.Unpack(method, out)
+		require.NoError(t, err)
+		return vals
+	}
+	require.Equal(t, true, call("isFjord")[0])
+	require.Equal(t, l1.BaseFee, call("l1BaseFee")[0], "read from L1Block")
+	for _, size := range []int64{110, 200, 1000} {
+		got := call("getL1FeeUpperBound", big.NewInt(size))[0].(*big.Int)
+		require.Equal(t, fjordUpperBound(size, l1), got, "size %d", size)
+		require.Positive(t, got.Sign())
+	}
+	code, err := d.Client().CodeAt(context.Background(), devnet.L1Block, nil)
+	require.NoError(t, err)
+	require.NotEmpty(t, code)
+}

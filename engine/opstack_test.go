@@ -1,0 +1,87 @@
+package engine
+
+import (
+	"context"
+	"math/big"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/stretchr/testify/require"
+
+	"github.com/walletgate/walletgate/caps"
+	"github.com/walletgate/walletgate/chain"
+	"github.com/walletgate/walletgate/chain/devnet"
+	"github.com/walletgate/walletgate/gate"
+	"github.com/walletgate/walletgate/internal/nodeproxy"
+	"github.com/walletgate/walletgate/policy"
+	"github.com/walletgate/walletgate/signer"
+)
+
+// Fees as an OP-stack chain charges them, on the --op-stack dev chain (the
+// real GasPriceOracle and L1Block bytecode) behind a proxy that puts l1Fee
+// on receipts, as an OP-stack node does: geth cannot charge the L1 fee
+// itself (the wallet loses value and gas only), so the accounting is checked
+// against the proxy's receipts. The L1 part decides whether a send
+// fits the cap: 0.007 ETH plus its gas fits 0.01, plus the oracle's L1 fee
+// bound it does not.
+func TestTheL1FeeBoundDecidesTheCap(t *testing.T) {
+	l1 := devnet.L1Values{BaseFee: big.NewInt(1e15), BlobBaseFee: big.NewInt(1), BaseFeeScalar: 2269, BlobBaseFeeScalar: 1055762}
+	d, err := devnet.Start(context.Background(), devnet.Options{HTTPAddr: "127.0.0.1:0", OPStack: true, L1: l1, OPArtifactsDir: os.Getenv("WALLETGATE_OP_ARTIFACTS")})
+	if err != nil && os.Getenv("WALLETGATE_REQUIRE_OPSTACK") != "1" {
+		t.Skipf("no OP-stack artifacts (%v)", err)
+	}
+	require.NoError(t, err)
+	t.Cleanup(func() { d.Close() })
+	p := nodeproxy.New(d.HTTPURL())
+	t.Cleanup(p.Close)
+	const l1Paid = 7e14 // what the proxy's receipts say the L1 fee was
+	p.L1Fee(func(common.Hash) *big.Int { return big.NewInt(l1Paid) })
+	c, err := chain.Dial(context.Background(), []string{p.URL()})
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+	require.True(t, c.OPStack(), "the oracle's code, read in the chain-id batch")
+
+	capETH := big.NewInt(1e16) // 0.01 ETH in every window
+	limit := func() map[common.Address]*big.Int {
+		return map[common.Address]*big.Int{policy.NativeAsset: new(big.Int).Set(capETH)}
+	}
+	e := New(Deps{Chain: c, Signer: signer.Dev(), Address: signer.DevAddress, Gate: gate.New(time.Minute, 8, nil),
+		Limits: caps.Limits{PerTx: limit(), PerSession: limit(), PerDay: limit()}, Capped: true,
+		Recorder: &memRecorder{now: time.Now}, ReceiptTimeout: 5 * time.Second})
+	to := common.HexToAddress("0x00000000000000000000000000000000000f00d4")
+	spendOf := func(c chain.Call) caps.Spend { return caps.Spend{policy.NativeAsset: c.MaxCost()} }
+
+	batches := len(p.Batches())
+	built, ref := e.Build(context.Background(), chain.Call{From: signer.DevAddress, To: to, Value: big.NewInt(7e15)}, to, spendOf, nil)
+	require.NotNil(t, ref, "the L1 fee bound takes it over the cap")
+	require.Equal(t, caps.CodeExceeded, ref.Code)
+	require.Equal(t, batches+1, len(p.Batches()), "one batch: the state, the estimate, the code and the oracle's bound together (the simulation is one call)")
+
+	built, ref = e.Build(context.Background(), chain.Call{From: signer.DevAddress, To: to, Value: big.NewInt(4e15)}, to, spendOf, nil)
+	require.Nil(t, ref)
+	gasMax := new(big.Int).Mul(new(big.Int).SetUint64(built.Call.Gas), built.Call.MaxFee)
+	require.NotNil(t, built.Call.L1Fee)
+	require.Greater(t, built.Call.L1Fee.Cmp(big.NewInt(1e15)), 0, "the oracle's bound, at this L1 base fee")
+	require.Less(t, new(big.Int).Add(big.NewInt(7e15), gasMax).Cmp(capETH), 0, "without the L1 part 0.007 ETH would have fitted")
+	require.Equal(t, new(big.Int).Add(new(big.Int).Add(big.NewInt(4e15), gasMax), built.Call.L1Fee), built.Spend[policy.NativeAsset], "the caps count value + gas × max fee + L1 bound")
+
+	plan := &Plan{Legs: []Leg{{Label: "send", Call: built.Call}}, Spend: built.Spend, Recipient: &to,
+		Effects: []Effect{{Asset: ETH, From: signer.DevAddress, To: to, Amount: big.NewInt(4e15)}}}
+	canonical := []byte("op " + to.Hex())
+	token, _, ref := e.Issue("wallet_send", canonical, plan)
+	require.Nil(t, ref)
+	out, ref := e.Confirm(context.Background(), TokenMode{}, token, "wallet_send", canonical)
+	require.Nil(t, ref)
+	require.Equal(t, StatusConfirmed, out.Status)
+	rc, err := d.Client().TransactionReceipt(context.Background(), out.Tx)
+	require.NoError(t, err)
+	gasPaid := new(big.Int).Mul(new(big.Int).SetUint64(rc.GasUsed), rc.EffectiveGasPrice)
+	require.Equal(t, new(big.Int).Add(gasPaid, big.NewInt(l1Paid)), out.Fee, "the fee is the proxy's receipt's: gas plus its l1Fee")
+	// Settled on the receipt's fee, l1Fee included, plus the value that
+	// moved: on an OP-stack node the balance change is exactly that; here
+	// geth took gas only, and the caps still count the proxy's l1Fee (never
+	// less than a receipt says was paid).
+	require.Equal(t, new(big.Int).Add(new(big.Int).Add(big.NewInt(4e15), gasPaid), big.NewInt(l1Paid)), used(e, policy.NativeAsset)[policy.NativeAsset])
+}
