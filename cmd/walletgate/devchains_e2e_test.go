@@ -1,15 +1,11 @@
 package main_test
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"math/big"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/common"
@@ -21,28 +17,7 @@ import (
 // as its state directory and returns its line.
 func startDevnetIn(t *testing.T, state string, args ...string) devnetInfo {
 	t.Helper()
-	cmd := exec.Command(binary, append([]string{"devnet", "--http", "127.0.0.1:0"}, args...)...)
-	cmd.Env = cleanEnv("WALLETGATE_STATE_DIR=" + state)
-	stdout, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	stderr := &syncBuffer{}
-	cmd.Stderr = stderr
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() {
-		cmd.Process.Signal(os.Interrupt)
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
-			<-done
-		}
-	})
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	require.NoError(t, err, "devnet stderr:\n%s", stderr.String())
-	var info devnetInfo
-	require.NoError(t, json.Unmarshal([]byte(line), &info), "devnet printed %q", line)
+	info, _ := runDevnet(t, state, args...)
 	return info
 }
 

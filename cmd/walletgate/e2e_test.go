@@ -425,7 +425,21 @@ func startStoppableDevnet(t *testing.T) (devnetInfo, func()) {
 	// Through `walletgate devnet` (which runs walletgate-devnet), with the
 	// default key file: devnet/dev.key under the state directory.
 	state := t.TempDir()
-	cmd := exec.Command(binary, "devnet", "--http", "127.0.0.1:0")
+	info, stop := runDevnet(t, state)
+	require.True(t, strings.HasPrefix(info.RPC, "http://127.0.0.1:"), info.RPC)
+	require.Equal(t, filepath.Join(state, "devnet", "dev.key"), info.KeyFile, "the key file is at its stable default")
+	st, err := os.Stat(info.KeyFile)
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o600), st.Mode().Perm())
+	return info, stop
+}
+
+// runDevnet runs `walletgate devnet --http 127.0.0.1:0 args…` with state as
+// its state directory and returns the line it printed and a stop the test
+// may call before its end (again is fine; it runs at the end anyway).
+func runDevnet(t *testing.T, state string, args ...string) (devnetInfo, func()) {
+	t.Helper()
+	cmd := exec.Command(binary, append([]string{"devnet", "--http", "127.0.0.1:0"}, args...)...)
 	cmd.Env = cleanEnv("WALLETGATE_STATE_DIR=" + state)
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
@@ -448,11 +462,6 @@ func startStoppableDevnet(t *testing.T) (devnetInfo, func()) {
 	require.NoError(t, err, "devnet stderr:\n%s", stderr.String())
 	var info devnetInfo
 	require.NoError(t, json.Unmarshal([]byte(line), &info), "devnet printed %q", line)
-	require.True(t, strings.HasPrefix(info.RPC, "http://127.0.0.1:"), info.RPC)
-	require.Equal(t, filepath.Join(state, "devnet", "dev.key"), info.KeyFile, "the key file is at its stable default")
-	st, err := os.Stat(info.KeyFile)
-	require.NoError(t, err)
-	require.Equal(t, os.FileMode(0o600), st.Mode().Perm())
 	return info, stop
 }
 

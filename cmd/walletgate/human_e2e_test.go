@@ -25,6 +25,20 @@ import (
 // pageLine is the line that tells the operator where the approval page is.
 var pageLine = regexp.MustCompile(`(?m)^walletgate: approve writes on this page \(keep its address private\): (http://127\.0\.0\.1:\d+/a/[0-9a-f]{64}/)$`)
 
+// pageOf waits for the approval page's address on c's stderr and returns it.
+func pageOf(t *testing.T, c *stdioClient) string {
+	t.Helper()
+	var page string
+	waitFor(t, "the approval page's address on stderr", func() bool {
+		m := pageLine.FindStringSubmatch(c.stderr.String())
+		if m != nil {
+			page = m[1]
+		}
+		return m != nil
+	})
+	return page
+}
+
 // humanModeServer starts walletgate in human mode on the devnet with its own
 // state directory, and returns it with that directory and the approval
 // page's URL, checking that the address printed on stderr is the one saved
@@ -36,14 +50,7 @@ func humanModeServer(t *testing.T, info devnetInfo, extra ...string) (*stdioClie
 	state := t.TempDir()
 	c := startServer(t, append(capsEnv(info, state), append([]string{"WALLETGATE_CONFIRM=human"}, extra...)...))
 	c.initialize()
-	var printed string
-	waitFor(t, "the approval page's address on stderr", func() bool {
-		m := pageLine.FindStringSubmatch(c.stderr.String())
-		if m != nil {
-			printed = m[1]
-		}
-		return m != nil
-	})
+	printed := pageOf(t, c)
 	path := filepath.Join(state, "approvals", strconv.Itoa(c.cmd.Process.Pid)+".url")
 	if viaConnect {
 		// The server is the service behind the relay, with a pid of its own.

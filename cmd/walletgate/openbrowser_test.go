@@ -49,14 +49,7 @@ func humanServerOpening(t *testing.T, info devnetInfo, opener string) (*stdioCli
 	}
 	c := startServer(t, append(env, "WALLETGATE_CONFIRM=human", "WALLETGATE_OPEN_BROWSER="+opener))
 	c.initialize()
-	var page string
-	waitFor(t, "the approval page's address on stderr", func() bool {
-		m := pageLine.FindStringSubmatch(c.stderr.String())
-		if m != nil {
-			page = m[1]
-		}
-		return m != nil
-	})
+	page := pageOf(t, c)
 	return c, state, page
 }
 

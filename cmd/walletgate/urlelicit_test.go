@@ -35,14 +35,7 @@ func TestURLElicitationOpensTheApprovalPage(t *testing.T) {
 	env := append(capsEnv(info, t.TempDir()), "WALLETGATE_CONFIRM=human")
 	c := startServer(t, env)
 	c.initializeWith("2025-11-25", map[string]any{"elicitation": map[string]any{"url": map[string]any{}}})
-	var page string
-	waitFor(t, "the approval page's address on stderr", func() bool {
-		m := pageLine.FindStringSubmatch(c.stderr.String())
-		if m != nil {
-			page = m[1]
-		}
-		return m != nil
-	})
+	page := pageOf(t, c)
 	to := common.HexToAddress("0x00000000000000000000000000000000000b0a77")
 	args := map[string]any{"to": to.Hex(), "amount": "3", "asset": "USDT"}
 	id := previewID(t, c, args)
