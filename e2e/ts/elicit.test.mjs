@@ -9,35 +9,11 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import http from 'node:http';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ElicitRequestSchema, LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
-
-const BIN = process.env.WALLETGATE_BIN;
-if (!BIN || !path.isAbsolute(BIN)) {
-  throw new Error('WALLETGATE_BIN must be the absolute path of a walletgate binary');
-}
-const HERE = path.dirname(fileURLToPath(import.meta.url));
-const childEnv = Object.fromEntries(
-  Object.entries(process.env).filter(([k, v]) => v !== undefined && !/^WALLETGATE_/i.test(k)),
-);
-
-function request(url, { method = 'GET', headers = {}, body } = {}) {
-  return new Promise((resolve, reject) => {
-    const req = http.request(url, { method, headers }, (res) => {
-      let data = '';
-      res.on('data', (c) => (data += c));
-      res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: data }));
-    });
-    req.on('error', reject);
-    if (body) req.write(body);
-    req.end();
-  });
-}
+import { BIN, HERE, childEnv, request } from './common.mjs';
 
 // connect starts `walletgate --dev` in mode and connects a client declaring
 // elicitation, whose person answers with answer(params); the negotiated

@@ -7,37 +7,12 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import http from 'node:http';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { BIN, HERE, childEnv, request } from './common.mjs';
 
-const BIN = process.env.WALLETGATE_BIN;
-if (!BIN || !path.isAbsolute(BIN)) {
-  throw new Error('WALLETGATE_BIN must be the absolute path of a walletgate binary');
-}
-const HERE = path.dirname(fileURLToPath(import.meta.url));
 const RECIPIENT = '0x00000000000000000000000000000000000e2e0f';
-const childEnv = Object.fromEntries(
-  Object.entries(process.env).filter(([k, v]) => v !== undefined && !/^WALLETGATE_/i.test(k)),
-);
-
-// request sends one HTTP request and resolves with {status, headers, body}.
-function request(url, { method = 'GET', headers = {}, body } = {}) {
-  return new Promise((resolve, reject) => {
-    const req = http.request(url, { method, headers }, (res) => {
-      let data = '';
-      res.on('data', (c) => (data += c));
-      res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: data }));
-    });
-    req.on('error', reject);
-    if (body) req.write(body);
-    req.end();
-  });
-}
-
 test('human mode: only the code the person is shown confirms, once', { timeout: 60_000 }, async () => {
   const transport = new StdioClientTransport({
     command: BIN,

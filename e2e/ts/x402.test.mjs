@@ -31,15 +31,8 @@ import { toFacilitatorEvmSigner } from '@x402/evm';
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { BIN, HERE, childEnv } from './common.mjs';
 
-const BIN = process.env.WALLETGATE_BIN;
-if (!BIN || !path.isAbsolute(BIN)) {
-  throw new Error('WALLETGATE_BIN must be the absolute path of a walletgate binary');
-}
-const HERE = path.dirname(fileURLToPath(import.meta.url));
-const childEnv = Object.fromEntries(
-  Object.entries(process.env).filter(([k, v]) => v !== undefined && !/^WALLETGATE_/i.test(k)),
-);
 const NETWORK = 'eip155:1337';
 const TOKEN_NAME = 'USD Coin (walletgate dev)';
 const TOKEN_VERSION = '2';
