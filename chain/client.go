@@ -207,6 +207,7 @@ func (ep *endpoint) identity(ctx context.Context, probe bool) (*big.Int, common.
 		simulateProbe(),
 		opStackProbe(&oracle),
 	}
+	syncAt := len(elems)
 	if probe {
 		elems = append(elems, syncProbe())
 	}
@@ -233,7 +234,7 @@ func (ep *endpoint) identity(ctx context.Context, probe bool) (*big.Int, common.
 	}
 	// The probe's empty bytes are no transaction: a node that has the
 	// method answers a decoding error, one that lacks it "method not found".
-	sync := probe && elems[2].Error != nil && !methodMissing(elems[2].Error)
+	sync := probe && elems[syncAt].Error != nil && !methodMissing(elems[syncAt].Error)
 	return (*big.Int)(&id), *h.Hash, sync, nil
 }
 
