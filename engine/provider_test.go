@@ -52,9 +52,9 @@ func TestEveryRefusalFamilyGetsTheRightAnswer(t *testing.T) {
 				e := b.engine(&memRecorder{now: time.Now})
 				token, canonical := b.previewETH(e, to, 1e12)
 				p.SendError(w.Words, row.MayHaveIt, 1)
-				sends, nonce, before := p.Arrived("eth_sendRawTransaction"), b.nonce(), b.balance(to)
+				sends, nonce, before := p.Broadcasts(), b.nonce(), b.balance(to)
 				out, ref := e.Confirm(context.Background(), TokenMode{}, token, "wallet_send", canonical)
-				require.Equal(t, sends+1, p.Arrived("eth_sendRawTransaction"), "one broadcast, never re-sent")
+				require.Equal(t, sends+1, p.Broadcasts(), "one broadcast, never re-sent")
 				if row.MayHaveIt {
 					require.Nil(t, ref)
 					require.Equal(t, StatusConfirmed, out.Status, "the node had it: the lookup finds it, its receipt confirms it")
@@ -91,18 +91,18 @@ func TestMayHaveItRefusalsStayPending(t *testing.T) {
 				e.receiptTimeout = 300 * time.Millisecond
 				token, canonical := b.previewETH(e, to, 1e12)
 				p.SendError(w.Words, false, 1)
-				sends, before := p.Arrived("eth_sendRawTransaction"), b.balance(to)
+				sends, before := p.Broadcasts(), b.balance(to)
 				out, ref := e.Confirm(context.Background(), TokenMode{}, token, "wallet_send", canonical)
 				require.Nil(t, ref, "never called not sent")
 				require.Equal(t, StatusPending, out.Status)
-				require.Equal(t, sends+1, p.Arrived("eth_sendRawTransaction"))
+				require.Equal(t, sends+1, p.Broadcasts())
 				require.Positive(t, used(e, policy.NativeAsset)[policy.NativeAsset].Sign(), "still counted")
 
 				lines, err := e.Reconcile(context.Background())
 				require.NoError(t, err)
 				require.Len(t, lines, 1)
 				require.Contains(t, lines[0], "identical signed bytes were broadcast again")
-				require.Equal(t, sends+2, p.Arrived("eth_sendRawTransaction"), "the outcome rule's re-send, the only one")
+				require.Equal(t, sends+2, p.Broadcasts(), "the outcome rule's re-send, the only one")
 				require.Equal(t, new(big.Int).Add(before, big.NewInt(1e12)), b.balance(to), "sent, moved once")
 			})
 		}
@@ -122,7 +122,7 @@ func TestAHostedProviderConfirmsOnce(t *testing.T) {
 	token, canonical := b.previewETH(e, to, 1e12)
 	p.TooManyRequests(2, "1")
 	p.ReorgNext()
-	sends := p.Arrived("eth_sendRawTransaction")
+	sends := p.Broadcasts()
 	done := make(chan struct{})
 	var (
 		out *Outcome
@@ -152,7 +152,7 @@ func TestAHostedProviderConfirmsOnce(t *testing.T) {
 			require.Equal(t, StatusConfirmed, out.Status)
 			require.Equal(t, hash, out.Tx)
 			require.True(t, p.Reorged(hash), "its receipt vanished once and came back before the confirmation: %d receipt lookups, %d blocks made", p.Arrived("eth_getTransactionReceipt"), i)
-			require.Equal(t, sends+1, p.Arrived("eth_sendRawTransaction"), "one broadcast through 429s, a batch limit and a reorg")
+			require.Equal(t, sends+1, p.Broadcasts(), "one broadcast through 429s, a batch limit and a reorg")
 			require.Equal(t, big.NewInt(1e12), b.balance(to))
 			rc, err := b.dev.Client().TransactionReceipt(context.Background(), hash)
 			require.NoError(t, err)

@@ -59,7 +59,7 @@ func TestANodeWithoutSimulateV1RefusesCallsAndSends(t *testing.T) {
 	var out confirmOut
 	e.ok("wallet_send", mustJSON(with(args, pv.ConfirmToken)), &out)
 	require.Equal(t, "confirmed", out.Status)
-	require.Equal(t, 1, p.Arrived("eth_sendRawTransaction"))
+	require.Equal(t, 1, p.Broadcasts())
 	bal, err := d.Client().BalanceAt(context.Background(), sink, nil)
 	require.NoError(t, err)
 	require.Equal(t, big.NewInt(1e15), bal, "the send moved the ETH on chain")

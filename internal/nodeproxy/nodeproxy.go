@@ -49,8 +49,9 @@ type Proxy struct {
 	limited    []time.Time
 	after429   []time.Time // when each request following a 429 arrived
 
+	broadcasts  int         // broadcasts that arrived (isBroadcast)
 	lastSent    common.Hash // the last broadcast that arrived
-	sendErr     string      // eth_sendRawTransaction answered with this error
+	sendErr     string      // a broadcast answered with this error
 	sendForward bool        // after forwarding it to the node
 	sendTimes   int         // how many sends get sendErr (<0: all)
 
@@ -109,8 +110,8 @@ func (p *Proxy) RateLimited() (limited, next []time.Time) {
 	return append([]time.Time(nil), p.limited...), append([]time.Time(nil), p.after429...)
 }
 
-// SendError answers the next times broadcasts (eth_sendRawTransaction;
-// times < 0: every one) with a JSON-RPC error of these words, after
+// SendError answers the next times broadcasts (eth_sendRawTransaction or
+// eth_sendRawTransactionSync; times < 0: every one) with a JSON-RPC error of these words, after
 // forwarding the transaction to the node when forward is set.
 func (p *Proxy) SendError(words string, forward bool, times int) {
 	p.mu.Lock()
@@ -163,6 +164,28 @@ func (p *Proxy) Arrived(method string) int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.arrived[method]
+}
+
+// Broadcasts is how many transactions arrived to be broadcast, by either
+// method (eth_sendRawTransaction, eth_sendRawTransactionSync), not counting
+// walletgate's start-up probe of the waiting method (empty bytes).
+func (p *Proxy) Broadcasts() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.broadcasts
+}
+
+// isBroadcast reports whether q carries a transaction to broadcast, and its
+// raw bytes.
+func isBroadcast(q request) (string, bool) {
+	if (q.Method != "eth_sendRawTransaction" && q.Method != "eth_sendRawTransactionSync") || len(q.Params) == 0 {
+		return "", false
+	}
+	var raw string
+	if json.Unmarshal(q.Params[0], &raw) != nil || len(raw) <= 2 {
+		return "", false
+	}
+	return raw, true
 }
 
 // Forwarded is how many requests carrying method reached the node.
@@ -266,16 +289,15 @@ func (p *Proxy) answer(q request) json.RawMessage {
 	}
 	var sendErr string
 	forward := true
-	if q.Method == "eth_sendRawTransaction" && len(q.Params) > 0 {
-		var raw string
-		if json.Unmarshal(q.Params[0], &raw) == nil {
-			p.lastSent = TxHash(raw)
-			if p.reorgNext {
-				p.reorged[p.lastSent], p.reorgNext = 0, false
-			}
+	raw, broadcast := isBroadcast(q)
+	if broadcast {
+		p.broadcasts++
+		p.lastSent = TxHash(raw)
+		if p.reorgNext {
+			p.reorged[p.lastSent], p.reorgNext = 0, false
 		}
 	}
-	if q.Method == "eth_sendRawTransaction" && p.sendErr != "" && p.sendTimes != 0 {
+	if broadcast && p.sendErr != "" && p.sendTimes != 0 {
 		sendErr, forward = p.sendErr, p.sendForward
 		if p.sendTimes > 0 {
 			p.sendTimes--
