@@ -293,9 +293,9 @@ func (p *Page) csrf(id string) string {
 }
 
 type pageData struct {
-	List    []View
-	One     *View
-	CSRF    string
+	List []View
+	One  *View
+	CSRF string
 	// Passkey is passkey mode: approve with a passkey, no form token.
 	Passkey bool
 	// ShowCode shows an approved preview's code (in passkey mode only on
@@ -305,11 +305,11 @@ type pageData struct {
 	// says it just succeeded.
 	Enrol    string
 	Enrolled bool
-	Problem string
-	Refresh int // seconds until the browser reloads the page; 0: never
-	Base    string
-	CSS     template.CSS
-	Now     func() time.Time
+	Problem  string
+	Refresh  int // seconds until the browser reloads the page; 0: never
+	Base     string
+	CSS      template.CSS
+	Now      func() time.Time
 }
 
 func (p *Page) render(w http.ResponseWriter, status int, d pageData) {
