@@ -142,12 +142,16 @@ func (p *Passkeys) Origin() string { return p.origin }
 // uid:gid (-1: unchanged), valid for ttl, and returns the secret, for the
 // terminal that asked and nobody else.
 func NewEnrolment(dir string, ttl time.Duration, uid, gid int) (string, error) {
+	return newEnrolmentUntil(dir, time.Now().Add(ttl), uid, gid)
+}
+
+func newEnrolmentUntil(dir string, expires time.Time, uid, gid int) (string, error) {
 	secret, err := NewSecret()
 	if err != nil {
 		return "", err
 	}
 	sum := sha256.Sum256([]byte(secret))
-	b, _ := json.Marshal(passkeyEnrolment{SecretSHA256: hex.EncodeToString(sum[:]), Expires: time.Now().Add(ttl).UTC()})
+	b, _ := json.Marshal(passkeyEnrolment{SecretSHA256: hex.EncodeToString(sum[:]), Expires: expires.UTC()})
 	if err := writePrivate(filepath.Join(dir, enrolmentFile), b, uid, gid); err != nil {
 		return "", fmt.Errorf("passkey enrolment: %w", err)
 	}
