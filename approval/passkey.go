@@ -292,11 +292,25 @@ func (p *Passkeys) FinishApproval(id string, fp [32]byte, answer []byte) error {
 	if err != nil {
 		return fmt.Errorf("the passkey was refused (%v): only the passkey enrolled at install approves", err)
 	}
-	for i := range p.store.Credentials {
-		if bytes.Equal(p.store.Credentials[i].ID, cred.ID) {
-			p.store.Credentials[i].Authenticator = cred.Authenticator
+	if cred.Authenticator.CloneWarning {
+		return errors.New("the passkey's signature counter went backwards: it may have been copied. Nothing was approved; enrol a fresh passkey (sudo walletgate service enrol)")
+	}
+	// The signature counter is kept, so that a copied passkey shows.
+	next := p.store
+	next.Credentials = append([]webauthn.Credential(nil), p.store.Credentials...)
+	for i := range next.Credentials {
+		if bytes.Equal(next.Credentials[i].ID, cred.ID) {
+			next.Credentials[i].Authenticator = cred.Authenticator
 		}
 	}
+	b, err := json.MarshalIndent(next, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := writePrivate(filepath.Join(p.dir, passkeysFile), b, -1, -1); err != nil {
+		return fmt.Errorf("the passkey's counter could not be saved (%v): nothing was approved", err)
+	}
+	p.store = next
 	return nil
 }
 

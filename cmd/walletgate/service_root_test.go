@@ -247,6 +247,16 @@ func TestServiceTheDesktopUserCannotGetInAndThePersonCan(t *testing.T) {
 	person.requireStatus(resp, 200, "the person enrols")
 	require.True(t, person.has("enrolled"), person.body())
 	require.Equal(t, 1, person.credentials(enrolled))
+	for _, f := range []string{"/var/lib/walletgate/state/passkeys.json"} {
+		fi, err := os.Stat(f)
+		require.NoError(t, err)
+		require.Equal(t, os.FileMode(0o600), fi.Mode().Perm(), f)
+		require.Equal(t, svc.uid, fi.Sys().(*syscall.Stat_t).Uid, f)
+		out, err := desk.run("cat", f)
+		require.Error(t, err, "the desktop user read the passkeys: %s", out)
+	}
+	_, err = os.Stat("/var/lib/walletgate/state/passkey-enrolment.json")
+	require.ErrorIs(t, err, os.ErrNotExist, "the enrolment is spent")
 	page := "http://localhost:7464/p/" + id
 	nobody := newTab(t, browser)
 	nobody.navigate(page)
