@@ -46,6 +46,9 @@ const (
 // EnrolmentTTL is how long an enrolment link works.
 const EnrolmentTTL = 30 * time.Minute
 
+// ceremonyTimeout is how long a passkey prompt, and its ceremony, lasts.
+const ceremonyTimeout = 3 * time.Minute
+
 // maxPasskeyFile bounds what is read of the files above.
 const maxPasskeyFile = 1 << 20
 
@@ -104,6 +107,11 @@ func OpenPasskeys(dir string, port int) (*Passkeys, error) {
 		AuthenticatorSelection: protocol.AuthenticatorSelection{
 			ResidentKey:      protocol.ResidentKeyRequirementRequired,
 			UserVerification: protocol.VerificationRequired,
+		},
+		// A ceremony left unanswered expires (the browser's prompt too).
+		Timeouts: webauthn.TimeoutsConfig{
+			Login:        webauthn.TimeoutConfig{Enforce: true, Timeout: ceremonyTimeout, TimeoutUVD: ceremonyTimeout},
+			Registration: webauthn.TimeoutConfig{Enforce: true, Timeout: ceremonyTimeout, TimeoutUVD: ceremonyTimeout},
 		},
 	})
 	if err != nil {
@@ -264,6 +272,12 @@ func (p *Passkeys) BeginApproval(id string, fp [32]byte) ([]byte, error) {
 		webauthn.WithUserVerification(protocol.VerificationRequired))
 	if err != nil {
 		return nil, fmt.Errorf("passkeys: %w", err)
+	}
+	// Ceremonies that ran out are dropped: the map holds only live ones.
+	for other, l := range p.logins {
+		if !l.session.Expires.IsZero() && time.Now().After(l.session.Expires) {
+			delete(p.logins, other)
+		}
 	}
 	p.logins[id] = passkeyLogin{fingerprint: fp, session: *session}
 	return json.Marshal(assertion)

@@ -138,10 +138,7 @@ func serveService(cfg policy.Config, sc service.Config, dev, once, serviceMode b
 			if err := ready(); err != nil {
 				return err
 			}
-			pk := 0
-			if serviceMode || sc.PagePort != 0 {
-				pk = sc.PagePort
-			}
+			pk := sc.PagePort // 0: no passkey page, the page keeps a secret address
 			a, err := startApprovalsWith(root, deps, logger, stderr, pk)
 			if err != nil {
 				logger.Error("human approval cannot start: write tools stay off", "err", err)
