@@ -339,6 +339,17 @@ func (b *Broker) Get(id string) (View, bool) {
 	return e.viewLocked(b.now()), true
 }
 
+// fingerprintOf is the fingerprint of entry id (fixed for its life).
+func (b *Broker) fingerprintOf(id string) ([32]byte, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	e, ok := b.entries[id]
+	if !ok {
+		return [32]byte{}, false
+	}
+	return e.fingerprint, true
+}
+
 // Changed returns a channel that is closed at the next change.
 func (b *Broker) Changed() <-chan struct{} {
 	b.mu.Lock()

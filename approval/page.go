@@ -36,7 +36,7 @@ import (
 	"time"
 )
 
-//go:embed page.css page.html
+//go:embed page.css page.html passkey.js
 var pageFiles embed.FS
 
 // The page's parts are read and parsed on first use: a walletgate that never
@@ -56,6 +56,12 @@ var (
 	cspHeader = sync.OnceValue(func() string {
 		return "default-src 'none'; style-src 'sha256-" + cssHash() + "'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 	})
+	// In passkey mode the page runs one script, its own (passkey.js), which
+	// asks the browser for the passkey and talks only to this origin.
+	passkeyCSP = sync.OnceValue(func() string {
+		return "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'sha256-" + cssHash() + "'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+	})
+	passkeyJS = sync.OnceValue(func() string { return mustRead("passkey.js") })
 )
 
 func mustRead(name string) string {
@@ -77,6 +83,10 @@ type Page struct {
 	secret string
 	port   int
 	now    func() time.Time
+	// passkeys, when set (service mode), replace the secret address and the
+	// form token: the page is at http://localhost:port/ for anyone to look
+	// at, and only an enrolled passkey approves (see passkey.go).
+	passkeys *Passkeys
 }
 
 // NewSecret returns 256 random bits, hex-encoded, for a page's URL.
@@ -94,9 +104,28 @@ func NewPage(broker *Broker, secret string, port int) *Page {
 	return &Page{broker: broker, secret: secret, port: port, now: broker.now}
 }
 
-// URL is the page's address, secret included.
+// NewPasskeyPage returns the page for broker in passkey mode: served at
+// http://localhost:port/ with no secret, approving only with keys.
+func NewPasskeyPage(broker *Broker, keys *Passkeys, port int) *Page {
+	return &Page{broker: broker, port: port, now: broker.now, passkeys: keys}
+}
+
+// URL is the page's address, secret included (in passkey mode there is none).
 func (p *Page) URL() string {
+	if p.passkeys != nil {
+		return p.passkeys.Origin() + "/"
+	}
 	return fmt.Sprintf("http://127.0.0.1:%d/a/%s/", p.port, p.secret)
+}
+
+// ListenLocalPort listens on 127.0.0.1:port (the passkey page's fixed port:
+// its origin is what the passkey is bound to).
+func ListenLocalPort(port int) (net.Listener, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
+	if err != nil {
+		return nil, fmt.Errorf("approval page: listen on 127.0.0.1:%d: %w", port, err)
+	}
+	return ln, nil
 }
 
 // ListenLocal listens on a random loopback port.
@@ -124,7 +153,11 @@ func (p *Page) Server() *http.Server {
 // /a/<secret>/p/<id>/approve and /reject.
 func (p *Page) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
-	h.Set("Content-Security-Policy", cspHeader())
+	if p.passkeys != nil {
+		h.Set("Content-Security-Policy", passkeyCSP())
+	} else {
+		h.Set("Content-Security-Policy", cspHeader())
+	}
 	h.Set("X-Frame-Options", "DENY")
 	h.Set("Referrer-Policy", "same-origin")
 	h.Set("Cache-Control", "no-store")
@@ -134,6 +167,10 @@ func (p *Page) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	if !p.hostAllowed(r.Host) {
 		http.Error(w, "walletgate: this page answers only at 127.0.0.1:"+strconv.Itoa(p.port)+" or localhost:"+strconv.Itoa(p.port)+" (the Host header names another site)", http.StatusMisdirectedRequest)
+		return
+	}
+	if p.passkeys != nil {
+		p.servePasskey(w, r)
 		return
 	}
 	rest, ok := p.underSecret(r.URL.Path)
@@ -206,9 +243,13 @@ func (p *Page) decide(w http.ResponseWriter, r *http.Request, id, action string)
 	http.Redirect(w, r, "/a/"+p.secret+"/p/"+id, http.StatusSeeOther)
 }
 
-// hostAllowed accepts only this listener's own names.
+// hostAllowed accepts only this listener's own names (in passkey mode only
+// localhost:port, the one origin a passkey works at).
 func (p *Page) hostAllowed(host string) bool {
 	port := strconv.Itoa(p.port)
+	if p.passkeys != nil {
+		return host == "localhost:"+port
+	}
 	return host == "127.0.0.1:"+port || host == "localhost:"+port
 }
 
@@ -252,18 +293,32 @@ func (p *Page) csrf(id string) string {
 }
 
 type pageData struct {
-	List    []View
-	One     *View
-	CSRF    string
-	Problem string
-	Refresh int // seconds until the browser reloads the page; 0: never
-	Base    string
-	CSS     template.CSS
-	Now     func() time.Time
+	List []View
+	One  *View
+	CSRF string
+	// Passkey is passkey mode: approve with a passkey, no form token.
+	Passkey bool
+	// ShowCode shows an approved preview's code (in passkey mode only on
+	// the answer to the approval itself, never on a later look).
+	ShowCode bool
+	// Enrol is the enrolment page's base ("/enrol/<secret>/"), Enrolled
+	// says it just succeeded.
+	Enrol    string
+	Enrolled bool
+	Problem  string
+	Refresh  int // seconds until the browser reloads the page; 0: never
+	Base     string
+	CSS      template.CSS
+	Now      func() time.Time
 }
 
 func (p *Page) render(w http.ResponseWriter, status int, d pageData) {
 	d.Base = "/a/" + p.secret + "/"
+	if p.passkeys != nil {
+		d.Base, d.Passkey = "/", true
+	} else {
+		d.ShowCode = true
+	}
 	d.CSS = template.CSS(pageCSS())
 	d.Now = p.now
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")

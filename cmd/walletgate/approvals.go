@@ -45,6 +45,13 @@ type approvals struct {
 // (whatever the log level: the person needs them). Either one is enough; with
 // neither, human mode has no way to approve and the error says why.
 func startApprovals(root string, deps tools.Deps, logger *slog.Logger, stderr io.Writer) (*approvals, error) {
+	return startApprovalsWith(root, deps, logger, stderr, 0)
+}
+
+// startApprovalsWith is startApprovals; with passkeyPort set (service mode)
+// the page is the passkey page at http://localhost:passkeyPort/, with no
+// secret address, whose passkeys are kept in the state root.
+func startApprovalsWith(root string, deps tools.Deps, logger *slog.Logger, stderr io.Writer, passkeyPort int) (*approvals, error) {
 	a := &approvals{broker: approval.NewBroker(nil, nil)}
 	var pageErr, sockErr error
 	dir := approval.Dir(root)
@@ -52,7 +59,18 @@ func startApprovals(root string, deps tools.Deps, logger *slog.Logger, stderr io
 	if dirErr == nil {
 		approval.RemoveStale(dir)
 	}
-	if secret, err := approval.NewSecret(); err != nil {
+	if passkeyPort != 0 {
+		if keys, err := approval.OpenPasskeys(root, passkeyPort); err != nil {
+			pageErr = err
+		} else if ln, err := approval.ListenLocalPort(passkeyPort); err != nil {
+			pageErr = err
+		} else {
+			page := approval.NewPasskeyPage(a.broker, keys, passkeyPort)
+			a.page, a.pageURL = page.Server(), page.URL()
+			go func() { _ = a.page.Serve(ln) }()
+			fmt.Fprintf(stderr, "walletgate: the person approves writes on %s with a passkey (%d enrolled; a fresh enrolment link: sudo walletgate service enrol)\n", page.URL(), keys.Enrolled())
+		}
+	} else if secret, err := approval.NewSecret(); err != nil {
 		pageErr = err
 	} else if ln, port, err := approval.ListenLocal(); err != nil {
 		pageErr = err

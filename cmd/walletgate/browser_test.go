@@ -43,6 +43,13 @@ const browserStep = 30 * time.Second
 // children are its tabs. Chromium is closed when t ends.
 func startBrowser(t *testing.T) context.Context {
 	t.Helper()
+	return startBrowserWith(t, nil)
+}
+
+// startBrowserWith is startBrowser with these allocator options (nil: the
+// usual ones, with a fresh profile for each attempt).
+func startBrowserWith(t *testing.T, opts []chromedp.ExecAllocatorOption) context.Context {
+	t.Helper()
 	if _, err := os.Stat(chromiumPath); err != nil {
 		if os.Getenv("WALLETGATE_REQUIRE_CHROMIUM") != "" {
 			t.Fatalf("WALLETGATE_REQUIRE_CHROMIUM is set, but Chromium is missing: %v (install it: apt-get install chromium)", err)
@@ -54,7 +61,11 @@ func startBrowser(t *testing.T) context.Context {
 	// profile, keep that from failing the run.
 	const attempts = 3
 	for i := 1; ; i++ {
-		alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), browserOptions(t.TempDir())...)
+		o := opts
+		if o == nil {
+			o = browserOptions(t.TempDir())
+		}
+		alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), o...)
 		browser, cancelBrowser := chromedp.NewContext(alloc)
 		// No timeout here: the first run binds Chromium's life to this context.
 		err := chromedp.Do(browser)

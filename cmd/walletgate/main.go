@@ -157,6 +157,10 @@ Usage:
                              run walletgate as a system service under its own user: import the
                              key, write the configuration where only root changes it, write
                              (and where systemd runs, start) the unit; prints the client config
+                             and the one-time passkey enrolment link
+  sudo walletgate service enrol
+                             print a fresh one-time link to enrol a passkey (the approval page,
+                             http://localhost:7464/, approves only with an enrolled passkey)
   walletgate service run     the service in the foreground (as its user; started as root it
                              becomes that user)
   walletgate service status | config [set WALLETGATE_X=V…] | uninstall [--purge]

@@ -30,7 +30,7 @@ import (
 // cmdService dispatches walletgate service SUBCOMMAND.
 func cmdService(argv []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if len(argv) == 0 {
-		return usagef("walletgate service needs a subcommand: install, run, status, config or uninstall (see walletgate --help)")
+		return usagef("walletgate service needs a subcommand: install, run, status, config, enrol or uninstall (see walletgate --help)")
 	}
 	sub, argv := argv[0], argv[1:]
 	switch sub {
@@ -44,8 +44,10 @@ func cmdService(argv []string, stdin io.Reader, stdout, stderr io.Writer) error 
 		return cmdServiceStatus(argv, stdout)
 	case "config":
 		return cmdServiceConfig(argv, stdout)
+	case "enrol":
+		return cmdServiceEnrol(argv, stdout)
 	}
-	return usagef("walletgate service: unknown subcommand %q: install, run, status, config or uninstall (see walletgate --help)", sub)
+	return usagef("walletgate service: unknown subcommand %q: install, run, status, config, enrol or uninstall (see walletgate --help)", sub)
 }
 
 // cmdConnect is walletgate connect: the relay between the MCP client's
@@ -74,6 +76,7 @@ func cmdServiceRun(argv []string, stderr io.Writer) error {
 	socket := fs.String("socket", "", "serve on this socket instead of the configured one")
 	dev := fs.Bool("dev", false, "serve on an embedded dev chain")
 	once := fs.Bool("once", false, "stop when the first connection ends")
+	pagePort := fs.Int("page-port", 0, "with --env: serve the passkey approval page at http://localhost:PORT/ (tests)")
 	if err := parseFlags(fs, argv); err != nil {
 		return err
 	}
@@ -83,7 +86,7 @@ func cmdServiceRun(argv []string, stderr io.Writer) error {
 		if *socket == "" {
 			return usagef("walletgate service run --env needs --socket PATH")
 		}
-		sc = service.Config{Socket: *socket, Users: []service.Peer{{Name: "self", UID: uint32(os.Getuid())}}}
+		sc = service.Config{Socket: *socket, Users: []service.Peer{{Name: "self", UID: uint32(os.Getuid())}}, PagePort: *pagePort}
 		env = os.Environ()
 	} else {
 		var err error
@@ -135,13 +138,14 @@ func serveService(cfg policy.Config, sc service.Config, dev, once, serviceMode b
 			if err := ready(); err != nil {
 				return err
 			}
-			a, err := startApprovals(root, deps, logger, stderr)
+			pk := sc.PagePort // 0: no passkey page, the page keeps a secret address
+			a, err := startApprovalsWith(root, deps, logger, stderr, pk)
 			if err != nil {
 				logger.Error("human approval cannot start: write tools stay off", "err", err)
 			} else {
 				page = a
 				deps.Approvals = a.broker
-				if !serviceMode {
+				if !serviceMode && pk == 0 {
 					deps.ApprovalPage = a.pageURL
 				} else {
 					a.broker.SetWhere("on the approval page")

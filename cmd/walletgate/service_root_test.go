@@ -8,6 +8,7 @@ package main_test
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"math/big"
@@ -22,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/stretchr/testify/require"
 )
@@ -125,6 +127,8 @@ func TestServiceTheDesktopUserCannotGetInAndThePersonCan(t *testing.T) {
 	require.Contains(t, said, "Your copy is left alone: delete it")
 	require.Contains(t, said, `"command": "`+installedBin+`", "args": ["connect"]`)
 	require.Contains(t, said, "no init system runs here")
+	enrolLink := regexp.MustCompile(`http://localhost:7464/enrol/[0-9a-f]{64}`).FindString(said)
+	require.NotEmpty(t, enrolLink, "install prints the passkey enrolment link: %s", said)
 	svc := lookupCreds(t, rootTestService)
 	for path, want := range map[string]struct {
 		mode os.FileMode
@@ -227,7 +231,65 @@ func TestServiceTheDesktopUserCannotGetInAndThePersonCan(t *testing.T) {
 	require.Equal(t, before, view.usdtOf(to), "nothing moved")
 	require.Equal(t, nonce, view.nonce(), "nothing was sent")
 
-	// The person's path: the terminal, as the service user.
+	// The page, in the desktop user's own Chromium. The person enrols the
+	// passkey with the link only the installing terminal saw; then the
+	// desktop user (the assistant) tries the page with no passkey and with
+	// one that was not enrolled.
+	require.NotContains(t, svcLog.String(), enrolLink[strings.LastIndex(enrolLink, "/")+1:], "the enrolment secret is in no log")
+	browser := startBrowserAs(t, desk)
+	procs, err := exec.Command("pgrep", "-u", desk.name, "chromium").Output()
+	require.NoError(t, err, "Chromium runs as the desktop user")
+	require.NotEmpty(t, strings.TrimSpace(string(procs)))
+	person := newTab(t, browser)
+	enrolled := person.addAuthenticator()
+	person.navigate(enrolLink)
+	resp := person.click("enrol")
+	person.requireStatus(resp, 200, "the person enrols")
+	require.True(t, person.has("enrolled"), person.body())
+	require.Equal(t, 1, person.credentials(enrolled))
+	for _, f := range []string{"/var/lib/walletgate/state/passkeys.json"} {
+		fi, err := os.Stat(f)
+		require.NoError(t, err)
+		require.Equal(t, os.FileMode(0o600), fi.Mode().Perm(), f)
+		require.Equal(t, svc.uid, fi.Sys().(*syscall.Stat_t).Uid, f)
+		out, err := desk.run("cat", f)
+		require.Error(t, err, "the desktop user read the passkeys: %s", out)
+	}
+	_, err = os.Stat("/var/lib/walletgate/state/passkey-enrolment.json")
+	require.ErrorIs(t, err, os.ErrNotExist, "the enrolment is spent")
+	page := "http://localhost:7464/p/" + id
+	nobody := newTab(t, browser)
+	nobody.navigate(page)
+	require.Equal(t, "pending", nobody.text("state"))
+	require.EqualValues(t, 403, nobody.submit("approve"), "no passkey approves nothing")
+	require.Equal(t, "pending", nobody.text("state"))
+	stranger := newTab(t, browser)
+	stranger.addForeignPasskey(stranger.addAuthenticatorWith(true))
+	stranger.navigate(page)
+	resp = stranger.click("approve")
+	stranger.requireStatus(resp, 403, "a passkey that was not enrolled approves nothing")
+	require.False(t, stranger.has("code"))
+	require.Equal(t, before, view.usdtOf(to), "nothing moved")
+	require.Equal(t, nonce, view.nonce(), "nothing was sent")
+
+	// The person's path: the enrolled passkey approves on the page, and the
+	// send lands exactly as previewed.
+	person.navigate(page)
+	resp = person.click("approve")
+	person.requireStatus(resp, 200, "the enrolled passkey approves")
+	pageCode := person.text("code")
+	require.Regexp(t, `^\d{3}-\d{3}$`, pageCode)
+	landed := client.callTool("wallet_send", withConfirm(args, pageCode))
+	require.NotEqual(t, true, landed["isError"], text(landed))
+	require.Equal(t, "confirmed", landed["structuredContent"].(map[string]any)["status"], text(landed))
+	require.Equal(t, new(big.Int).Add(before, big.NewInt(7_250_000)), view.usdtOf(to), "the send landed exactly as previewed")
+	before = view.usdtOf(to)
+	args = map[string]any{"to": to.Hex(), "amount": "1.5", "asset": "USDT"}
+	res = client.callTool("wallet_send", args)
+	require.Nil(t, res["isError"], text(res))
+	id = res["structuredContent"].(map[string]any)["approval"].(map[string]any)["id"].(string)
+
+	// The other path: the terminal, as the service user.
 	term := svc.as(exec.Command(installedBin, "approvals", "--service"))
 	termIn, err := term.StdinPipe()
 	require.NoError(t, err)
@@ -257,5 +319,19 @@ func TestServiceTheDesktopUserCannotGetInAndThePersonCan(t *testing.T) {
 	done := client.callTool("wallet_send", withConfirm(args, code))
 	require.NotEqual(t, true, done["isError"], text(done))
 	require.Equal(t, "confirmed", done["structuredContent"].(map[string]any)["status"], text(done))
-	require.Equal(t, new(big.Int).Add(before, big.NewInt(7_250_000)), view.usdtOf(to), "the send landed exactly as previewed")
+	require.Equal(t, new(big.Int).Add(before, big.NewInt(1_500_000)), view.usdtOf(to), "the send landed exactly as previewed")
+}
+
+// startBrowserAs starts headless Chromium as the user u (through setpriv),
+// with a profile of theirs.
+func startBrowserAs(t *testing.T, u creds) context.Context {
+	t.Helper()
+	profile := filepath.Join("/home", u.name, "chromium-profile")
+	require.NoError(t, os.MkdirAll(profile, 0o700))
+	require.NoError(t, os.Chown(profile, int(u.uid), int(u.gid)))
+	wrapper := filepath.Join(t.TempDir(), "chromium-as-"+u.name)
+	script := fmt.Sprintf("#!/bin/sh\nexec env HOME=/home/%s setpriv --reuid=%d --regid=%d --clear-groups %s \"$@\"\n", u.name, u.uid, u.gid, chromiumPath)
+	require.NoError(t, os.WriteFile(wrapper, []byte(script), 0o755))
+	require.NoError(t, os.Chmod(filepath.Dir(wrapper), 0o755))
+	return startBrowserWith(t, append(browserOptions(profile), chromedp.ExecPath(wrapper)))
 }

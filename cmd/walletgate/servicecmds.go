@@ -181,3 +181,29 @@ func cmdServiceConfig(argv []string, stdout io.Writer) error {
 	fmt.Fprintln(stdout, "changed; restart the service to apply it (sudo systemctl restart walletgate, or stop and start walletgate service run)")
 	return nil
 }
+
+// cmdServiceEnrol is walletgate service enrol: a fresh one-time passkey
+// enrolment link, printed here only (root; the service keeps its hash).
+func cmdServiceEnrol(argv []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("walletgate service enrol", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	cfgPath := fs.String("config", service.DefaultPaths.Config, "the service's configuration file")
+	stateDir := fs.String("state-dir", "", "with --page-port: the state directory of a `service run --env` (tests), instead of the configuration")
+	pagePort := fs.Int("page-port", 0, "with --state-dir: the page's port")
+	if err := parseFlags(fs, argv); err != nil {
+		return err
+	}
+	var c service.Config
+	if *stateDir != "" || *pagePort != 0 {
+		if *stateDir == "" || *pagePort == 0 {
+			return usagef("walletgate service enrol: --state-dir and --page-port go together")
+		}
+		c = service.Config{PagePort: *pagePort, Env: map[string]string{"WALLETGATE_STATE_DIR": *stateDir}}
+	} else {
+		var err error
+		if c, err = service.LoadConfig(*cfgPath); err != nil {
+			return err
+		}
+	}
+	return service.Enrol(service.DefaultPaths, c, stdout)
+}

@@ -39,6 +39,19 @@ type Config struct {
 	Socket string `json:"socket"`
 	// Env holds the WALLETGATE_* variables the service runs with.
 	Env map[string]string `json:"env"`
+	// PagePort is the approval page's port: the page is served at
+	// http://localhost:PagePort/ and approves only with an enrolled passkey
+	// (the port is part of the origin the passkey is bound to). 0: no
+	// passkey page; the page keeps a secret address, as in stdio mode.
+	PagePort int `json:"page_port,omitempty"`
+}
+
+// DefaultPagePort is the approval page's port an install configures.
+const DefaultPagePort = 7464
+
+// EnrolmentURL is the one-time passkey enrolment link for the page on port.
+func EnrolmentURL(port int, secret string) string {
+	return fmt.Sprintf("http://localhost:%d/enrol/%s", port, secret)
 }
 
 // Peer is a desktop user allowed to connect.
@@ -88,6 +101,9 @@ func ParseConfig(b []byte) (Config, error) {
 func (c Config) Check() error {
 	if c.Socket == "" {
 		return errors.New("service configuration: no socket")
+	}
+	if c.PagePort < 0 || c.PagePort > 65535 {
+		return fmt.Errorf("service configuration: page_port %d is not a port (1 to 65535, or 0 for no passkey page)", c.PagePort)
 	}
 	for k := range c.Env {
 		if !strings.HasPrefix(k, "WALLETGATE_") {

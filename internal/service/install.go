@@ -20,6 +20,7 @@ type InstallOptions struct {
 	Env         map[string]string
 	Binary      string // the walletgate to install (this one); walletgate-devnet beside it is installed too
 	SystemdRuns bool   // systemd is the init system here: enable and start the unit
+	PagePort    int    // the passkey approval page's port (DefaultPagePort when 0)
 	// Run runs a command (useradd, systemctl); nil: os/exec.
 	Run func(name string, args ...string) error
 }

@@ -12,6 +12,9 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"time"
+
+	"github.com/walletgate/walletgate/approval"
 )
 
 // Install creates the service user, imports the key, installs the binary,
@@ -142,7 +145,10 @@ func Install(o InstallOptions, out io.Writer) error {
 	if _, ok := env["WALLETGATE_CONFIRM"]; !ok {
 		env["WALLETGATE_CONFIRM"] = "human"
 	}
-	c := Config{User: o.User, Users: peers, Socket: p.Socket(), Env: env}
+	if o.PagePort == 0 {
+		o.PagePort = DefaultPagePort
+	}
+	c := Config{User: o.User, Users: peers, Socket: p.Socket(), Env: env, PagePort: o.PagePort}
 	if err := WriteConfig(p.Config, c, gid); err != nil {
 		return fmt.Errorf("write the configuration: %w", err)
 	}
@@ -166,7 +172,14 @@ func Install(o InstallOptions, out io.Writer) error {
 		fmt.Fprintf(out, "  no init system runs here (no systemd): the unit is written at %s; start the service in the foreground with: sudo %s service run\n", p.Unit, p.Binary())
 	}
 	fmt.Fprintf(out, "Client configuration (Claude Desktop, Claude Code, Cursor): {\"mcpServers\": {\"walletgate\": {\"command\": %q, \"args\": [\"connect\"]}}}\n", p.Binary())
-	fmt.Fprintf(out, "Approvals: writes are approved by the person with `sudo -u %s %s approvals --service` in a terminal.\n", o.User, p.Binary())
+	// The enrolment link: its secret goes to this terminal only; the service
+	// keeps its hash.
+	secret, err := approval.NewEnrolment(p.State(), approval.EnrolmentTTL, uid, gid)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "Approvals: the person approves each write on the approval page, %s/, with a passkey (Touch ID, Windows Hello, a security key, a phone), or in a terminal with `sudo -u %s %s approvals --service`.\n", approval.PasskeyOrigin(o.PagePort), o.User, p.Binary())
+	fmt.Fprintf(out, "Enrol the passkey now, in a browser on this computer (this link works once, for %d minutes, and is shown only here; a fresh one: sudo %s service enrol):\n  %s\n", int(approval.EnrolmentTTL/time.Minute), p.Binary(), EnrolmentURL(o.PagePort, secret))
 	return nil
 }
 
@@ -225,5 +238,35 @@ func Uninstall(p Paths, userName string, purge, systemdRuns bool, run func(strin
 		}
 	}
 	fmt.Fprintf(out, "walletgate service removed, with its key, its journal and the user %s.\n", userName)
+	return nil
+}
+
+// Enrol writes a fresh passkey enrolment secret for the installed service
+// (root only) and prints its one-time link to out, and nowhere else.
+func Enrol(p Paths, c Config, out io.Writer) error {
+	if c.User != "" && os.Geteuid() != 0 {
+		return ErrNotRoot // the file goes to the service user, and the configuration is root's
+	}
+	if c.PagePort == 0 {
+		return fmt.Errorf("this service has no passkey approval page (page_port is 0 in %s): set page_port there, as root, and restart the service", p.Config)
+	}
+	dir := c.Env["WALLETGATE_STATE_DIR"]
+	if dir == "" {
+		dir = p.State()
+	}
+	uid, gid := -1, -1
+	if c.User != "" {
+		u, err := user.Lookup(c.User)
+		if err != nil {
+			return fmt.Errorf("the service user %s: %w", c.User, err)
+		}
+		uid, _ = strconv.Atoi(u.Uid)
+		gid, _ = strconv.Atoi(u.Gid)
+	}
+	secret, err := approval.NewEnrolment(dir, approval.EnrolmentTTL, uid, gid)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "Enrol a passkey, in a browser on this computer (this link works once, for %d minutes, and is shown only here):\n  %s\n", int(approval.EnrolmentTTL/time.Minute), EnrolmentURL(c.PagePort, secret))
 	return nil
 }

@@ -15,3 +15,6 @@ func Install(InstallOptions, io.Writer) error { return errWindowsInstall }
 func Uninstall(Paths, string, bool, bool, func(string, ...string) error, io.Writer) error {
 	return errWindowsInstall
 }
+
+// Enrol is not implemented on Windows yet.
+func Enrol(Paths, Config, io.Writer) error { return errWindowsInstall }

@@ -1,0 +1,377 @@
+package approval
+
+// Passkeys: in service mode the approval page has no secret address (anyone
+// may look) and approves a preview only with a WebAuthn assertion from the
+// passkey the person enrolled at install. Rules:
+//   - One relying party: ID "localhost", one origin http://localhost:PORT.
+//     WebAuthn refuses IP-address origins, so the page is served under that
+//     name; an assertion made for any other origin (a look-alike page on
+//     another port) is refused by go-webauthn's origin check.
+//   - User verification is required at enrolment and at every approval.
+//   - A challenge is SHA-256 over the preview's id, its fingerprint and 32
+//     random bytes. It is kept server-side with the preview it was made for,
+//     is taken on the first answer (right or wrong), and completes only that
+//     preview: an assertion for preview A approves A once and nothing else.
+//   - The enrolment secret is 256 random bits printed once to the installing
+//     terminal; the service keeps only its SHA-256 and expiry (0600, its
+//     own), and a successful enrolment deletes it: the link works once.
+//   - The credentials file is the service user's, 0600, written through a
+//     temporary file beside it.
+
+import (
+	"bytes"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/go-webauthn/webauthn/protocol"
+	"github.com/go-webauthn/webauthn/webauthn"
+)
+
+// Files in the passkey directory.
+const (
+	passkeysFile  = "passkeys.json"
+	enrolmentFile = "passkey-enrolment.json"
+)
+
+// EnrolmentTTL is how long an enrolment link works.
+const EnrolmentTTL = 30 * time.Minute
+
+// ceremonyTimeout is how long a passkey prompt, and its ceremony, lasts.
+const ceremonyTimeout = 3 * time.Minute
+
+// maxPasskeyFile bounds what is read of the files above.
+const maxPasskeyFile = 1 << 20
+
+// Passkeys holds the enrolled credentials and the ceremonies under way. Its
+// methods are safe for concurrent use. A Passkeys with no credential
+// approves nothing.
+type Passkeys struct {
+	wa     *webauthn.WebAuthn
+	dir    string
+	origin string
+	now    func() time.Time
+
+	mu     sync.Mutex
+	store  passkeyStore
+	logins map[string]passkeyLogin // by preview id
+	enrol  *webauthn.SessionData   // the registration under way
+}
+
+// passkeyLogin is an assertion ceremony begun for one preview.
+type passkeyLogin struct {
+	fingerprint [32]byte
+	session     webauthn.SessionData
+}
+
+// passkeyStore is the credentials file.
+type passkeyStore struct {
+	UserID      []byte                `json:"user_id"`
+	Credentials []webauthn.Credential `json:"credentials"`
+}
+
+// passkeyEnrolment is the enrolment file: the secret's hash, until when.
+type passkeyEnrolment struct {
+	SecretSHA256 string    `json:"secret_sha256"`
+	Expires      time.Time `json:"expires"`
+}
+
+// person is the one WebAuthn user: the person who approves.
+type person struct{ s *passkeyStore }
+
+func (p person) WebAuthnID() []byte                         { return p.s.UserID }
+func (p person) WebAuthnName() string                       { return "walletgate" }
+func (p person) WebAuthnDisplayName() string                { return "walletgate approvals" }
+func (p person) WebAuthnCredentials() []webauthn.Credential { return p.s.Credentials }
+
+// PasskeyOrigin is the one origin the page is served at for port.
+func PasskeyOrigin(port int) string { return fmt.Sprintf("http://localhost:%d", port) }
+
+// OpenPasskeys reads the credentials in dir (none yet is fine) for a page
+// served at http://localhost:port.
+func OpenPasskeys(dir string, port int) (*Passkeys, error) {
+	origin := PasskeyOrigin(port)
+	wa, err := webauthn.New(&webauthn.Config{
+		RPID:          "localhost",
+		RPDisplayName: "walletgate",
+		RPOrigins:     []string{origin},
+		AuthenticatorSelection: protocol.AuthenticatorSelection{
+			ResidentKey:      protocol.ResidentKeyRequirementRequired,
+			UserVerification: protocol.VerificationRequired,
+		},
+		// A ceremony left unanswered expires (the browser's prompt too).
+		Timeouts: webauthn.TimeoutsConfig{
+			Login:        webauthn.TimeoutConfig{Enforce: true, Timeout: ceremonyTimeout, TimeoutUVD: ceremonyTimeout},
+			Registration: webauthn.TimeoutConfig{Enforce: true, Timeout: ceremonyTimeout, TimeoutUVD: ceremonyTimeout},
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("passkeys: %w", err)
+	}
+	p := &Passkeys{wa: wa, dir: dir, origin: origin, now: time.Now, logins: map[string]passkeyLogin{}}
+	b, err := readBounded(filepath.Join(dir, passkeysFile))
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		var id [32]byte
+		if _, err := rand.Read(id[:]); err != nil {
+			return nil, fmt.Errorf("passkeys: no randomness: %w", err)
+		}
+		p.store.UserID = id[:]
+	case err != nil:
+		return nil, fmt.Errorf("passkeys: %w", err)
+	default:
+		if err := json.Unmarshal(b, &p.store); err != nil || len(p.store.UserID) == 0 {
+			return nil, fmt.Errorf("passkeys: %s is not a credentials file: %v", filepath.Join(dir, passkeysFile), err)
+		}
+	}
+	return p, nil
+}
+
+// Enrolled is how many passkeys can approve.
+func (p *Passkeys) Enrolled() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.store.Credentials)
+}
+
+// Origin is the page's one origin.
+func (p *Passkeys) Origin() string { return p.origin }
+
+// NewEnrolment writes a fresh enrolment secret's hash to dir, owned by
+// uid:gid (-1: unchanged), valid for ttl, and returns the secret, for the
+// terminal that asked and nobody else.
+func NewEnrolment(dir string, ttl time.Duration, uid, gid int) (string, error) {
+	return newEnrolmentUntil(dir, time.Now().Add(ttl), uid, gid)
+}
+
+func newEnrolmentUntil(dir string, expires time.Time, uid, gid int) (string, error) {
+	secret, err := NewSecret()
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256([]byte(secret))
+	b, _ := json.Marshal(passkeyEnrolment{SecretSHA256: hex.EncodeToString(sum[:]), Expires: expires.UTC()})
+	if err := writePrivate(filepath.Join(dir, enrolmentFile), b, uid, gid); err != nil {
+		return "", fmt.Errorf("passkey enrolment: %w", err)
+	}
+	return secret, nil
+}
+
+// enrolmentValid says whether secret is the enrolment secret and still valid.
+func (p *Passkeys) enrolmentValid(secret string) bool {
+	b, err := readBounded(filepath.Join(p.dir, enrolmentFile))
+	if err != nil {
+		return false
+	}
+	var e passkeyEnrolment
+	if json.Unmarshal(b, &e) != nil || !p.now().Before(e.Expires) {
+		return false
+	}
+	sum := sha256.Sum256([]byte(secret))
+	return subtle.ConstantTimeCompare([]byte(hex.EncodeToString(sum[:])), []byte(e.SecretSHA256)) == 1
+}
+
+// BeginEnrolment starts a registration for the holder of secret; it returns
+// the options for navigator.credentials.create, as JSON.
+func (p *Passkeys) BeginEnrolment(secret string) ([]byte, error) {
+	if !p.enrolmentValid(secret) {
+		return nil, errEnrolmentGone
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var exclude []protocol.CredentialDescriptor
+	for _, c := range p.store.Credentials {
+		exclude = append(exclude, c.Descriptor())
+	}
+	creation, session, err := p.wa.BeginRegistration(person{&p.store}, webauthn.WithExclusions(exclude))
+	if err != nil {
+		return nil, fmt.Errorf("passkey enrolment: %w", err)
+	}
+	p.enrol = session
+	return json.Marshal(creation)
+}
+
+var errEnrolmentGone = errors.New("this enrolment link is not valid: it was used, it expired, or it was never issued. Ask for a fresh one: sudo walletgate service enrol")
+
+// FinishEnrolment checks the authenticator's answer (PublicKeyCredential
+// JSON) and, if it is good, stores the credential and burns the secret.
+func (p *Passkeys) FinishEnrolment(secret string, answer []byte) error {
+	if !p.enrolmentValid(secret) {
+		return errEnrolmentGone
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	session := p.enrol
+	p.enrol = nil
+	if session == nil {
+		return errors.New("no enrolment is under way: reload the enrolment page and try again")
+	}
+	parsed, err := protocol.ParseCredentialCreationResponseBytes(answer)
+	if err != nil {
+		return fmt.Errorf("the authenticator's answer could not be read: %w", err)
+	}
+	cred, err := p.wa.CreateCredential(person{&p.store}, *session, parsed)
+	if err != nil {
+		return fmt.Errorf("the authenticator's answer was refused: %w", err)
+	}
+	next := p.store
+	next.Credentials = append(append([]webauthn.Credential(nil), p.store.Credentials...), *cred)
+	b, err := json.MarshalIndent(next, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := writePrivate(filepath.Join(p.dir, passkeysFile), b, -1, -1); err != nil {
+		return fmt.Errorf("the passkey could not be saved: %w", err)
+	}
+	p.store = next
+	if err := os.Remove(filepath.Join(p.dir, enrolmentFile)); err != nil {
+		return fmt.Errorf("the passkey is saved, but the enrolment link could not be burnt: %w", err)
+	}
+	return nil
+}
+
+// challengeFor is the challenge for preview id with fingerprint fp.
+func challengeFor(id string, fp [32]byte, nonce []byte) []byte {
+	h := sha256.New()
+	h.Write([]byte("walletgate passkey approval\x00"))
+	h.Write([]byte(id))
+	h.Write([]byte{0})
+	h.Write(fp[:])
+	h.Write(nonce)
+	return h.Sum(nil)
+}
+
+// BeginApproval starts an assertion for preview id (fingerprint fp); it
+// returns the options for navigator.credentials.get, as JSON. A new begin
+// for the same preview replaces the one before.
+func (p *Passkeys) BeginApproval(id string, fp [32]byte) ([]byte, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.store.Credentials) == 0 {
+		return nil, errors.New("no passkey is enrolled: enrol one with the link `sudo walletgate service enrol` prints")
+	}
+	nonce := make([]byte, 32)
+	if _, err := rand.Read(nonce); err != nil {
+		return nil, fmt.Errorf("passkeys: no randomness: %w", err)
+	}
+	// No allow list: the authenticator offers its passkeys for localhost,
+	// and the server accepts only an enrolled one (a passkey that was not
+	// enrolled is refused here, not merely hidden by the browser).
+	assertion, session, err := p.wa.BeginLogin(person{&p.store},
+		webauthn.WithChallenge(challengeFor(id, fp, nonce)),
+		webauthn.WithAllowedCredentials(nil),
+		webauthn.WithUserVerification(protocol.VerificationRequired))
+	if err != nil {
+		return nil, fmt.Errorf("passkeys: %w", err)
+	}
+	// Ceremonies that ran out are dropped: the map holds only live ones.
+	for other, l := range p.logins {
+		if !l.session.Expires.IsZero() && time.Now().After(l.session.Expires) {
+			delete(p.logins, other)
+		}
+	}
+	p.logins[id] = passkeyLogin{fingerprint: fp, session: *session}
+	return json.Marshal(assertion)
+}
+
+// FinishApproval checks an assertion (PublicKeyCredential JSON) for preview
+// id, whose fingerprint is now fp. The ceremony is spent whatever the result.
+func (p *Passkeys) FinishApproval(id string, fp [32]byte, answer []byte) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	login, ok := p.logins[id]
+	delete(p.logins, id)
+	if !ok {
+		return errors.New("no passkey approval is under way for this preview: press Approve again")
+	}
+	if login.fingerprint != fp {
+		return errors.New("the preview changed since the passkey was asked: nothing was approved")
+	}
+	parsed, err := protocol.ParseCredentialRequestResponseBytes(answer)
+	if err != nil {
+		return fmt.Errorf("the passkey's answer could not be read: %w", err)
+	}
+	// The challenge must be this preview's: go-webauthn compares it with the
+	// session's, and the session is this preview's alone.
+	cred, err := p.wa.ValidateLogin(person{&p.store}, login.session, parsed)
+	if err != nil {
+		return fmt.Errorf("the passkey was refused (%v): only the passkey enrolled at install approves", err)
+	}
+	if cred.Authenticator.CloneWarning {
+		return errors.New("the passkey's signature counter went backwards: it may have been copied. Nothing was approved; enrol a fresh passkey (sudo walletgate service enrol)")
+	}
+	// The signature counter is kept, so that a copied passkey shows.
+	next := p.store
+	next.Credentials = append([]webauthn.Credential(nil), p.store.Credentials...)
+	for i := range next.Credentials {
+		if bytes.Equal(next.Credentials[i].ID, cred.ID) {
+			next.Credentials[i].Authenticator = cred.Authenticator
+		}
+	}
+	b, err := json.MarshalIndent(next, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := writePrivate(filepath.Join(p.dir, passkeysFile), b, -1, -1); err != nil {
+		return fmt.Errorf("the passkey's counter could not be saved (%v): nothing was approved", err)
+	}
+	p.store = next
+	return nil
+}
+
+func readBounded(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxPasskeyFile+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > maxPasskeyFile {
+		return nil, fmt.Errorf("%s is larger than %d bytes", path, maxPasskeyFile)
+	}
+	return b, nil
+}
+
+// writePrivate writes data to path (0600) through a temporary file beside
+// it, owned by uid:gid unless they are -1.
+func writePrivate(path string, data []byte, uid, gid int) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".passkey-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(0o600); err != nil {
+		tmp.Close()
+		return err
+	}
+	if uid >= 0 || gid >= 0 {
+		if err := tmp.Chown(uid, gid); err != nil {
+			tmp.Close()
+			return err
+		}
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
