@@ -23,17 +23,17 @@ import (
 
 // Refusal codes of the write path (besides the gate's and caps' own).
 const (
-	CodeWritesDisabled     = engine.CodeWritesDisabled
-	CodeMainnetNotAllowed  = engine.CodeMainnetNotAllowed
-	CodeRecipientNotAllowd = engine.CodeRecipientNotAllowed
-	CodeSimulationReverted = engine.CodeSimulationReverted
-	CodeInsufficientFunds  = engine.CodeInsufficientFunds
-	CodeFeesRose           = engine.CodeFeesRose
-	CodeSendFailed         = engine.CodeSendFailed
-	CodeReverted           = engine.CodeReverted
-	CodeEffectMismatch     = engine.CodeEffectMismatch
-	CodeChainChanged       = engine.CodeChainChanged
-	CodeFeeTooHigh         = engine.CodeFeeTooHigh
+	CodeWritesDisabled      = engine.CodeWritesDisabled
+	CodeMainnetNotAllowed   = engine.CodeMainnetNotAllowed
+	CodeRecipientNotAllowed = engine.CodeRecipientNotAllowed
+	CodeSimulationReverted  = engine.CodeSimulationReverted
+	CodeInsufficientFunds   = engine.CodeInsufficientFunds
+	CodeFeesRose            = engine.CodeFeesRose
+	CodeSendFailed          = engine.CodeSendFailed
+	CodeReverted            = engine.CodeReverted
+	CodeEffectMismatch      = engine.CodeEffectMismatch
+	CodeChainChanged        = engine.CodeChainChanged
+	CodeFeeTooHigh          = engine.CodeFeeTooHigh
 )
 
 // Confirm result statuses.
@@ -104,7 +104,7 @@ func (s *Server) writeAllowed(to *common.Address) *Refusal {
 				return nil
 			}
 		}
-		return refuse(CodeRecipientNotAllowd, "recipient %s is not on the operator's allow-list (%s). Nothing was signed or sent. Send to an allowed address, or ask the operator to add it to %s.",
+		return refuse(CodeRecipientNotAllowed, "recipient %s is not on the operator's allow-list (%s). Nothing was signed or sent. Send to an allowed address, or ask the operator to add it to %s.",
 			to.Hex(), hexList(s.cfg.AllowTo), policy.EnvAllowTo)
 	}
 	return nil
