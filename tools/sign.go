@@ -1,7 +1,9 @@
 package tools
 
 // wallet_sign_typed_data: an EIP-712 signature, two-step like every write.
-// Rules of this file: the known kinds (EIP-2612 Permit, EIP-3009 transfer
+// Reading the typed data (apitypes' validation and hash, the chain binding,
+// the known kinds and their fields) is package typeddata's. Rules of this
+// file: the known kinds (EIP-2612 Permit, EIP-3009 transfer
 // and receive authorizations) are decoded and counted against the caps like
 // a transaction's outflow — the owner or payer must be the wallet, the value
 // is never unlimited, the deadline is ahead and within
@@ -14,9 +16,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/big"
+	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
@@ -27,6 +32,7 @@ import (
 	"github.com/walletgate/walletgate/caps"
 	"github.com/walletgate/walletgate/engine"
 	"github.com/walletgate/walletgate/policy"
+	"github.com/walletgate/walletgate/tools/typeddata"
 )
 
 const signTypedDataTool = "wallet_sign_typed_data"
@@ -34,7 +40,7 @@ const signTypedDataTool = "wallet_sign_typed_data"
 // signIntent is a typed-data signature, read and decoded.
 type signIntent struct {
 	from  common.Address
-	doc   typedDoc
+	doc   *typeddata.Doc
 	sig   *engine.SignaturePlan // Data, kind and decoded fields
 	token asset                 // known kinds
 }
@@ -45,7 +51,7 @@ func (i signIntent) canonical(chainID uint64) []byte {
 		ChainID uint64 `json:"chain_id"`
 		From    string `json:"from"`
 		Digest  string `json:"digest"`
-	}{1, chainID, i.from.Hex(), i.doc.digest.Hex()})
+	}{1, chainID, i.from.Hex(), i.doc.Digest.Hex()})
 	if err != nil {
 		panic(err)
 	}
@@ -64,76 +70,85 @@ func (s *Server) signTypedDataTool() Tool {
 		twoStepSign(s, signTypedDataTool, s.parseSign, func(i signIntent) []byte { return i.canonical(s.chainID) }, s.previewSign, s.renderSigned))
 }
 
+// Refusal codes of typed data: typeddata's, and the signature kind's own.
+const (
+	CodeTypedDataInvalid     = typeddata.CodeInvalid
+	CodeTypedDataUnknown     = typeddata.CodeUnknown
+	CodeTypedDataWrongChain  = typeddata.CodeWrongChain
+	CodeTypedDataUnsupported = typeddata.CodeUnsupported
+	CodeTypedDataOwner       = "TYPED_DATA_NOT_WALLET"
+	CodeTypedDataUnlimited   = "PERMIT_UNLIMITED"
+	CodeTypedDataDeadline    = engine.CodeValidityTooLong
+	CodeTypedDataNoContract  = engine.CodeVerifyingNoCode
+)
+
 // parseSign reads typed_data and decodes its kind.
 func (s *Server) parseSign(ctx context.Context, a args) (signIntent, *Refusal) {
 	tree, ok := a.object("typed_data")
 	if !ok {
-		return signIntent{}, typedRefusal("typed_data is missing.")
+		return signIntent{}, refuse(CodeTypedDataInvalid, "typed_data is missing. Nothing was signed. Give the standard EIP-712 object {types, primaryType, domain, message}, as eth_signTypedData_v4 takes it.")
 	}
-	doc, ref := s.readTypedData(tree)
+	doc, ref := typeddata.Read(tree, s.typedChain())
 	if ref != nil {
-		return signIntent{}, ref
+		return signIntent{}, adopt(ref.Code, ref.Message)
 	}
 	return s.decodeSignature(ctx, doc)
 }
 
-// decodeSignature turns read typed data into a signature plan's intent.
-func (s *Server) decodeSignature(ctx context.Context, doc typedDoc) (signIntent, *Refusal) {
+func (s *Server) typedChain() typeddata.Chain {
+	return typeddata.Chain{ID: s.chainID, Name: s.network.Name}
+}
+
+// signatureKinds are the engine's names of typeddata's kinds.
+var signatureKinds = map[typeddata.Kind]string{typeddata.Permit: engine.SigPermit, typeddata.TransferAuthorization: engine.SigTransferAuth,
+	typeddata.ReceiveAuthorization: engine.SigReceiveAuth, typeddata.Unknown: engine.SigUnknownTyped}
+
+// adopt is a protocol package's refusal (typeddata's, x402's) as a tool's.
+func adopt(code, message string) *Refusal { return &Refusal{Code: code, Message: message} }
+
+// decodeSignature turns read typed data into a signature plan's intent: for
+// a known kind, the owner must be the wallet, the counterparty not zero, the
+// value not unlimited, and the deadline ahead and within the bound.
+func (s *Server) decodeSignature(ctx context.Context, doc *typeddata.Doc) (signIntent, *Refusal) {
 	in := signIntent{from: s.address, doc: doc}
-	sp := &engine.SignaturePlan{Kind: doc.kind, Data: doc.td, MaxValidity: s.cfg.SignatureValidity, Owner: s.address}
+	sp := &engine.SignaturePlan{Kind: signatureKinds[doc.Kind], Data: doc.Data, MaxValidity: s.cfg.SignatureValidity, Owner: s.address}
 	in.sig = sp
-	if doc.kind == engine.SigUnknownTyped {
+	primary := doc.Data.PrimaryType
+	g := doc.Grant
+	if g == nil {
 		if !s.cfg.AllowTypedDataAny {
 			return in, refuse(CodeTypedDataUnknown, "%s is not a kind walletgate decodes (it decodes EIP-2612 Permit and EIP-3009 TransferWithAuthorization / ReceiveWithAuthorization), so what the signature allows cannot be shown or capped. Nothing was signed. The operator can allow unknown kinds with %s=any (they are then shown whole, with no cap).",
-				inert(doc.td.PrimaryType, 64), policy.EnvAllowTypedData)
+				inert(primary, 64), policy.EnvAllowTypedData)
 		}
 		return in, nil
 	}
-	if doc.verifying == nil {
-		return in, typedRefusal("a %s needs the token as the domain's verifyingContract.", doc.td.PrimaryType)
-	}
-	tok, ref := s.resolveAsset(ctx, doc.verifying.Hex())
+	tok, ref := s.resolveAsset(ctx, doc.Verifying.Hex())
 	if ref != nil {
 		return in, ref
 	}
 	in.token, sp.Token = tok, tok.Address
-	m := doc.td.Message
-	ownerKey, toKey, untilKey := "from", "to", "validBefore"
-	if doc.kind == engine.SigPermit {
-		ownerKey, toKey, untilKey = "owner", "spender", "deadline"
+	if g.Owner != s.address {
+		return in, refuse(CodeTypedDataOwner, "the %s's %s is %s, not this wallet (%s): walletgate signs only for its own tokens, and a signature by this wallet for another owner would be invalid or a trick. Nothing was signed.", primary, g.OwnerField, g.Owner.Hex(), s.address.Hex())
 	}
-	owner := common.HexToAddress(m[ownerKey].(string)) // checked by typedValue
-	if owner != s.address {
-		return in, refuse(CodeTypedDataOwner, "the %s's %s is %s, not this wallet (%s): walletgate signs only for its own tokens, and a signature by this wallet for another owner would be invalid or a trick. Nothing was signed.", doc.td.PrimaryType, ownerKey, owner.Hex(), s.address.Hex())
-	}
-	sp.Counterparty = common.HexToAddress(m[toKey].(string))
+	sp.Counterparty = g.Counterparty
 	if sp.Counterparty == (common.Address{}) {
-		return in, refuse(CodeBadAddress, "the %s's %s is the zero address. Nothing was signed.", doc.td.PrimaryType, toKey)
+		return in, refuse(CodeBadAddress, "the %s's %s is the zero address. Nothing was signed.", primary, g.CounterpartyField)
 	}
-	sp.Amount, _ = uintOf(m["value"])
+	sp.Amount = g.Value
 	if sp.Amount.Cmp(unlimited) >= 0 {
 		return in, refuse(CodeTypedDataUnlimited, "the %s is for %s base units of %s: an unlimited amount, so the %s could move every %s the wallet holds, now and later. Nothing was signed. walletgate signs exact amounts only; ask for the amount the next step needs.",
-			doc.td.PrimaryType, sp.Amount, tok.Marked(), toKey, tok.Marked())
+			primary, sp.Amount, tok.Marked(), g.CounterpartyField, tok.Marked())
 	}
-	until, _ := uintOf(m[untilKey])
 	maxUntil := new(big.Int).SetInt64(s.now().Add(s.cfg.SignatureValidity).Unix())
-	if until.Cmp(maxUntil) > 0 {
+	if g.Until.Cmp(maxUntil) > 0 {
 		return in, refuse(CodeTypedDataDeadline, "its %s is %s, more than %s from now (at most %s, %s): a signature that stays valid that long can be used whenever its holder likes. Nothing was signed. Ask for a %s at most %s ahead; the operator sets %s.",
-			untilKey, until, s.cfg.SignatureValidity, maxUntil, time.Unix(maxUntil.Int64(), 0).UTC().Format(time.RFC3339), untilKey, s.cfg.SignatureValidity, policy.EnvSignatureValidity)
+			g.UntilField, g.Until, s.cfg.SignatureValidity, maxUntil, time.Unix(maxUntil.Int64(), 0).UTC().Format(time.RFC3339), g.UntilField, s.cfg.SignatureValidity, policy.EnvSignatureValidity)
 	}
-	sp.Until = time.Unix(until.Int64(), 0)
+	sp.Until = time.Unix(g.Until.Int64(), 0)
 	if !sp.Until.After(s.now()) {
-		return in, refuse(engine.CodeSignatureUsed, "its %s (%s) has already passed. Nothing was signed. Ask for a fresh one.", untilKey, sp.Until.UTC().Format(time.RFC3339))
+		return in, refuse(engine.CodeSignatureUsed, "its %s (%s) has already passed. Nothing was signed. Ask for a fresh one.", g.UntilField, sp.Until.UTC().Format(time.RFC3339))
 	}
-	if doc.kind == engine.SigPermit {
-		sp.PermitNonce, _ = uintOf(m["nonce"])
-		return in, nil
-	}
-	b, err := hexutil.Decode(m["nonce"].(string))
-	if err != nil || len(b) != 32 {
-		return in, typedRefusal("message.nonce must be 0x and 64 hex digits (bytes32).")
-	}
-	copy(sp.AuthNonce[:], b)
+	sp.PermitNonce, sp.AuthNonce = g.PermitNonce, g.AuthNonce
 	return in, nil
 }
 
@@ -261,10 +276,10 @@ func twoStepSign[I any](s *Server, tool string, parse func(context.Context, args
 
 // signPreviewOf renders what a signature plan allows.
 func (s *Server) signPreviewOf(in signIntent, p *engine.Plan) signPreview {
-	d := in.doc.td.Domain
-	pv := signPreview{Kind: in.sig.Kind, Signer: in.from.Hex(), PrimaryType: inert(in.doc.td.PrimaryType, 64), Digest: in.doc.digest.Hex(),
+	d := in.doc.Data.Domain
+	pv := signPreview{Kind: in.sig.Kind, Signer: in.from.Hex(), PrimaryType: inert(in.doc.Data.PrimaryType, 64), Digest: in.doc.Digest.Hex(),
 		Domain:       typedDomainJSON{Name: inert(d.Name, 64), Version: inert(d.Version, 32), ChainID: s.chainID, VerifyingContract: d.VerifyingContract},
-		Message:      inertJSON(in.doc.message, 4000),
+		Message:      inertJSON(in.doc.Shown, 4000),
 		NoCapApplies: in.sig.Kind == engine.SigUnknownTyped,
 		previewCommon: s.newPreviewCommon(p.Spend, "no transaction, so nothing is simulated; checked on chain: the verifying contract has code"+
 			map[bool]string{true: "", false: ", the nonce is unused and the deadline is ahead"}[in.sig.Kind == engine.SigUnknownTyped]),
@@ -355,4 +370,49 @@ func (s *Server) renderSigned(in signIntent, out *engine.Outcome) *mcp.CallToolR
 			policy.FormatAmount(in.sig.Amount, in.token.Decimals), in.token.Marked(), r.ValidUntil)
 	}
 	return success(r, fmt.Sprintf("SIGNED %s (digest %s): %s\nSignature: %s (v %d, r %s, s %s)", r.Kind, r.Digest, r.Message, r.Signature, r.V, r.R, r.S))
+}
+
+// inertJSON renders a message for people: keys sorted, every string made
+// inert, bounded.
+func inertJSON(v any, max int) string {
+	var b strings.Builder
+	var walk func(v any)
+	walk = func(v any) {
+		switch t := v.(type) {
+		case map[string]any:
+			keys := slices.Sorted(maps.Keys(t))
+			b.WriteString("{")
+			for i, k := range keys {
+				if i > 0 {
+					b.WriteString(", ")
+				}
+				b.WriteString(inert(k, 64) + ": ")
+				walk(t[k])
+			}
+			b.WriteString("}")
+		case []any:
+			b.WriteString("[")
+			for i, x := range t {
+				if i > 0 {
+					b.WriteString(", ")
+				}
+				walk(x)
+			}
+			b.WriteString("]")
+		case string:
+			q, _ := json.Marshal(inert(t, 200))
+			b.Write(q)
+		default:
+			fmt.Fprint(&b, t)
+		}
+	}
+	walk(v)
+	out := b.String()
+	if len(out) > max {
+		for max > 0 && !utf8.ValidString(out[:max]) {
+			max--
+		}
+		out = out[:max] + "…"
+	}
+	return out
 }

@@ -1,8 +1,10 @@
 package tools
 
 // wallet_pay_x402: pay for an HTTP resource under x402 v2's "exact" scheme
-// on EVM, which is an EIP-3009 TransferWithAuthorization. Rules of this
-// file: an option can be paid only if it is "exact" on this wallet's chain
+// on EVM, which is an EIP-3009 TransferWithAuthorization. The protocol
+// (the requirement's typed fields, the authorization, the payload and its
+// header) is package x402's; this file is the tool. Rules of this file: an
+// option can be paid only if it is "exact" on this wallet's chain
 // (network eip155:<chain id>), paid by EIP-3009 (not Permit2), in an asset
 // with caps, to a payee WALLETGATE_ALLOW_PAY_TO allows — by address: the
 // resource URL is the paying server's own claim, so it never allows a payee
@@ -18,51 +20,40 @@ package tools
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"math/big"
-	"net/url"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
-	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/walletgate/walletgate/approval"
 	"github.com/walletgate/walletgate/caps"
 	"github.com/walletgate/walletgate/engine"
 	"github.com/walletgate/walletgate/policy"
+	"github.com/walletgate/walletgate/tools/typeddata"
+	"github.com/walletgate/walletgate/tools/x402"
 )
 
 const payX402Tool = "wallet_pay_x402"
 
 // Refusal codes of x402.
 const (
-	CodeX402Invalid    = "X402_INVALID"
-	CodeX402NoOption   = "X402_NO_OPTION"
-	CodeX402PayeeNotOK = "X402_PAYEE_NOT_ALLOWED"
+	CodeX402Invalid    = x402.CodeInvalid
+	CodeX402NoOption   = x402.CodeNoOption
+	CodeX402PayeeNotOK = x402.CodePayeeNotAllowed
 )
-
-// x402DefaultTimeout is the validity when a requirement gives no
-// maxTimeoutSeconds.
-const x402DefaultTimeout = 60 * time.Second
 
 // payIntent is a payment requirement read and its option chosen.
 type payIntent struct {
-	sign     signIntent
-	required map[string]any // the PAYMENT-REQUIRED object as received
-	accepted map[string]any // the chosen option, as received
-	resource string         // its URL, as received
-	host     string
-	option   int              // the chosen option's index in accepts
-	others   []x402OptionJSON // the other options, by index, and why not
-	digest   string           // SHA-256 of the canonical requirement: what the token binds
+	sign   signIntent
+	req    *x402.Requirement
+	option int              // the chosen option's index in accepts
+	others []x402OptionJSON // the other options, by index, and why not
+	digest string           // SHA-256 of the canonical requirement: what the token binds
 }
 
 func (i payIntent) canonical(chainID uint64, from common.Address) []byte {
@@ -92,14 +83,11 @@ func (s *Server) payX402Tool() Tool {
 
 // Why an option of a requirement was not paid (x402OptionJSON.NotTaken).
 const (
-	x402OtherScheme  = "other_scheme"      // not "exact"
-	x402OtherNetwork = "other_network"     // not this wallet's chain
-	x402Permit2      = "permit2"           // assetTransferMethod other than eip3009: not decoded
-	x402Uncapped     = "uncapped_token"    // no cap for its asset
-	x402Invalid      = "invalid"           // malformed (its amount, payTo, extra, timeout)
-	x402PayeeNotOK   = "payee_not_allowed" // WALLETGATE_ALLOW_PAY_TO does not allow its payTo for the resource's host
-	x402OverCaps     = "over_caps"         // more than the caps leave, while a cheaper option fits
-	x402Dearer       = "dearer"            // payable, but the paid option costs less
+	x402Uncapped   = "uncapped_token"    // no cap for its asset
+	x402Invalid    = "invalid"           // malformed (its amount, payTo, extra, timeout)
+	x402PayeeNotOK = "payee_not_allowed" // WALLETGATE_ALLOW_PAY_TO does not allow its payTo for the resource's host
+	x402OverCaps   = "over_caps"         // more than the caps leave, while a cheaper option fits
+	x402Dearer     = "dearer"            // payable, but the paid option costs less
 )
 
 // x402OptionJSON is one of a requirement's payment options as the preview
@@ -120,7 +108,6 @@ type x402OptionJSON struct {
 // x402Candidate is an option walletgate can pay.
 type x402Candidate struct {
 	index  int
-	opt    map[string]any
 	sign   signIntent
 	option x402OptionJSON
 }
@@ -133,26 +120,16 @@ type x402Candidate struct {
 // tokens compare in the tokens' units (x402 prices in dollar stablecoins);
 // a tie goes to the earlier option.
 func (s *Server) parsePay(ctx context.Context, a args) (payIntent, *Refusal) {
-	req, ok := a.object("payment_required")
+	tree, ok := a.object("payment_required")
 	if !ok {
 		return payIntent{}, refuse(CodeX402Invalid, "payment_required is missing. Give the x402 payment requirement the resource answered with.")
 	}
-	in := payIntent{required: req}
-	if v, ok := req["x402Version"].(json.Number); !ok || v.String() != "2" {
-		return in, refuse(CodeX402Invalid, "x402Version is %s; walletgate pays x402 version 2 requirements only (the PAYMENT-REQUIRED header of @x402/core 2.x). Nothing was signed.", describeAny(req["x402Version"]))
+	req, xref := x402.Parse(tree)
+	if xref != nil {
+		return payIntent{}, adopt(xref.Code, xref.Message)
 	}
-	res, _ := req["resource"].(map[string]any)
-	u, _ := res["url"].(string)
-	pu, err := url.Parse(u)
-	if err != nil || (pu.Scheme != "https" && pu.Scheme != "http") || pu.Host == "" || pu.User != nil {
-		return in, refuse(CodeX402Invalid, "resource.url %s is not an http(s) URL. Nothing was signed. Give the requirement as the resource sent it.", displayInput(u))
-	}
-	in.resource, in.host = u, strings.ToLower(pu.Host)
-	accepts, _ := req["accepts"].([]any)
-	if len(accepts) == 0 || len(accepts) > 16 {
-		return in, refuse(CodeX402Invalid, "accepts must list 1 to 16 payment options. Nothing was signed.")
-	}
-	network := fmt.Sprintf("eip155:%d", s.chainID)
+	in := payIntent{req: req}
+	network := x402.Network(s.chainID)
 	var (
 		seen       []string
 		options    []x402OptionJSON
@@ -160,41 +137,21 @@ func (s *Server) parsePay(ctx context.Context, a args) (payIntent, *Refusal) {
 		invalid    *Refusal // the first payable-looking option's defect
 		payee      *Refusal // the first payee refused
 	)
-	for i, o := range accepts {
-		opt, _ := o.(map[string]any)
-		scheme, _ := opt["scheme"].(string)
-		netw, _ := opt["network"].(string)
-		assetRaw, _ := opt["asset"].(string)
-		payToRaw, _ := opt["payTo"].(string)
-		amountRaw, _ := opt["amount"].(string)
-		seen = append(seen, fmt.Sprintf("%s on %s in %s", inert(scheme, 32), inert(netw, 40), inert(assetRaw, 42)))
-		ov := x402OptionJSON{Index: i, Scheme: inert(scheme, 32), Network: inert(netw, 40), Asset: inert(assetRaw, 42), PayTo: inert(payToRaw, 42), AmountBase: inert(amountRaw, 80)}
+	for _, o := range req.Accepts {
+		seen = append(seen, fmt.Sprintf("%s on %s in %s", inert(o.Scheme, 32), inert(o.Network, 40), inert(o.Asset, 42)))
+		ov := x402OptionJSON{Index: o.Index, Scheme: inert(o.Scheme, 32), Network: inert(o.Network, 40), Asset: inert(o.Asset, 42), PayTo: inert(o.PayTo, 42), AmountBase: inert(o.Amount, 80)}
 		skip := func(code, why string) { ov.NotTaken, ov.Why = code, why; options = append(options, ov) }
-		extra, _ := opt["extra"].(map[string]any)
-		tok, tokErr := policy.ParseAddress(assetRaw)
-		switch m, given := extra["assetTransferMethod"]; {
-		case scheme != "exact":
-			skip(x402OtherScheme, "not the exact scheme")
-			continue
-		case netw != network:
-			skip(x402OtherNetwork, "not this wallet's network ("+network+")")
-			continue
-		case given && m != "eip3009":
-			skip(x402Permit2, "paid by Permit2, which walletgate does not decode")
-			continue
-		case tokErr != nil || !s.ledger.Capped(tok):
-			skip(x402Uncapped, "a token without a cap")
-			continue
+		if o.Err == nil {
+			if code, why := o.Payable(s.chainID); code != "" {
+				skip(string(code), why)
+				continue
+			}
+			if tok, err := policy.ParseAddress(o.Asset); err != nil || !s.ledger.Capped(tok) {
+				skip(x402Uncapped, "a token without a cap")
+				continue
+			}
 		}
-		td, ref := s.x402Authorization(opt)
-		var doc typedDoc
-		if ref == nil {
-			doc, ref = s.readTypedData(td)
-		}
-		var sign signIntent
-		if ref == nil {
-			sign, ref = s.decodeSignature(ctx, doc)
-		}
+		sign, ref := s.x402Authorization(ctx, o)
 		if ref != nil {
 			if invalid == nil {
 				invalid = ref
@@ -203,14 +160,14 @@ func (s *Server) parsePay(ctx context.Context, a args) (payIntent, *Refusal) {
 			continue
 		}
 		ov.Amount, ov.Symbol = policy.FormatAmount(sign.sig.Amount, sign.token.Decimals), shownAsset(sign.token)
-		if !s.cfg.AllowPayTo.Allows(sign.sig.Counterparty, in.host) {
+		if !s.cfg.AllowPayTo.Allows(sign.sig.Counterparty, req.Host) {
 			if payee == nil {
-				payee = s.payeeRefusal(sign.sig.Counterparty, in.host)
+				payee = s.payeeRefusal(sign.sig.Counterparty, req.Host)
 			}
-			skip(x402PayeeNotOK, "its payee "+sign.sig.Counterparty.Hex()+" is not allowed for "+inert(in.host, 100)+" ("+policy.EnvAllowPayTo+")")
+			skip(x402PayeeNotOK, "its payee "+sign.sig.Counterparty.Hex()+" is not allowed for "+inert(req.Host, 100)+" ("+policy.EnvAllowPayTo+")")
 			continue
 		}
-		candidates = append(candidates, x402Candidate{index: i, opt: opt, sign: sign, option: ov})
+		candidates = append(candidates, x402Candidate{index: o.Index, sign: sign, option: ov})
 	}
 	if len(candidates) == 0 {
 		switch {
@@ -243,17 +200,27 @@ func (s *Server) parsePay(ctx context.Context, a args) (payIntent, *Refusal) {
 	}
 	slices.SortFunc(options, func(a, b x402OptionJSON) int { return a.Index - b.Index })
 	c := candidates[chosen]
-	in.accepted, in.sign, in.option, in.others = c.opt, c.sign, c.index, options
-	canon, err := json.Marshal(struct {
-		Resource string         `json:"resource"`
-		Accepted map[string]any `json:"accepted"`
-	}{in.resource, in.accepted}) // maps marshal with sorted keys
+	in.sign, in.option, in.others = c.sign, c.index, options
+	digest, err := req.Digest(c.index)
 	if err != nil {
 		return in, refuse(CodeX402Invalid, "the requirement cannot be encoded (%s). Nothing was signed.", err)
 	}
-	sum := sha256.Sum256(canon)
-	in.digest = hex.EncodeToString(sum[:])
+	in.digest = digest
 	return in, nil
+}
+
+// x402Authorization builds and reads the authorization paying o through the
+// same typed-data path as wallet_sign_typed_data.
+func (s *Server) x402Authorization(ctx context.Context, o x402.Option) (signIntent, *Refusal) {
+	td, xref := o.Authorize(s.address, s.chainID, s.now(), s.cfg.SignatureValidity, nil)
+	if xref != nil {
+		return signIntent{}, adopt(xref.Code, xref.Message)
+	}
+	doc, tref := typeddata.Check(td, s.typedChain())
+	if tref != nil {
+		return signIntent{}, adopt(tref.Code, tref.Message)
+	}
+	return s.decodeSignature(ctx, doc)
 }
 
 // payeeRefusal says why payTo may not be paid for a resource at host.
@@ -277,50 +244,6 @@ func compareUnits(a, b signIntent) int {
 	return x.Cmp(y)
 }
 
-// x402Authorization builds the EIP-3009 typed data paying opt: from the
-// wallet to payTo, amount, validAfter 0, validBefore now + the shorter of
-// maxTimeoutSeconds and the signature bound, a fresh random nonce; the
-// domain from extra.name / extra.version, the asset and this chain.
-func (s *Server) x402Authorization(opt map[string]any) (map[string]any, *Refusal) {
-	extra, _ := opt["extra"].(map[string]any)
-	name, _ := extra["name"].(string)
-	version, _ := extra["version"].(string)
-	if name == "" || version == "" {
-		return nil, refuse(CodeX402Invalid, "the option has no extra.name and extra.version: they are the token's EIP-712 domain, needed to sign its authorization. Nothing was signed.")
-	}
-	payTo, _ := opt["payTo"].(string)
-	amountRaw, _ := opt["amount"].(string)
-	amount, why := uintOf(amountRaw)
-	if why != "" || !wholeNumber(amountRaw) || amount.Sign() == 0 {
-		return nil, refuse(CodeX402Invalid, "the option's amount %s is not a positive whole number of base units. Nothing was signed.", displayInput(amountRaw))
-	}
-	validity := x402DefaultTimeout
-	if raw, given := opt["maxTimeoutSeconds"]; given {
-		n, why := uintOf(raw)
-		if why != "" || n.Sign() == 0 || !n.IsInt64() || n.Int64() > 7*24*3600 {
-			return nil, refuse(CodeX402Invalid, "the option's maxTimeoutSeconds %s is not a whole number of seconds up to a week. Nothing was signed.", describeAny(raw))
-		}
-		validity = time.Duration(n.Int64()) * time.Second
-	}
-	validity = min(validity, s.cfg.SignatureValidity)
-	var nonce [32]byte
-	if _, err := rand.Read(nonce[:]); err != nil {
-		return nil, refuse(CodeX402Invalid, "no randomness for the authorization's nonce (%s). Nothing was signed.", err)
-	}
-	field := func(n, t string) map[string]any { return map[string]any{"name": n, "type": t} }
-	return map[string]any{
-		"types": map[string]any{
-			"EIP712Domain": []any{field("name", "string"), field("version", "string"), field("chainId", "uint256"), field("verifyingContract", "address")},
-			"TransferWithAuthorization": []any{field("from", "address"), field("to", "address"), field("value", "uint256"),
-				field("validAfter", "uint256"), field("validBefore", "uint256"), field("nonce", "bytes32")},
-		},
-		"primaryType": "TransferWithAuthorization",
-		"domain":      map[string]any{"name": name, "version": version, "chainId": json.Number(fmt.Sprint(s.chainID)), "verifyingContract": opt["asset"]},
-		"message": map[string]any{"from": s.address.Hex(), "to": payTo, "value": amount.String(), "validAfter": "0",
-			"validBefore": fmt.Sprint(s.now().Add(validity).Unix()), "nonce": hexutil.Encode(nonce[:])},
-	}, nil
-}
-
 // payPreview is an x402 payment's preview: the signature's, plus whom it
 // pays (first: the address is what binds), the resource as the paying server
 // states it, and the requirement's other options.
@@ -341,19 +264,19 @@ func (s *Server) previewPay(ctx context.Context, in payIntent) (*mcp.CallToolRes
 	if ref != nil {
 		return nil, ref
 	}
-	pv := payPreview{PayTo: in.sign.sig.Counterparty.Hex(), Resource: inert(in.resource, 300), ResourceHost: inert(in.host, 100), Option: in.option,
+	pv := payPreview{PayTo: in.sign.sig.Counterparty.Hex(), Resource: inert(in.req.Resource.URL, 300), ResourceHost: inert(in.req.Host, 100), Option: in.option,
 		OtherOptions: in.others, signPreview: s.signPreviewOf(in.sign, p)}
 	if pv.OtherOptions == nil {
 		pv.OtherOptions = []x402OptionJSON{}
 	}
 	pv.Summary = fmt.Sprintf("Pay %s %s to %s, for %s (as the paying server states it), authorization valid until %s, on %s (%s)",
 		pv.Amount, shownAsset(in.sign.token), pv.PayTo, pv.Resource, pv.ValidUntil, pv.Network, pv.NetworkMarker)
-	if desc, _ := in.required["resource"].(map[string]any)["description"].(string); desc != "" {
+	if desc := in.req.Resource.Description; desc != "" {
 		pv.Warnings = append(pv.Warnings, "the resource describes itself as: "+inert(desc, 200)+" (untrusted text)")
 	}
 	display := func() approval.Display {
 		d := s.display(pv.Summary, pv.previewCommon)
-		txt := pv.Amount + " " + shownAsset(in.sign.token) + " to " + pv.PayTo + ", for " + inert(in.resource, 200) + " (as the paying server states it)"
+		txt := pv.Amount + " " + shownAsset(in.sign.token) + " to " + pv.PayTo + ", for " + inert(in.req.Resource.URL, 200) + " (as the paying server states it)"
 		d.Amounts = []approval.Amount{{Label: "Pay", Rounded: txt, Exact: txt}}
 		return d
 	}
@@ -387,68 +310,34 @@ func x402OptionsText(b *strings.Builder, in payIntent, pv payPreview) {
 	}
 }
 
-// x402Authorization is the authorization of an exact EVM payload, as
-// @x402/evm writes it (all strings).
-type x402AuthorizationJSON struct {
-	From        string `json:"from" pattern:"address" jsonschema:"the payer: the wallet"`
-	To          string `json:"to" pattern:"address" jsonschema:"the payee"`
-	Value       string `json:"value" pattern:"base" jsonschema:"the amount in base units"`
-	ValidAfter  string `json:"validAfter" pattern:"base" jsonschema:"valid after (unix seconds)"`
-	ValidBefore string `json:"validBefore" pattern:"base" jsonschema:"valid before (unix seconds)"`
-	Nonce       string `json:"nonce" pattern:"hash" jsonschema:"the random 32-byte nonce"`
-}
-
-type x402ExactPayload struct {
-	Signature     string                `json:"signature" jsonschema:"the EIP-712 signature, 0x hex"`
-	Authorization x402AuthorizationJSON `json:"authorization" jsonschema:"the EIP-3009 authorization signed"`
-}
-
-// x402Payload is the PaymentPayload of x402 v2: what PAYMENT-SIGNATURE
-// carries, base64-encoded JSON.
-type x402Payload struct {
-	X402Version int              `json:"x402Version" jsonschema:"2"`
-	Resource    map[string]any   `json:"resource" jsonschema:"the resource, as the requirement gave it"`
-	Accepted    map[string]any   `json:"accepted" jsonschema:"the payment option paid, as the requirement gave it"`
-	Payload     x402ExactPayload `json:"payload" jsonschema:"the exact scheme's payload"`
-	Extensions  map[string]any   `json:"extensions,omitempty" jsonschema:"the requirement's extensions, echoed"`
-}
-
 // x402Result is a paid requirement.
 type x402Result struct {
-	Status           string      `json:"status" enum:"signed" jsonschema:"signed: the authorization was made and journaled; nothing was sent — the resource's facilitator settles it when the request is retried with the header"`
-	Header           string      `json:"header" enum:"PAYMENT-SIGNATURE" jsonschema:"the HTTP header to retry the request with"`
-	PaymentSignature string      `json:"payment_signature" jsonschema:"the header's value: base64 of payment_payload's JSON"`
-	PaymentPayload   x402Payload `json:"payment_payload" jsonschema:"the x402 v2 payment payload"`
-	Resource         string      `json:"resource" jsonschema:"the resource URL paid for"`
-	PayTo            string      `json:"pay_to" pattern:"address" jsonschema:"the payee"`
-	Token            tokenRef    `json:"token" jsonschema:"the token paid in"`
-	Amount           string      `json:"amount" pattern:"amount" jsonschema:"the amount, in the token's units"`
-	Digest           string      `json:"digest" pattern:"hash" jsonschema:"the EIP-712 digest signed"`
-	ValidUntil       string      `json:"valid_until" jsonschema:"the authorization's validBefore (RFC 3339, UTC)"`
-	Message          string      `json:"message" jsonschema:"what happened and what to do next, in words"`
+	Status           string       `json:"status" enum:"signed" jsonschema:"signed: the authorization was made and journaled; nothing was sent — the resource's facilitator settles it when the request is retried with the header"`
+	Header           string       `json:"header" enum:"PAYMENT-SIGNATURE" jsonschema:"the HTTP header to retry the request with"`
+	PaymentSignature string       `json:"payment_signature" jsonschema:"the header's value: base64 of payment_payload's JSON"`
+	PaymentPayload   x402.Payload `json:"payment_payload" jsonschema:"the x402 v2 payment payload"`
+	Resource         string       `json:"resource" jsonschema:"the resource URL paid for"`
+	PayTo            string       `json:"pay_to" pattern:"address" jsonschema:"the payee"`
+	Token            tokenRef     `json:"token" jsonschema:"the token paid in"`
+	Amount           string       `json:"amount" pattern:"amount" jsonschema:"the amount, in the token's units"`
+	Digest           string       `json:"digest" pattern:"hash" jsonschema:"the EIP-712 digest signed"`
+	ValidUntil       string       `json:"valid_until" jsonschema:"the authorization's validBefore (RFC 3339, UTC)"`
+	Message          string       `json:"message" jsonschema:"what happened and what to do next, in words"`
 }
 
 func (s *Server) renderPaid(in payIntent, out *engine.Outcome) *mcp.CallToolResult {
 	sg := out.Signed
-	m := sg.Data.Message // the previewed, signed authorization
-	str := func(k string) string { v, _ := m[k].(string); return v }
-	payload := x402Payload{X402Version: 2, Accepted: in.accepted,
-		Payload: x402ExactPayload{Signature: hexutil.Encode(sg.Signature), Authorization: x402AuthorizationJSON{
-			From: str("from"), To: str("to"), Value: str("value"), ValidAfter: str("validAfter"), ValidBefore: str("validBefore"), Nonce: str("nonce")}}}
-	payload.Resource, _ = in.required["resource"].(map[string]any)
-	if ext, ok := in.required["extensions"].(map[string]any); ok {
-		payload.Extensions = ext
-	}
-	raw, err := json.Marshal(payload)
+	auth := x402.AuthorizationOf(sg.Data) // the previewed, signed authorization
+	payload := in.req.Pay(in.option, sg.Signature, auth)
+	header, err := payload.Header()
 	if err != nil {
 		return refusalResult(refuse(CodeX402Invalid, "the payment payload cannot be encoded (%s); the authorization was signed and journaled but not returned.", err))
 	}
-	amount := new(big.Int)
-	amount.SetString(payload.Payload.Authorization.Value, 10)
-	r := x402Result{Status: string(engine.StatusSigned), Header: "PAYMENT-SIGNATURE", PaymentSignature: base64.StdEncoding.EncodeToString(raw), PaymentPayload: payload,
-		Resource: in.resource, PayTo: payload.Payload.Authorization.To, Token: ref(in.sign.token), Amount: policy.FormatAmount(amount, in.sign.token.Decimals),
+	amount, _ := new(big.Int).SetString(auth.Value, 10)
+	r := x402Result{Status: string(engine.StatusSigned), Header: x402.HeaderSignature, PaymentSignature: header, PaymentPayload: payload,
+		Resource: in.req.Resource.URL, PayTo: auth.To, Token: ref(in.sign.token), Amount: policy.FormatAmount(amount, in.sign.token.Decimals),
 		Digest: sg.Digest.Hex(), ValidUntil: sg.Until.UTC().Format(time.RFC3339)}
 	r.Message = fmt.Sprintf("Signed and journaled; nothing was sent. Retry the request to %s with the header PAYMENT-SIGNATURE: <payment_signature>; the resource's facilitator moves %s %s to %s. It stays counted against the caps until it is seen used on chain or %s passes unused.",
-		inert(in.resource, 300), r.Amount, in.sign.token.Marked(), r.PayTo, r.ValidUntil)
+		inert(in.req.Resource.URL, 300), r.Amount, in.sign.token.Marked(), r.PayTo, r.ValidUntil)
 	return success(r, "SIGNED x402 payment: "+r.Message+"\nPAYMENT-SIGNATURE: "+r.PaymentSignature)
 }

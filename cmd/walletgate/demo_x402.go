@@ -30,6 +30,7 @@ import (
 	"github.com/walletgate/walletgate/policy"
 	"github.com/walletgate/walletgate/signer"
 	"github.com/walletgate/walletgate/testdata"
+	"github.com/walletgate/walletgate/tools/x402"
 )
 
 // demoPayee is paid by the demo's x402 resource.
@@ -197,7 +198,7 @@ func (r *demoResource) close()       { r.srv.Close() }
 func (r *demoResource) requirement() map[string]any {
 	return map[string]any{"x402Version": 2, "error": "PAYMENT-SIGNATURE header is required",
 		"resource": map[string]any{"url": r.url(), "description": "walletgate demo report", "mimeType": "application/json"},
-		"accepts": []any{map[string]any{"scheme": "exact", "network": fmt.Sprintf("eip155:%d", devChainID), "asset": r.party.usdc.Hex(),
+		"accepts": []any{map[string]any{"scheme": "exact", "network": x402.Network(devChainID), "asset": r.party.usdc.Hex(),
 			"amount": demoPrice.String(), "payTo": demoPayee.Hex(), "maxTimeoutSeconds": 120,
 			"extra": map[string]any{"name": "USD Coin", "version": "2"}}}}
 }
@@ -207,10 +208,10 @@ func (r *demoResource) serve(w http.ResponseWriter, req *http.Request) {
 		http.NotFound(w, req)
 		return
 	}
-	header := req.Header.Get("PAYMENT-SIGNATURE")
+	header := req.Header.Get(x402.HeaderSignature)
 	if header == "" {
 		body, _ := json.Marshal(r.requirement())
-		w.Header().Set("PAYMENT-REQUIRED", base64.StdEncoding.EncodeToString(body))
+		w.Header().Set(x402.HeaderRequired, base64.StdEncoding.EncodeToString(body))
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusPaymentRequired)
 		w.Write(body)
@@ -225,8 +226,8 @@ func (r *demoResource) serve(w http.ResponseWriter, req *http.Request) {
 	case r.settled <- hash:
 	default:
 	}
-	resp, _ := json.Marshal(map[string]any{"success": true, "transaction": hash.Hex(), "network": fmt.Sprintf("eip155:%d", devChainID), "payer": signer.DevAddress.Hex()})
-	w.Header().Set("PAYMENT-RESPONSE", base64.StdEncoding.EncodeToString(resp))
+	resp, _ := json.Marshal(map[string]any{"success": true, "transaction": hash.Hex(), "network": x402.Network(devChainID), "payer": signer.DevAddress.Hex()})
+	w.Header().Set(x402.HeaderResponse, base64.StdEncoding.EncodeToString(resp))
 	w.Header().Set("Content-Type", "application/json")
 	fmt.Fprint(w, `{"report":"the dev chain is up; this answer cost 1 USDC"}`)
 }
@@ -238,23 +239,13 @@ func (r *demoResource) settle(ctx context.Context, header string) (common.Hash, 
 	if err != nil {
 		return common.Hash{}, errors.New("not base64")
 	}
-	var pl struct {
-		X402Version int `json:"x402Version"`
-		Accepted    struct {
-			Asset, PayTo, Amount string
-		} `json:"accepted"`
-		Payload struct {
-			Signature     string `json:"signature"`
-			Authorization struct {
-				From, To, Value, ValidAfter, ValidBefore, Nonce string
-			} `json:"authorization"`
-		} `json:"payload"`
-	}
+	var pl x402.Payload
 	if err := json.Unmarshal(raw, &pl); err != nil {
 		return common.Hash{}, errors.New("not a payment payload")
 	}
 	a := pl.Payload.Authorization
-	if pl.X402Version != 2 || !strings.EqualFold(pl.Accepted.Asset, r.party.usdc.Hex()) || !strings.EqualFold(a.To, demoPayee.Hex()) || a.Value != demoPrice.String() {
+	asset, _ := pl.Accepted["asset"].(string)
+	if pl.X402Version != x402.Version || !strings.EqualFold(asset, r.party.usdc.Hex()) || !strings.EqualFold(a.To, demoPayee.Hex()) || a.Value != demoPrice.String() {
 		return common.Hash{}, errors.New("it does not pay this resource's price to its payee")
 	}
 	sig, err := hexutil.Decode(pl.Payload.Signature)
@@ -290,7 +281,7 @@ func (p *demoPrinter) demoX402(res *demoResource) {
 			return nil, nil, err
 		}
 		if header != "" {
-			req.Header.Set("PAYMENT-SIGNATURE", header)
+			req.Header.Set(x402.HeaderSignature, header)
 		}
 		resp, err := client.Do(req)
 		if err != nil {
@@ -305,7 +296,7 @@ func (p *demoPrinter) demoX402(res *demoResource) {
 		p.err = err
 		return
 	}
-	raw, err := base64.StdEncoding.DecodeString(resp.Header.Get("PAYMENT-REQUIRED"))
+	raw, err := base64.StdEncoding.DecodeString(resp.Header.Get(x402.HeaderRequired))
 	var required map[string]any
 	if err == nil {
 		err = json.Unmarshal(raw, &required)
