@@ -24,10 +24,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/common/math"
 	"github.com/ethereum/go-ethereum/signer/core/apitypes"
 
 	"github.com/walletgate/walletgate/policy"
@@ -81,12 +81,14 @@ type Doc struct {
 // Grant is what a known kind's message grants, read from the values that
 // are hashed. Field names are the message's, for refusals.
 type Grant struct {
-	Owner                                     common.Address // a permit's owner, an authorization's from
-	Counterparty                              common.Address // a permit's spender, an authorization's to
-	Value                                     *big.Int
-	Until                                     *big.Int // a permit's deadline, an authorization's validBefore (unix seconds)
-	PermitNonce                               *big.Int // Permit
-	AuthNonce                                 [32]byte // the authorizations
+	Owner        common.Address // a permit's owner, an authorization's from
+	Counterparty common.Address // a permit's spender, an authorization's to
+	Value        *big.Int
+	Until        *big.Int // a permit's deadline, an authorization's validBefore (unix seconds)
+	PermitNonce  *big.Int // Permit
+	AuthNonce    [32]byte // the authorizations
+
+	// The message's names of Owner, Counterparty and Until.
 	OwnerField, CounterpartyField, UntilField string
 }
 
@@ -137,47 +139,28 @@ func Read(tree map[string]any, chain Chain) (*Doc, *Refusal) {
 		}
 	}
 	var td apitypes.TypedData
-	if err := reencode(tree["types"], &td.Types); err != nil || td.Types == nil {
-		return nil, invalid("types must be an object of type names to lists of fields {\"name\": \"…\", \"type\": \"…\"} and nothing else.")
+	if err := reencode(tree, &td); err != nil || td.Types == nil || td.Message == nil {
+		return nil, invalid("it is not the standard object (%s).", shown(fmt.Sprint(err)))
 	}
-	primary, ok := tree["primaryType"].(string)
-	if !ok {
-		return nil, invalid("primaryType must be a string naming one of the types.")
-	}
-	td.PrimaryType = primary
-	domain, ok := tree["domain"].(map[string]any)
-	if !ok {
-		return nil, invalid("domain must be an object.")
-	}
-	listed := map[string]bool{}
-	for _, f := range td.Types["EIP712Domain"] {
-		listed[f.Name] = true
-	}
-	if ref := unlisted(domain, listed); ref != nil { // by the exact keys received
-		return nil, ref
-	}
-	if err := reencode(domain, &td.Domain); err != nil {
-		return nil, invalid("the domain's fields must be name and version (strings), chainId (a whole number), verifyingContract (an address) and salt (bytes32): %s.", shown(err.Error()))
-	}
-	msg, ok := tree["message"].(map[string]any)
-	if !ok {
-		return nil, invalid("message must be an object.")
-	}
+	msg := td.Message
 	m, why := integers(msg, "message")
 	if why != "" {
 		return nil, invalid("%s.", why)
 	}
 	td.Message = m.(map[string]any)
-	return check(td, msg, chain)
+	domain, _ := tree["domain"].(map[string]any) // its exact keys, as received
+	return check(td, msg, domain, chain)
 }
 
 // Check reads typed data built by walletgate itself (an x402 payment's
 // authorization) under the same rules as Read.
 func Check(td apitypes.TypedData, chain Chain) (*Doc, *Refusal) {
-	return check(td, td.Message, chain)
+	return check(td, td.Message, td.Domain.Map(), chain)
 }
 
-func check(td apitypes.TypedData, shownMsg map[string]any, chain Chain) (*Doc, *Refusal) {
+// check reads td; shownMsg is its message as received, domain its domain's
+// fields as received.
+func check(td apitypes.TypedData, shownMsg, domain map[string]any, chain Chain) (*Doc, *Refusal) {
 	if len(td.Types) > maxTypes {
 		return nil, invalid("types has %d types; at most %d are accepted.", len(td.Types), maxTypes)
 	}
@@ -196,8 +179,10 @@ func check(td apitypes.TypedData, shownMsg map[string]any, chain Chain) (*Doc, *
 		}
 		listed[f.Name] = true
 	}
-	if ref := unlisted(td.Domain.Map(), listed); ref != nil {
-		return nil, ref
+	for k := range domain { // apitypes refuses it too, but only by counting
+		if !listed[k] {
+			return nil, invalid("the domain has %s but EIP712Domain does not list it: it would be shown and not signed.", shown(k))
+		}
 	}
 	if td.Domain.ChainId == nil {
 		return nil, &Refusal{CodeWrongChain, fmt.Sprintf("the domain has no chainId: the signature would be valid on every chain that has the same contract. Nothing was signed. Give chainId %d (%s) in the domain and in EIP712Domain.", chain.ID, chain.Name)}
@@ -281,19 +266,8 @@ func grant(kind Kind, m map[string]any) (*Grant, *Refusal) {
 	return g, ref
 }
 
-// unlisted refuses a domain field EIP712Domain does not list: apitypes
-// refuses it too, but only by counting, and this says why it matters.
-func unlisted(domain map[string]any, listed map[string]bool) *Refusal {
-	for k := range domain {
-		if !listed[k] {
-			return invalid("the domain has %s but EIP712Domain does not list it: it would be shown and not signed.", shown(k))
-		}
-	}
-	return nil
-}
-
 // reencode decodes the JSON of v (a strictly decoded tree) into out, with
-// apitypes' own field names and no others.
+// apitypes' own field names and no others, numbers as json.Number.
 func reencode(v any, out any) error {
 	raw, err := json.Marshal(v)
 	if err != nil {
@@ -301,6 +275,7 @@ func reencode(v any, out any) error {
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
+	dec.UseNumber()
 	return dec.Decode(out)
 }
 
@@ -342,39 +317,16 @@ func integers(v any, path string) (any, string) {
 }
 
 // uintOf reads a non-negative integer in its strict forms: a *big.Int, or a
-// decimal (no sign, no leading zeros) or 0x hex (at most 64 digits) string.
+// string of decimal digits without sign or leading zeros, or of 0x hex.
 func uintOf(v any) (*big.Int, bool) {
-	var n *big.Int
-	ok := false
 	switch t := v.(type) {
 	case *big.Int:
-		n, ok = t, true
+		return t, t.Sign() >= 0 && t.BitLen() <= 256
 	case string:
-		switch {
-		case strings.HasPrefix(t, "0x") && len(t) > 2 && len(t) <= 66 && !strings.ContainsAny(t[2:], "+-_"):
-			n, ok = new(big.Int).SetString(t[2:], 16)
-		case wholeNumber(t):
-			n, ok = new(big.Int).SetString(t, 10)
-		}
+		n, ok := math.ParseBig256(t)
+		return n, ok && t != "" && !strings.ContainsAny(t, "+-") && (strings.HasPrefix(t, "0x") || n.String() == t)
 	}
-	if !ok || n.Sign() < 0 || n.BitLen() > 256 {
-		return nil, false
-	}
-	return n, true
-}
-
-// wholeNumber reports whether s is a decimal integer without sign, exponent
-// or fraction, and without leading zeros.
-func wholeNumber(s string) bool {
-	if s == "" || len(s) > 78 {
-		return false
-	}
-	for _, c := range s {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return s == "0" || s[0] != '0'
+	return nil, false
 }
 
 func typeString(fields []apitypes.Type) string {
@@ -395,26 +347,13 @@ func addressReason(err error) string {
 // shown makes received text safe to repeat in a refusal: bounded, quoted,
 // every non-printable or non-ASCII character escaped.
 func shown(s string) string {
-	const max = 80
-	cut := false
-	if len(s) > max {
-		n := max
-		for n > 0 && !utf8.RuneStart(s[n]) {
-			n--
-		}
-		s, cut = s[:n], true
+	if len(s) > 80 {
+		return strconv.QuoteToASCII(s[:80]) + "…"
 	}
-	q := strconv.QuoteToASCII(s)
-	if cut {
-		q += "…"
-	}
-	return q
+	return strconv.QuoteToASCII(s)
 }
 
 func shownValue(v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return "?"
-	}
+	b, _ := json.Marshal(v)
 	return shown(string(b))
 }
