@@ -179,19 +179,20 @@ func (s *Server) parsePay(ctx context.Context, a args) (payIntent, *Refusal) {
 		return in, refuse(CodeX402NoOption, "none of the requirement's options is one walletgate can pay: it pays the \"exact\" scheme on this wallet's network (%s, %s) with an EIP-3009 authorization, in a token that has a cap. Offered: %s. Nothing was signed. Ask the resource for an option on %s, or the operator to cap the token in every window (%s, %s and %s, each with <token address>=<amount>).",
 			network, s.network.Name, strings.Join(seen, "; "), network, policy.EnvCapPerTx, policy.EnvCapPerSession, policy.EnvCapPerDay)
 	}
-	slices.SortStableFunc(candidates, func(a, b x402Candidate) int { return compareUnits(a.sign, b.sign) })
-	chosen := 0
+	prices := make([]x402.Price, len(candidates))
 	for i, c := range candidates {
-		if s.ledger.Check(caps.Spend{c.sign.sig.Token: c.sign.sig.Amount}) == nil {
-			chosen = i
-			break
-		}
+		prices[i] = x402.Price{Amount: c.sign.sig.Amount, Decimals: c.sign.token.Decimals}
 	}
-	for i, c := range candidates {
+	fits := func(i int) bool {
+		return s.ledger.Check(caps.Spend{candidates[i].sign.sig.Token: candidates[i].sign.sig.Amount}) == nil
+	}
+	order, chosen := x402.Cheapest(prices, fits)
+	for pos, i := range order {
+		c := candidates[i]
 		switch {
-		case i == chosen:
+		case pos == chosen:
 			continue
-		case i < chosen || s.ledger.Check(caps.Spend{c.sign.sig.Token: c.sign.sig.Amount}) != nil:
+		case pos < chosen || !fits(i):
 			c.option.NotTaken, c.option.Why = x402OverCaps, "more than the caps leave"
 		default:
 			c.option.NotTaken, c.option.Why = x402Dearer, "dearer than the option paid"
@@ -199,7 +200,7 @@ func (s *Server) parsePay(ctx context.Context, a args) (payIntent, *Refusal) {
 		options = append(options, c.option)
 	}
 	slices.SortFunc(options, func(a, b x402OptionJSON) int { return a.Index - b.Index })
-	c := candidates[chosen]
+	c := candidates[order[chosen]]
 	in.sign, in.option, in.others = c.sign, c.index, options
 	digest, err := req.Digest(c.index)
 	if err != nil {
@@ -231,17 +232,6 @@ func (s *Server) payeeRefusal(payTo common.Address, host string) *Refusal {
 	}
 	return refuse(CodeX402PayeeNotOK, "the payee %s (the requirement's payTo; its resource says it is at %s) is not among the operator's allowed payees (%s). Nothing was signed. Ask the operator to add the address to %s (alone, or pinned to its host: host=%s).",
 		payTo.Hex(), inert(host, 100), s.cfg.AllowPayTo, policy.EnvAllowPayTo, payTo.Hex())
-}
-
-// compareUnits orders two payments by their amounts in their tokens' units.
-func compareUnits(a, b signIntent) int {
-	x, y := new(big.Int).Set(a.sig.Amount), new(big.Int).Set(b.sig.Amount)
-	if da, db := a.token.Decimals, b.token.Decimals; da < db {
-		x.Mul(x, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(db-da)), nil))
-	} else if db < da {
-		y.Mul(y, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(da-db)), nil))
-	}
-	return x.Cmp(y)
 }
 
 // payPreview is an x402 payment's preview: the signature's, plus whom it

@@ -21,7 +21,9 @@ import (
 	stdjson "encoding/json"
 	"fmt"
 	"io"
+	"math/big"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -58,16 +60,12 @@ const (
 	networkPrefixEVM = "eip155:"
 )
 
-// Refusal is why a requirement is not paid: a stable Code and a Message.
-type Refusal struct {
-	Code    string
-	Message string
-}
-
-func (r *Refusal) Error() string { return r.Code + ": " + r.Message }
+// Refusal is why a requirement is not paid: a stable Code and a Message
+// (the same type as typeddata's, which the authorization goes through).
+type Refusal = typeddata.Refusal
 
 func refuse(code, format string, a ...any) *Refusal {
-	return &Refusal{code, fmt.Sprintf(format, a...)}
+	return &Refusal{Code: code, Message: fmt.Sprintf(format, a...)}
 }
 
 // Skip is why an option cannot be paid by this package's rules.
@@ -178,6 +176,34 @@ func (o Option) Payable(chainID uint64) (Skip, string) {
 		return Permit2, "paid by Permit2, which walletgate does not decode"
 	}
 	return "", ""
+}
+
+// Price is a payable option's price: base units of a token of Decimals.
+type Price struct {
+	Amount   *big.Int
+	Decimals uint8
+}
+
+// Cheapest orders prices by their value in their tokens' units (x402 prices
+// in dollar stablecoins; a tie keeps the earlier) and picks the first that
+// fits; when none fits, the cheapest, which the caller's caps then refuse.
+// It returns the order (indexes into prices) and the position in it of the
+// one picked.
+func Cheapest(prices []Price, fits func(int) bool) (order []int, chosen int) {
+	value := func(p Price, decimals uint8) *big.Int { // p in units of 10^-decimals
+		return new(big.Int).Mul(p.Amount, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(decimals-p.Decimals)), nil))
+	}
+	var most uint8
+	for i, p := range prices {
+		order, most = append(order, i), max(most, p.Decimals)
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return value(prices[a], most).Cmp(value(prices[b], most)) })
+	for pos, i := range order {
+		if fits(i) {
+			return order, pos
+		}
+	}
+	return order, 0
 }
 
 // Authorization is the EIP-3009 TransferWithAuthorization of an exact EVM

@@ -238,3 +238,27 @@ func FuzzRequirement(f *testing.F) {
 		}
 	})
 }
+
+func TestCheapestComparesInTheTokensUnits(t *testing.T) {
+	p := func(amount string, decimals uint8) Price {
+		n, _ := new(big.Int).SetString(amount, 10)
+		return Price{Amount: n, Decimals: decimals}
+	}
+	prices := []Price{
+		p("3000000", 6),              // 3
+		p("2000000000000000000", 18), // 2
+		p("1000000", 6),              // 1
+		p("1000000000000000000", 18), // 1, later: after the other 1
+	}
+	all := func(int) bool { return true }
+	order, chosen := Cheapest(prices, all)
+	require.Equal(t, []int{2, 3, 1, 0}, order)
+	require.Equal(t, 0, chosen)
+
+	order, chosen = Cheapest(prices, func(i int) bool { return i == 1 || i == 0 })
+	require.Equal(t, 2, chosen, "the cheapest that fits")
+	require.Equal(t, 1, order[chosen])
+
+	_, chosen = Cheapest(prices, func(int) bool { return false })
+	require.Equal(t, 0, chosen, "none fits: the cheapest, for the caps to refuse")
+}
