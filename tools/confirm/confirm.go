@@ -1,7 +1,7 @@
-// Package confirm decides whether a confirm may proceed — on the token
-// alone, on the person's answer through MCP elicitation, or on the person's
-// approval on the page or in a terminal — and owns the approval broker
-// together with the gates whose tokens it holds.
+// Package confirm decides whether a write's confirm may proceed — on the
+// token alone, on the person's answer through MCP elicitation, or on the
+// person's approval on the page or in a terminal — and builds the approval
+// broker wired to the gates of the sessions that list previews in it.
 package confirm
 
 import (

@@ -32,7 +32,7 @@ type Confirmation struct {
 	// suffices or a person must approve; "" otherwise.
 	Why string
 	// Service is set in service mode: the text names only what the person
-	// does (serviceApproval), never a command or a path.
+	// does, never a command or a path.
 	Service bool
 	// Way, in human mode, says how the person reaches the preview's page
 	// (wayToPage).
