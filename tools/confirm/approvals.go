@@ -61,7 +61,9 @@ func (a *Approvals) join(g *gate.Gate, record func(approval.Decision)) (leave fu
 	})
 }
 
-// revoke spends token in whichever joined gate issued it.
+// revoke spends token in whichever joined gate issued it. The broker calls
+// it under its own lock; a.mu is never held while calling into the broker,
+// so the order is always broker, then a.mu, then a gate.
 func (a *Approvals) revoke(token string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
