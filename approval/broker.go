@@ -216,13 +216,11 @@ type entry struct {
 type Broker struct {
 	now    func() time.Time
 	random io.Reader
-	revoke func(token string) // spends a gate token; nil: nothing to spend
-	// decided, if set, hears of each decision of the person (approved or
-	// rejected), after it is made and outside the lock: the audit trail.
+	// revoke, decided and where are Options' Revoke, Decided and Where,
+	// set once by NewBroker and never changed (read without the lock).
+	revoke  func(token string)
 	decided func(Decision)
-	// where says where the person approves, in what the model is told
-	// ("" is walletgate's page or its terminal; see SetWhere).
-	where string
+	where   string
 
 	mu      sync.Mutex
 	entries map[string]*entry // id → entry
@@ -230,29 +228,33 @@ type Broker struct {
 	changed chan struct{} // closed and replaced on every change
 }
 
-// NewBroker returns an empty broker reading the time from now (time.Now when
-// nil). revoke is called with the gate token of every entry that is
-// rejected, mismatched or out of attempts, so it can never be used.
-func NewBroker(now func() time.Time, revoke func(token string)) *Broker {
+// Options are what a Broker is built with; the zero value is a broker on
+// the wall clock that spends no token and tells no one.
+type Options struct {
+	// Now is the clock (time.Now when nil).
+	Now func() time.Time
+	// Revoke is called with the gate token of every entry that is rejected,
+	// mismatched or out of attempts, so it can never be used; nil: there is
+	// nothing to spend (a terminal's copy of a server's list).
+	Revoke func(token string)
+	// Decided, when set, hears of each decision of the person (approved,
+	// rejected or withdrawn), after it is made and outside the lock: the
+	// audit trail.
+	Decided func(Decision)
+	// Where says where the person approves, in what the model is told;
+	// "" is walletgate's page or its terminal (a service names no
+	// command: "on the approval page").
+	Where string
+}
+
+// NewBroker returns an empty broker built with o. Its callbacks are fixed
+// here: nothing is patched in later.
+func NewBroker(o Options) *Broker {
+	now := o.Now
 	if now == nil {
 		now = time.Now
 	}
-	return &Broker{now: now, random: rand.Reader, revoke: revoke, entries: map[string]*entry{}, changed: make(chan struct{})}
-}
-
-// SetRevoke sets the function that spends a gate token (see NewBroker).
-func (b *Broker) SetRevoke(revoke func(token string)) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.revoke = revoke
-}
-
-// SetWhere sets where the model is told the person approves (a service
-// names no command: "on the approval page").
-func (b *Broker) SetWhere(where string) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.where = where
+	return &Broker{now: now, random: rand.Reader, revoke: o.Revoke, decided: o.Decided, where: o.Where, entries: map[string]*entry{}, changed: make(chan struct{})}
 }
 
 func (b *Broker) whereLocked() string {
@@ -268,13 +270,6 @@ type Decision struct {
 	Tool        string
 	Fingerprint [32]byte
 	State       State // Approved, Rejected or Withdrawn
-}
-
-// OnDecision sets the function told of every approval and rejection.
-func (b *Broker) OnDecision(f func(Decision)) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.decided = f
 }
 
 // Add lists a new preview as pending and returns its id. render is called

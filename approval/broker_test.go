@@ -61,7 +61,7 @@ func newTestBroker(t testing.TB) (*Broker, *fakeClock, *revokes) {
 	t.Helper()
 	c := newFakeClock()
 	rv := &revokes{}
-	return NewBroker(c.now, rv.revoke), c, rv
+	return NewBroker(Options{Now: c.now, Revoke: rv.revoke}), c, rv
 }
 
 func fp(s string) [32]byte {
@@ -829,20 +829,15 @@ func TestTooMany(t *testing.T) {
 	require.Len(t, b.List(), 1)
 }
 
-func TestSetRevoke(t *testing.T) {
+func TestNilRevokeIsAllowed(t *testing.T) {
 	c := newFakeClock()
-	b := NewBroker(c.now, nil)
+	b := NewBroker(Options{Now: c.now})
 	id := add(t, b, "a")
 	require.NoError(t, b.Reject(id), "a nil revoke is allowed")
-
-	rv := &revokes{}
-	b.SetRevoke(rv.revoke)
-	require.NoError(t, b.Reject(add(t, b, "b")))
-	require.Equal(t, []string{"tok-b"}, rv.got())
 }
 
 func TestNilClockIsWallClock(t *testing.T) {
-	b := NewBroker(nil, nil)
+	b := NewBroker(Options{})
 	before := time.Now()
 	id, err := b.Add(Request{Tool: "wallet_send", Fingerprint: fp("a"), Token: "tok-a", Expires: before.Add(time.Hour)},
 		func(string) Display { return Display{} })
@@ -883,7 +878,7 @@ func TestErrorsHoldNoSecrets(t *testing.T) {
 	}
 }
 
-// decisions records what OnDecision hears; safe for concurrent use.
+// decisions records what Options.Decided hears; safe for concurrent use.
 type decisions struct {
 	mu  sync.Mutex
 	got []Decision
@@ -914,17 +909,18 @@ func within(t testing.TB, f func()) {
 	}
 }
 
-func TestOnDecision(t *testing.T) {
-	b, c, _ := newTestBroker(t)
+func TestDecided(t *testing.T) {
+	c := newFakeClock()
 	var heard decisions
 	var seen []State
-	b.OnDecision(func(d Decision) {
+	var b *Broker
+	b = NewBroker(Options{Now: c.now, Decided: func(d Decision) {
 		// Told after the decision, outside the lock: the broker can be read.
 		v, _ := b.Get(d.ID)
 		seen = append(seen, v.State)
 		b.List()
 		heard.add(d)
-	})
+	}})
 	a, r, late := add(t, b, "a"), add(t, b, "r"), add(t, b, "late")
 
 	within(t, func() { approve(t, b, a) })
@@ -960,16 +956,11 @@ func TestOnDecision(t *testing.T) {
 	require.Equal(t, Approved, got[3].State)
 	require.Equal(t, w, got[3].ID)
 
-	b.OnDecision(nil)
-	c.advance(-ttl)
-	approve(t, b, late) // a nil listener is allowed
-	require.Len(t, heard.list(), 4)
 }
 
-func TestOnDecisionNotCalledOnRandomFailure(t *testing.T) {
-	b, _, _ := newTestBroker(t)
+func TestDecidedNotCalledOnRandomFailure(t *testing.T) {
 	var heard decisions
-	b.OnDecision(heard.add)
+	b := NewBroker(Options{Now: newFakeClock().now, Decided: heard.add})
 	b.random = &scriptReader{script: []byte{0, 0, 0, 0}}
 	id := add(t, b, "a")
 	_, _, err := b.Approve(id)

@@ -1,8 +1,10 @@
 package engine
 
 import (
+	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // Inert renders text a contract chose (a token's name or symbol) so that it
@@ -36,4 +38,26 @@ func Inert(s string, max int) string {
 		n++
 	}
 	return strings.TrimRight(b.String(), " ")
+}
+
+// maxQuoted bounds how much of a rejected input a message repeats.
+const maxQuoted = 80
+
+// Quote makes input safe to repeat in a message: truncated, quoted, with
+// every non-printable or non-ASCII character escaped so that look-alikes
+// and invisible characters show for what they are.
+func Quote(s string) string {
+	cut := false
+	if len(s) > maxQuoted {
+		n := maxQuoted
+		for n > 0 && !utf8.RuneStart(s[n]) {
+			n--
+		}
+		s, cut = s[:n], true
+	}
+	q := strconv.QuoteToASCII(s)
+	if cut {
+		q += "…"
+	}
+	return q
 }

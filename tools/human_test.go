@@ -14,6 +14,7 @@ import (
 	"github.com/walletgate/walletgate/chain/devnet"
 	"github.com/walletgate/walletgate/signer"
 	"github.com/walletgate/walletgate/tools"
+	"github.com/walletgate/walletgate/tools/confirm"
 )
 
 // humanPreview is a human-mode preview's structured result.
@@ -32,10 +33,11 @@ type humanPreview struct {
 // page and the terminal do.
 func humanEnv(t *testing.T, d *devnet.Devnet) (*env, *approval.Broker) {
 	t.Helper()
-	b := approval.NewBroker(nil, nil)
+	hub := confirm.NewApprovals(nil, "")
+	b := hub.Broker()
 	e := serverOn(t, d, func(deps *tools.Deps) {
 		deps.Config.Confirm = "human"
-		deps.Approvals = b
+		deps.Approvals = hub
 	})
 	return e, b
 }

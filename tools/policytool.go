@@ -246,10 +246,10 @@ func policyText(r policyResult) string {
 // openBrowserNote says whether a preview's page is opened for the person
 // (WALLETGATE_OPEN_BROWSER), or why not.
 func (s *Server) openBrowserNote() string {
-	if s.way.Open != nil {
+	if s.confirm.Way().Open != nil {
 		return "opened in the person's default browser for each preview they must approve (" + policy.EnvOpenBrowser + "=off turns it off)."
 	}
-	why := s.way.NoOpen
+	why := s.confirm.Way().NoOpen
 	if why == "" {
 		why = "the approval page is not running"
 	}

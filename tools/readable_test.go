@@ -1,16 +1,12 @@
 package tools
 
 import (
-	"context"
 	"math/big"
 	"strings"
 	"testing"
 
-	"github.com/ethereum/go-ethereum/common"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/require"
-
-	"github.com/walletgate/walletgate/engine"
 )
 
 func TestReadableAmount(t *testing.T) {
@@ -80,24 +76,4 @@ func TestPageOutcomeOfASignature(t *testing.T) {
 	o = outcomeOf(nil, refuse("CAP_EXCEEDED", "this needs 5 USDT. More words."))
 	require.Equal(t, "refused", o.Status)
 	require.Equal(t, "CAP_EXCEEDED: this needs 5 USDT. Nothing was sent.", o.Summary)
-}
-
-func TestTokenMayConfirmOnlyATokenTierPlan(t *testing.T) {
-	s := &Server{}
-	s.cfg.Confirm = "human"
-	s.caps.HumanAbove = map[common.Address]*big.Int{}
-	token := "wgc_" + strings.Repeat("a", 32)
-	ask := func(confirm string, p *engine.Plan) *Refusal {
-		h := &humanMode{s: s}
-		if _, ref := h.Redeem(context.Background(), confirm, "wallet_send", nil); ref != nil {
-			return ref
-		}
-		return h.Ask(context.Background(), p)
-	}
-	ref := ask(token, &engine.Plan{})
-	require.NotNil(t, ref, "a plan that needed a person is never confirmed by a token")
-	require.Contains(t, ref.Message, "a token cannot confirm it. Nothing was signed or sent.")
-	require.Nil(t, ask(token, &engine.Plan{ByToken: true}))
-	h := &humanMode{s: s}
-	require.Nil(t, h.Ask(context.Background(), &engine.Plan{}), "the person's code went through the broker")
 }

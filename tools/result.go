@@ -1,9 +1,6 @@
 package tools
 
 import (
-	"strconv"
-	"unicode/utf8"
-
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/walletgate/walletgate/engine"
@@ -43,27 +40,8 @@ func success(structured any, text string) *mcp.CallToolResult {
 	}
 }
 
-// maxInputDisplay bounds how much of a rejected input a message repeats.
-const maxInputDisplay = 80
-
-// displayInput makes user input safe to repeat in a message: truncated,
-// quoted, with every non-printable or non-ASCII character escaped so that
-// look-alikes and invisible characters show for what they are.
-func displayInput(s string) string {
-	cut := false
-	if len(s) > maxInputDisplay {
-		n := maxInputDisplay
-		for n > 0 && !utf8.RuneStart(s[n]) {
-			n--
-		}
-		s, cut = s[:n], true
-	}
-	q := strconv.QuoteToASCII(s)
-	if cut {
-		q += "…"
-	}
-	return q
-}
+// displayInput makes user input safe to repeat in a message (engine.Quote).
+func displayInput(s string) string { return engine.Quote(s) }
 
 // quote is displayInput for argument names.
 func quote(s string) string { return displayInput(s) }

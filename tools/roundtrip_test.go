@@ -14,6 +14,7 @@ import (
 	"github.com/walletgate/walletgate/approval"
 	"github.com/walletgate/walletgate/chain/devnet"
 	"github.com/walletgate/walletgate/tools"
+	"github.com/walletgate/walletgate/tools/confirm"
 )
 
 // modernCall sends tools/call as a 2026-07-28 client does (its version and
@@ -137,11 +138,12 @@ func TestURLApprovalAsksThroughTheAnswerIn20260728(t *testing.T) {
 	d, err := devnet.Start(context.Background(), devnet.Options{})
 	require.NoError(t, err)
 	t.Cleanup(func() { d.Close() })
-	b := approval.NewBroker(nil, nil)
+	hub := confirm.NewApprovals(nil, "")
+	b := hub.Broker()
 	const page = "http://127.0.0.1:1/a/" + "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef/"
 	e := serverOn(t, d, func(deps *tools.Deps) {
 		deps.Config.Confirm = "human"
-		deps.Approvals, deps.ApprovalPage = b, page
+		deps.Approvals, deps.ApprovalPage = hub, page
 	})
 	to := addr("0x00000000000000000000000000000000000000e3")
 	args := map[string]any{"to": to.Hex(), "amount": "1.75", "asset": "USDT"}

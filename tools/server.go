@@ -30,6 +30,7 @@ import (
 	"github.com/walletgate/walletgate/journal"
 	"github.com/walletgate/walletgate/policy"
 	"github.com/walletgate/walletgate/signer"
+	"github.com/walletgate/walletgate/tools/confirm"
 )
 
 // Deps is what the tools need from the wiring.
@@ -57,9 +58,9 @@ type Deps struct {
 	// process's call records. Describe, when it has one, says where.
 	Recorder engine.Recorder
 	// Approvals holds the previews a person approves in human mode (the
-	// page and the terminal read it). Without it, human mode offers no
-	// write tools.
-	Approvals *approval.Broker
+	// page and the terminal read its Broker); the server joins it for its
+	// lifetime (Close leaves). Without it, human mode offers no write tools.
+	Approvals *confirm.Approvals
 	// ApprovalPage is the approval page's address (secret included), for
 	// URL-mode elicitation: a client that can open URLs is asked to open a
 	// preview's page there. Never shown to the model.
@@ -104,11 +105,8 @@ type Server struct {
 
 	journal    *journal.Journal
 	journalErr error
-	shared     string // where the shared state is kept (Deps.Recorder), or ""
-	approvals  *approval.Broker
-	pageURL    string
-	asks       asks // questions to the person outstanding in 2026-07-28 (roundtrip.go)
-	way        PersonWay
+	shared     string        // where the shared state is kept (Deps.Recorder), or ""
+	confirm    *confirm.Mode // how a confirm is allowed: token, elicitation or the person
 	session    string
 	service    bool
 	calls      atomic.Uint64
@@ -184,15 +182,9 @@ func New(d Deps) *Server {
 	if dr, ok := d.Recorder.(interface{ Describe() string }); ok {
 		s.shared = dr.Describe()
 	}
-	s.approvals, s.pageURL, s.way, s.service = d.Approvals, d.ApprovalPage, d.Way, d.Service
+	s.service = d.Service
 	if d.Listed != nil {
 		s.listed = sync.OnceFunc(d.Listed)
-	}
-	if s.approvals != nil {
-		s.approvals.SetRevoke(func(token string) { s.gate.Revoke(token) })
-		s.approvals.OnDecision(func(d approval.Decision) {
-			_ = s.record(KindApproval, journal.Approval{V: journal.Version, Approval: d.ID, Tool: d.Tool, Fingerprint: hex.EncodeToString(d.Fingerprint[:]), Decision: string(d.State)})
-		})
 	}
 	if s.session == "" {
 		s.session = "s"
@@ -211,8 +203,23 @@ func New(d Deps) *Server {
 		Session: s.session, Logger: s.log, Now: s.now,
 	})
 	s.ledger = s.engine.Ledger()
+	var tier func(*engine.Plan) (bool, string)
+	if s.caps.HumanAbove != nil {
+		tier = s.tier
+	}
+	s.confirm = confirm.New(confirm.Deps{
+		Mode: s.cfg.Confirm, Gate: s.gate, Engine: s.engine, Approvals: d.Approvals, Tier: tier,
+		Record: func(d approval.Decision) {
+			_ = s.record(KindApproval, journal.Approval{V: journal.Version, Approval: d.ID, Tool: d.Tool, Fingerprint: hex.EncodeToString(d.Fingerprint[:]), Decision: string(d.State)})
+		},
+		PageURL: d.ApprovalPage, Way: d.Way, Service: d.Service, Logger: s.log, Now: s.now,
+	})
 	return s
 }
+
+// Close leaves the approval broker: a person's decisions no longer reach
+// this server's tokens. Call it when the server's session has ended.
+func (s *Server) Close() { s.confirm.Close() }
 
 // NewMCPServer builds the MCP server with walletgate's tools registered.
 func NewMCPServer(d Deps) *server.MCPServer {
@@ -302,7 +309,7 @@ func (s *Server) writesDisabledReason() string {
 		return "no key is configured (watch-only); set WALLETGATE_KEYSTORE and WALLETGATE_PASSWORD_FILE, or WALLETGATE_KEY_FILE"
 	case s.cfg.Tools == "read":
 		return "the operator set WALLETGATE_TOOLS=read"
-	case s.cfg.Confirm == policy.ConfirmHuman && s.approvals == nil:
+	case s.cfg.Confirm == policy.ConfirmHuman && !s.confirm.HasBroker():
 		return "confirmation mode human needs the approval page or the approvals socket, and neither could be started (see walletgate's log); writes stay off rather than fall back to token confirmation"
 	case s.cfg.Confirm != "" && s.cfg.Confirm != policy.DefaultConfirm && s.cfg.Confirm != policy.ConfirmElicit && s.cfg.Confirm != policy.ConfirmHuman:
 		return "confirmation mode " + s.cfg.Confirm + " is not known; writes stay off rather than fall back to token confirmation (set WALLETGATE_CONFIRM=token, human or elicit)"
@@ -349,7 +356,7 @@ func (s *Server) readTool(name, title, description string, in map[string]any, sp
 func (s *Server) handler(name string, spec argSpec, h func(ctx context.Context, a args) (*mcp.CallToolResult, *Refusal)) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		start := time.Now()
-		ctx = withRoundTrip(ctx, req.Params.MultiRoundTripParams)
+		ctx = confirm.WithRoundTrip(ctx, req.Params.MultiRoundTripParams)
 		raw, err := rawArguments(req)
 		call := fmt.Sprintf("%s-%d", s.session, s.calls.Add(1))
 		// A call that never gets an answer still leaves its start behind.
@@ -436,17 +443,6 @@ func (s *Server) spendRawConfirm(tool string, raw []byte) string {
 		said = s.spendConfirm(tool, confirm)
 	}
 	return said
-}
-
-// spendConfirm spends a confirm value whose call is refused before it could
-// be checked — a token, or in human mode an approval code — and says so.
-func (s *Server) spendConfirm(tool, confirm string) string {
-	if s.human() && !(s.caps.HumanAbove != nil && strings.HasPrefix(confirm, gate.TokenPrefix)) {
-		s.approvals.Spend(confirm)
-		return " If the confirm value was an approval code, it is spent; call again without confirm for a new preview."
-	}
-	_, _ = s.gate.Consume(confirm, tool, nil)
-	return " The confirmation token is spent; call again without confirm for a new preview."
 }
 
 // chainID as a big.Int for signing.

@@ -18,9 +18,3 @@ func (s *Server) serviceInstructions() string {
 	}
 	return instructionsReads + writes + instructionsTail
 }
-
-// RevokeToken spends one of this server's confirmation tokens without
-// executing it (a person rejected its preview). A service shares one
-// approval broker between its sessions, each with tokens of its own: the
-// broker's revoke is then the sessions' RevokeToken in turn.
-func (s *Server) RevokeToken(token string) { s.gate.Revoke(token) }

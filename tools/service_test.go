@@ -9,9 +9,9 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/require"
 
-	"github.com/walletgate/walletgate/approval"
 	"github.com/walletgate/walletgate/chain/devnet"
 	"github.com/walletgate/walletgate/tools"
+	"github.com/walletgate/walletgate/tools/confirm"
 )
 
 // In service mode the model is told what the person does, never a command,
@@ -22,11 +22,10 @@ func TestServiceModeNamesOnlyWhatThePersonDoes(t *testing.T) {
 	t.Cleanup(func() { d.Close() })
 	dir := t.TempDir()
 	require.NoError(t, os.Chmod(dir, 0o700))
-	b := approval.NewBroker(nil, nil)
-	b.SetWhere("on the approval page") // as walletgate service run sets it
+	hub := confirm.NewApprovals(nil, "on the approval page") // as walletgate service run builds it
 	e := serverOn(t, d, withJournal(t, dir, "svc", ""), func(deps *tools.Deps) {
 		deps.Config.Confirm = "human"
-		deps.Approvals = b
+		deps.Approvals = hub
 		deps.Service = true
 	})
 	p, text := e.humanPreview(map[string]any{"to": addr("0x00000000000000000000000000000000000000f5").Hex(), "amount": "1", "asset": "USDT"})

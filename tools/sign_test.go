@@ -18,13 +18,13 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/stretchr/testify/require"
 
-	"github.com/walletgate/walletgate/approval"
 	"github.com/walletgate/walletgate/chain/devnet"
 	"github.com/walletgate/walletgate/engine"
 	"github.com/walletgate/walletgate/policy"
 	"github.com/walletgate/walletgate/signer"
 	"github.com/walletgate/walletgate/testdata"
 	"github.com/walletgate/walletgate/tools"
+	"github.com/walletgate/walletgate/tools/confirm"
 )
 
 // sigEnv is a dev chain with a USDC-like PermitToken (6 decimals, 1000 of
@@ -370,9 +370,10 @@ func (e *sigEnv) capsOf(t *testing.T, s string) []policy.CapEntry {
 // In human mode, unknown typed data is signed only with the code the person
 // got by approving it; the model's guesses sign nothing.
 func TestUnknownTypedDataInHumanModeNeedsThePerson(t *testing.T) {
-	b := approval.NewBroker(nil, nil)
+	hub := confirm.NewApprovals(nil, "")
+	b := hub.Broker()
 	e := newSigEnv(t, func(d *tools.Deps) {
-		d.Config.AllowTypedDataAny, d.Config.Confirm, d.Approvals = true, "human", b
+		d.Config.AllowTypedDataAny, d.Config.Confirm, d.Approvals = true, "human", hub
 	})
 	mail := map[string]any{
 		"types":       map[string]any{"EIP712Domain": domainTypes(), "Mail": []map[string]string{{"name": "contents", "type": "string"}}},

@@ -10,10 +10,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/walletgate/walletgate/approval"
 	"github.com/walletgate/walletgate/chain/devnet"
 	"github.com/walletgate/walletgate/policy"
 	"github.com/walletgate/walletgate/tools"
+	"github.com/walletgate/walletgate/tools/confirm"
 )
 
 // Tiered approval (WALLETGATE_HUMAN_ABOVE) against the dev chain: at or
@@ -25,12 +25,13 @@ func TestTieredApprovalAgainstTheChain(t *testing.T) {
 	d, err := devnet.Start(context.Background(), devnet.Options{})
 	require.NoError(t, err)
 	t.Cleanup(func() { d.Close() })
-	b := approval.NewBroker(nil, nil)
+	hub := confirm.NewApprovals(nil, "")
+	b := hub.Broker()
 	dir := filepath.Join(t.TempDir(), "state")
 	e := serverOn(t, d, withJournal(t, dir, "tiered", ""), func(deps *tools.Deps) {
 		deps.Config.Confirm = "human"
 		deps.Config.HumanAbove = []policy.CapEntry{{Asset: "ETH", Amount: "0.05"}, {Asset: "USDT", Amount: "20"}}
-		deps.Approvals = b
+		deps.Approvals = hub
 	})
 	to := addr("0x00000000000000000000000000000000000000f7")
 	small := map[string]any{"to": to.Hex(), "amount": "5", "asset": "USDT"}
@@ -106,12 +107,12 @@ func TestThresholdHoldsOverADayAndFailsClosed(t *testing.T) {
 	d, err := devnet.Start(context.Background(), devnet.Options{})
 	require.NoError(t, err)
 	t.Cleanup(func() { d.Close() })
-	b := approval.NewBroker(nil, nil)
+	hub := confirm.NewApprovals(nil, "")
 	e := serverOn(t, d, withJournal(t, filepath.Join(t.TempDir(), "state"), "tiered", ""), func(deps *tools.Deps) {
 		deps.Config.Confirm = "human"
 		deps.Config.HumanAbove = []policy.CapEntry{{Asset: "ETH", Amount: "0.01"}}
 		deps.Config.AllowTypedDataAny = true
-		deps.Approvals = b
+		deps.Approvals = hub
 	})
 	to := addr("0x00000000000000000000000000000000000000f8")
 	send := map[string]any{"to": to.Hex(), "amount": "0.004"}
@@ -141,7 +142,7 @@ func TestThresholdIsCheckedAgainWhenItReserves(t *testing.T) {
 	e := serverOn(t, d, withJournal(t, filepath.Join(t.TempDir(), "state"), "tiered", ""), func(deps *tools.Deps) {
 		deps.Config.Confirm = "human"
 		deps.Config.HumanAbove = []policy.CapEntry{{Asset: "ETH", Amount: "0.01"}}
-		deps.Approvals = approval.NewBroker(nil, nil)
+		deps.Approvals = confirm.NewApprovals(nil, "")
 	})
 	to := addr("0x00000000000000000000000000000000000000f9")
 	a := map[string]any{"to": to.Hex(), "amount": "0.006"}
@@ -164,7 +165,7 @@ func TestWhatCannotBeBoundedNeedsThePerson(t *testing.T) {
 	d, err := devnet.Start(context.Background(), devnet.Options{})
 	require.NoError(t, err)
 	t.Cleanup(func() { d.Close() })
-	b := approval.NewBroker(nil, nil)
+	hub := confirm.NewApprovals(nil, "")
 	e := serverOn(t, d, func(deps *tools.Deps) {
 		deps.Config.Confirm = "human"
 		deps.Config.HumanAbove = []policy.CapEntry{{Asset: "ETH", Amount: "1"}, {Asset: "DAI", Amount: "1000"}}
@@ -173,7 +174,7 @@ func TestWhatCannotBeBoundedNeedsThePerson(t *testing.T) {
 		deps.Config.CapPerTx = []policy.CapEntry{{Asset: "ETH", Amount: "1"}}
 		deps.Config.CapPerSession = []policy.CapEntry{{Asset: "ETH", Amount: "1"}}
 		deps.Config.CapPerDay = []policy.CapEntry{{Asset: "ETH", Amount: "1"}}
-		deps.Approvals = b
+		deps.Approvals = hub
 	})
 	mail := map[string]any{
 		"types":       map[string]any{"EIP712Domain": []map[string]string{{"name": "name", "type": "string"}, {"name": "chainId", "type": "uint256"}}, "Grant": []map[string]string{{"name": "operator", "type": "address"}, {"name": "approved", "type": "bool"}}},

@@ -240,13 +240,7 @@ func twoStep[I any](s *Server, tool string, parse func(context.Context, args) (I
 // code is what the approval page shows the outcome under (in human mode
 // the person's code, also when approved in the client's page).
 func (s *Server) confirmWith(ctx context.Context, token, tool string, canonical []byte) (*engine.Outcome, *Refusal, string) {
-	ask := s.asker()
-	out, ref := s.engine.Confirm(ctx, ask, token, tool, canonical)
-	code := token
-	if h, ok := ask.(*humanMode); ok && h.code != "" {
-		code = h.code
-	}
-	return out, ref, code
+	return s.confirm.Confirm(ctx, token, tool, canonical)
 }
 
 // renderOutcome turns a confirm's outcome into its result and text: every

@@ -24,11 +24,13 @@ import (
 	"github.com/walletgate/walletgate/internal/service"
 	"github.com/walletgate/walletgate/policy"
 	"github.com/walletgate/walletgate/tools"
+	"github.com/walletgate/walletgate/tools/confirm"
 )
 
 // approvals is the running page and socket of one server.
 type approvals struct {
-	pageURL string // the approval page's address, secret included
+	pageURL string             // the approval page's address, secret included
+	hub     *confirm.Approvals // the sessions' broker; broker is its Broker
 	broker  *approval.Broker
 	page    *http.Server
 	socket  *approval.Service
@@ -45,14 +47,17 @@ type approvals struct {
 // (whatever the log level: the person needs them). Either one is enough; with
 // neither, human mode has no way to approve and the error says why.
 func startApprovals(root string, deps tools.Deps, logger *slog.Logger, stderr io.Writer) (*approvals, error) {
-	return startApprovalsWith(root, deps, logger, stderr, 0)
+	return startApprovalsWith(root, deps, logger, stderr, 0, "")
 }
 
 // startApprovalsWith is startApprovals; with passkeyPort set (service mode)
 // the page is the passkey page at http://localhost:passkeyPort/, with no
-// secret address, whose passkeys are kept in the state root.
-func startApprovalsWith(root string, deps tools.Deps, logger *slog.Logger, stderr io.Writer, passkeyPort int) (*approvals, error) {
-	a := &approvals{broker: approval.NewBroker(nil, nil)}
+// secret address, whose passkeys are kept in the state root; where is what
+// the model is told about where the person approves ("": the page or the
+// terminal the preview names).
+func startApprovalsWith(root string, deps tools.Deps, logger *slog.Logger, stderr io.Writer, passkeyPort int, where string) (*approvals, error) {
+	hub := confirm.NewApprovals(nil, where)
+	a := &approvals{hub: hub, broker: hub.Broker()}
 	var pageErr, sockErr error
 	dir := approval.Dir(root)
 	dirErr := approval.PrepareDir(dir)

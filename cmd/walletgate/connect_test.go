@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"math/big"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -87,4 +88,53 @@ func TestServiceSessionsHaveTheirOwnSessionCaps(t *testing.T) {
 	refusedWith(t, send(b, "5"), "CAP_EXCEEDED") // the day: 13 of 15, shared
 	require.Equal(t, big.NewInt(13_000_000), view.usdtOf(to), "what moved is what both sessions confirmed")
 	require.Equal(t, 2, strings.Count(log.String(), "session started"))
+}
+
+// The service's sessions share one approval broker, each with tokens of its
+// own: a person's rejection spends the preview's token in the session that
+// issued it (its pending confirmation is gone), touches no other session,
+// and the journal they share keeps the decision once.
+func TestServiceRejectionSpendsTheTokenOfTheSessionThatIssuedIt(t *testing.T) {
+	info := startDevnet(t)
+	state := t.TempDir()
+	sock := filepath.Join(t.TempDir(), "mcp.sock")
+	svc := exec.Command(binary, "service", "run", "--env", "--socket", sock)
+	svc.Env = append(capsEnv(info, state), "WALLETGATE_CONFIRM=human")
+	log := &syncBuffer{}
+	svc.Stderr = log
+	require.NoError(t, svc.Start())
+	t.Cleanup(func() { svc.Process.Signal(os.Interrupt); svc.Wait() })
+	waitForOr(t, "the service's socket", func() bool { return strings.Contains(log.String(), "serving MCP on the service socket") }, log.String)
+	m := pageLine.FindStringSubmatch(log.String())
+	require.NotNil(t, m, "the page's address is on the service's stderr: %s", log.String())
+	pageURL := m[1]
+	session := func() *stdioClient {
+		cmd := exec.Command(binary, "connect", "--socket", sock)
+		cmd.Env = cleanEnv()
+		c := startCommand(t, cmd)
+		c.initialize()
+		return c
+	}
+	pending := func(c *stdioClient) float64 {
+		t.Helper()
+		res := c.callTool("wallet_policy", map[string]any{})
+		require.Nil(t, res["isError"], text(res))
+		return res["structuredContent"].(map[string]any)["pending_confirmations"].(float64)
+	}
+	a, b := session(), session()
+	args := map[string]any{"to": "0x00000000000000000000000000000000000e2e30", "amount": "1", "asset": "USDT"}
+	previewID(t, a, map[string]any{"to": args["to"], "amount": "2", "asset": "USDT"})
+	idb := previewID(t, b, args)
+	require.Equal(t, []float64{1, 1}, []float64{pending(a), pending(b)}, "each session holds its own preview's token")
+
+	pageOrigin := pageURL[:strings.Index(pageURL, "/a/")]
+	require.Equal(t, http.StatusSeeOther, postForm(t, pageURL+"p/"+idb+"/reject", "csrf="+formToken(t, pageURL, idb), pageOrigin, ""))
+	require.Equal(t, []float64{1, 0}, []float64{pending(a), pending(b)}, "the rejection spent b's token, and only that one")
+	refusedWith(t, b.callTool("wallet_send", withConfirm(args, "123-456")), "APPROVAL_REJECTED")
+
+	audit := exec.Command(binary, "audit", "show")
+	audit.Env = cleanEnv("WALLETGATE_STATE_DIR=" + state)
+	shown, err := audit.CombinedOutput()
+	require.NoError(t, err, string(shown))
+	require.Equal(t, 1, strings.Count(string(shown), "the person REJECTED preview "+idb+" (wallet_send)"), "the shared journal keeps the decision once:\n%s", shown)
 }

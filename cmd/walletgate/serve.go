@@ -82,7 +82,7 @@ func cmdServe(argv []string, stderr io.Writer) error {
 				logger.Error("human approval cannot start: write tools stay off", "err", err)
 			} else {
 				page = a
-				deps.Approvals, deps.ApprovalPage, deps.Way = a.broker, a.pageURL, a.way
+				deps.Approvals, deps.ApprovalPage, deps.Way = a.hub, a.pageURL, a.way
 			}
 		}
 		deps.Listed = func() {

@@ -139,16 +139,19 @@ func serveService(cfg policy.Config, sc service.Config, dev, once, serviceMode b
 				return err
 			}
 			pk := sc.PagePort // 0: no passkey page, the page keeps a secret address
-			a, err := startApprovalsWith(root, deps, logger, stderr, pk)
+			secretPage := !serviceMode && pk == 0
+			where := ""
+			if !secretPage {
+				where = "on the approval page"
+			}
+			a, err := startApprovalsWith(root, deps, logger, stderr, pk, where)
 			if err != nil {
 				logger.Error("human approval cannot start: write tools stay off", "err", err)
 			} else {
 				page = a
-				deps.Approvals = a.broker
-				if !serviceMode && pk == 0 {
+				deps.Approvals = a.hub
+				if secretPage {
 					deps.ApprovalPage = a.pageURL
-				} else {
-					a.broker.SetWhere("on the approval page")
 				}
 				// In service mode the page's address is not handed to
 				// clients (URL-mode elicitation): a client is the
@@ -165,16 +168,9 @@ func serveService(cfg policy.Config, sc service.Config, dev, once, serviceMode b
 	if err != nil {
 		return err
 	}
-	sessions := &liveSessions{servers: map[*tools.Server]bool{}}
-	if deps.Approvals != nil {
-		deps.Approvals.SetRevoke(sessions.revoke)
-	}
 	// The journal's transactions left open are followed up once, by a
 	// server that serves no connection.
 	first := tools.New(deps)
-	if deps.Approvals != nil {
-		deps.Approvals.SetRevoke(sessions.revoke)
-	}
 	recovered := make(chan struct{})
 	go func() {
 		defer close(recovered)
@@ -203,11 +199,7 @@ func serveService(cfg policy.Config, sc service.Config, dev, once, serviceMode b
 		}
 		d := deps
 		d.Session = newSession()
-		srv := tools.New(d)
-		sessions.add(srv)
-		if d.Approvals != nil {
-			d.Approvals.SetRevoke(sessions.revoke)
-		}
+		srv := tools.New(d) // joins the broker: a rejection spends its tokens
 		ms := srv.MCP(d.Version)
 		logger.Info("session started", "session", d.Session)
 		wg.Go(func() {
@@ -216,7 +208,7 @@ func serveService(cfg policy.Config, sc service.Config, dev, once, serviceMode b
 			if !srv.Drain(drainTimeout) {
 				logger.Warn("a session ended with a confirm still under way; the next start follows it up", "session", d.Session)
 			}
-			sessions.remove(srv)
+			srv.Close()
 			logger.Info("session ended", "session", d.Session)
 		})
 		if once {
@@ -235,33 +227,6 @@ func serveService(cfg policy.Config, sc service.Config, dev, once, serviceMode b
 func serveConn(ctx context.Context, ms *server.MCPServer, conn net.Conn, stderr io.Writer, logger *slog.Logger) {
 	if err := serveStdio(ctx, ms, conn, conn, stderr); err != nil && !errors.Is(err, net.ErrClosed) {
 		logger.Debug("a session's connection ended", "err", err)
-	}
-}
-
-// liveSessions are the sessions being served: a person's rejection spends
-// the preview's token in whichever session issued it.
-type liveSessions struct {
-	mu      sync.Mutex
-	servers map[*tools.Server]bool
-}
-
-func (l *liveSessions) add(s *tools.Server) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.servers[s] = true
-}
-
-func (l *liveSessions) remove(s *tools.Server) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	delete(l.servers, s)
-}
-
-func (l *liveSessions) revoke(token string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for s := range l.servers {
-		s.RevokeToken(token)
 	}
 }
 

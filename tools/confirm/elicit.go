@@ -1,4 +1,4 @@
-package tools
+package confirm
 
 // Confirmation mode "elicit": a confirm proceeds only after the person says
 // yes through MCP elicitation (form mode), asked by the server directly, so
@@ -56,7 +56,7 @@ func formQuestion(p *engine.Plan) mcp.ElicitationParams {
 // elicitMode asks the person through MCP elicitation, after the token was
 // consumed; in 2026-07-28 it judges the answer the retried call carried.
 type elicitMode struct {
-	s        *Server
+	m        *Mode
 	answered bool
 	answer   *mcp.ElicitationResult
 }
@@ -67,7 +67,7 @@ func (m *elicitMode) Redeem(ctx context.Context, confirm, tool string, canonical
 	if !answering(ctx) {
 		return confirm, nil
 	}
-	res, ref := m.s.takeAnswer(ctx, askForm, confirm, tool, canonical)
+	res, ref := m.m.takeAnswer(ctx, askForm, confirm, tool, canonical)
 	if ref != nil {
 		return "", ref
 	}
@@ -120,7 +120,7 @@ func judgeApproval(res *mcp.ElicitationResult) *Refusal {
 	case mcp.ElicitationResponseActionCancel:
 		return refuse(CodeHumanDeclined, "the person dismissed the approval request without approving. Nothing was signed or sent.")
 	}
-	return refuse(CodeHumanDeclined, "the approval answer %s is not an approval. Nothing was signed or sent.", displayInput(fmt.Sprint(res.Action)))
+	return refuse(CodeHumanDeclined, "the approval answer %s is not an approval. Nothing was signed or sent.", engine.Quote(fmt.Sprint(res.Action)))
 }
 
 // askAgain is what to do after the question could not be put.

@@ -1,4 +1,4 @@
-package tools
+package confirm
 
 // Human mode through the client: URL-mode elicitation. MCP reserves URL mode
 // for anything that authorises a transaction: the client opens walletgate's
@@ -13,7 +13,6 @@ package tools
 
 import (
 	"context"
-	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -23,8 +22,8 @@ import (
 
 // canOpenURL reports whether this request's client declared URL-mode
 // elicitation and the approval page is up.
-func (s *Server) canOpenURL(ctx context.Context) bool {
-	if s.pageURL == "" || s.approvals == nil {
+func (m *Mode) canOpenURL(ctx context.Context) bool {
+	if m.pageURL == "" || m.approvals == nil {
 		return false
 	}
 	el := clientCaps(ctx).Elicitation
@@ -32,8 +31,8 @@ func (s *Server) canOpenURL(ctx context.Context) bool {
 }
 
 // urlQuestion asks the client to open preview id's approval page.
-func (s *Server) urlQuestion(id string) mcp.ElicitationParams {
-	return mcp.ElicitationParams{Mode: mcp.ElicitationModeURL, ElicitationID: "walletgate-" + id, URL: strings.TrimSuffix(s.pageURL, "/") + "/p/" + id,
+func (m *Mode) urlQuestion(id string) mcp.ElicitationParams {
+	return mcp.ElicitationParams{Mode: mcp.ElicitationModeURL, ElicitationID: "walletgate-" + id, URL: m.previewPage(id),
 		Message: "walletgate asks you to review and approve (or reject) preview " + id + " on its approval page, on this computer. Nothing is sent unless you approve it there."}
 }
 
@@ -41,18 +40,18 @@ func (s *Server) urlQuestion(id string) mcp.ElicitationParams {
 // reads the answer the retried call carried), waits for the person's
 // decision there, and returns the preview's gate token.
 func (h *humanMode) approveInClient(ctx context.Context, id, tool string, canonical []byte) (string, *Refusal) {
-	s := h.s
+	m := h.m
 	var res *mcp.ElicitationResult
 	if answering(ctx) {
 		var ref *Refusal
-		if res, ref = s.takeAnswer(ctx, askURL, id, tool, canonical); ref != nil {
+		if res, ref = m.takeAnswer(ctx, askURL, id, tool, canonical); ref != nil {
 			return "", ref
 		}
 	} else {
 		var err error
 		res, err = server.ServerFromContext(ctx).RequestElicitation(ctx, mcp.ElicitationRequest{
 			Request: mcp.Request{Method: string(mcp.MethodElicitationCreate)},
-			Params:  s.urlQuestion(id),
+			Params:  m.urlQuestion(id),
 		})
 		if err != nil {
 			return "", refuse(CodeElicitationUnavailable, "the client could not be asked to open the approval page (%s). Nothing was signed or sent. The person can approve preview %s on walletgate's approval page or with `walletgate approvals`, and tell you the code.", elicitFailure(err), id)
@@ -61,7 +60,7 @@ func (h *humanMode) approveInClient(ctx context.Context, id, tool string, canoni
 	if res == nil || res.Action != mcp.ElicitationResponseActionAccept {
 		return "", refuse(CodeHumanDeclined, "the person did not open the approval page for preview %s. Nothing was signed or sent.", id)
 	}
-	token, code, err := s.approvals.AwaitApproval(ctx, id, gate.Fingerprint(tool, canonical))
+	token, code, err := m.approvals.AwaitApproval(ctx, id, gate.Fingerprint(tool, canonical))
 	if err != nil {
 		return "", approvalRefusal(err)
 	}

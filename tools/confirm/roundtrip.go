@@ -1,4 +1,4 @@
-package tools
+package confirm
 
 // Asking the person in protocol 2026-07-28 (SEP-2322, multi round-trip
 // requests). That version has no server-sent elicitation/create: the confirm
@@ -60,9 +60,9 @@ const (
 
 type roundTripKey struct{}
 
-// withRoundTrip carries a tools/call's inputResponses and requestState to the
-// write handlers.
-func withRoundTrip(ctx context.Context, rt mcp.MultiRoundTripParams) context.Context {
+// WithRoundTrip carries a tools/call's inputResponses and requestState to the
+// write handlers: every tool call's context passes through it.
+func WithRoundTrip(ctx context.Context, rt mcp.MultiRoundTripParams) context.Context {
 	return context.WithValue(ctx, roundTripKey{}, rt)
 }
 
@@ -170,40 +170,40 @@ func answerUnknown(tool string) *Refusal {
 // takeAnswer checks a retried call's state against the question walletgate
 // asked for this call, spends it, and returns the person's answer (nil when
 // the client sent none under walletgate's key).
-func (s *Server) takeAnswer(ctx context.Context, kind, confirm, tool string, canonical []byte) (*mcp.ElicitationResult, *Refusal) {
+func (m *Mode) takeAnswer(ctx context.Context, kind, confirm, tool string, canonical []byte) (*mcp.ElicitationResult, *Refusal) {
 	rt := roundTripOf(ctx)
 	q := ask{fingerprint: gate.Fingerprint(tool, canonical), confirm: confirm, kind: kind}
-	if rt.RequestState == "" || !s.asks.take(rt.RequestState, q, s.now()) {
+	if rt.RequestState == "" || !m.asks.take(rt.RequestState, q, m.now()) {
 		return nil, answerUnknown(tool)
 	}
 	return server.ElicitationResponse(rt.InputResponses, answerKey), nil
 }
 
-// askFirst is the first call of a 2026-07-28 confirm that needs the person:
+// AskFirst is the first call of a 2026-07-28 confirm that needs the person:
 // it returns the input_required answer carrying the question, having spent
 // nothing. nil, nil: no question is due (a 2025-era request, a retry, token
 // mode, a client that cannot answer one, a confirm the engine refuses
 // anyway) and the confirm proceeds.
-func (s *Server) askFirst(ctx context.Context, confirm, tool string, canonical []byte) (*mcp.CallToolResult, *Refusal) {
+func (m *Mode) AskFirst(ctx context.Context, confirm, tool string, canonical []byte) (*mcp.CallToolResult, *Refusal) {
 	if !modern(ctx) || answering(ctx) {
 		return nil, nil
 	}
 	var params mcp.ElicitationParams
 	kind := ""
 	switch {
-	case s.cfg.Confirm == policy.ConfirmElicit && canElicitForm(ctx):
-		v, ok := s.gate.Peek(confirm, tool, canonical)
+	case m.mode == policy.ConfirmElicit && canElicitForm(ctx):
+		v, ok := m.gate.Peek(confirm, tool, canonical)
 		p, isPlan := v.(*engine.Plan)
 		if !ok || !isPlan {
 			return nil, nil // the engine says what is wrong with the token
 		}
 		kind, params = askForm, formQuestion(p)
-	case s.human() && approval.IsID(confirm) && s.canOpenURL(ctx):
-		kind, params = askURL, s.urlQuestion(confirm)
+	case m.Human() && approval.IsID(confirm) && m.canOpenURL(ctx):
+		kind, params = askURL, m.urlQuestion(confirm)
 	default:
 		return nil, nil
 	}
-	state := s.asks.open(ask{fingerprint: gate.Fingerprint(tool, canonical), confirm: confirm, kind: kind, expires: s.now().Add(s.gate.TTL())}, s.now())
+	state := m.asks.open(ask{fingerprint: gate.Fingerprint(tool, canonical), confirm: confirm, kind: kind, expires: m.now().Add(m.gate.TTL())}, m.now())
 	if state == "" {
 		return nil, refuse(CodeElicitationUnavailable, "walletgate has %d questions to the person outstanding and asks no more until they are answered or expire. Nothing was signed or sent. Answer or dismiss the open ones in your client, then call %s again.", maxAsks, tool)
 	}
