@@ -412,6 +412,11 @@ type devnetInfo struct {
 	Contracts  map[string]string `json:"contracts"`
 }
 
+// swapTestsNeedArtifacts is what a swap test fails with when the dev chain
+// came up without Uniswap (devnet.SwapTestsNeedArtifacts, which this
+// package's tests do not link).
+const swapTestsNeedArtifacts = "the swap tests need the Uniswap npm artifacts and the dev chain found none (it looks for testdata/node_modules upward from the test's directory, then in the user's data directory): run 'cd testdata && npm ci --omit=peer' in the walletgate source tree (./scripts/test does it), then test again"
+
 func startDevnet(t *testing.T) devnetInfo {
 	t.Helper()
 	info, _ := startStoppableDevnet(t)
