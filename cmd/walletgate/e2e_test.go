@@ -568,7 +568,6 @@ func TestSignalDuringTheChainIDCheckStopsAtOnce(t *testing.T) {
 		t.Fatal("walletgate never asked the node")
 	}
 	_, _ = io.WriteString(stdin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}`+"\n")
-	time.Sleep(200 * time.Millisecond)
 	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
@@ -579,7 +578,10 @@ func TestSignalDuringTheChainIDCheckStopsAtOnce(t *testing.T) {
 		<-done
 		t.Fatalf("walletgate went on waiting for the node after SIGTERM; stderr:\n%s", stderr.String())
 	}
+	// Read once it has exited, when everything it wrote is there: serving
+	// never began (serve.go logs that line just before it reads stdin).
 	require.Empty(t, stdout.String(), "nothing served before the node answered")
+	require.NotContains(t, stderr.String(), "serving MCP on stdio", "serving never began")
 	l.Close()
 }
 
