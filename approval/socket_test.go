@@ -568,7 +568,11 @@ func TestClientRedialsAfterIdleHangUp(t *testing.T) {
 	id := add(t, f.broker, "a")
 	c := dial(t, f.path)
 	require.True(t, do(t, c, "list", "").OK)
-	time.Sleep(200 * time.Millisecond) // the server hangs up meanwhile
+	// The server hangs up meanwhile: the connection reads its end (the
+	// deadline only bounds a server that never does).
+	require.NoError(t, c.conn.SetReadDeadline(time.Now().Add(10*time.Second)))
+	_, err := c.r.Peek(1)
+	require.ErrorIs(t, err, io.EOF, "the server hung up the idle connection")
 	a := do(t, c, "approve", id)
 	require.True(t, a.OK, a.Error)
 	require.Equal(t, Approved, state(t, f.broker, id))

@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"math/big"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -136,10 +135,7 @@ func TestSimulationAndInclusionDivergeIsAMismatch(t *testing.T) {
 func TestOutflowWithoutATransferLogIsSeen(t *testing.T) {
 	b := newTestBed(t)
 	if b.dev.Contracts.Uniswap == nil {
-		if os.Getenv("WALLETGATE_REQUIRE_UNISWAP") == "1" {
-			t.Fatal("WALLETGATE_REQUIRE_UNISWAP=1 but the dev chain has no Uniswap (WETH9): " + devnet.EnableSwapsHint)
-		}
-		t.Skip("no Uniswap artifacts (WETH9)")
+		t.Fatal(devnet.SwapTestsNeedArtifacts)
 	}
 	weth := b.dev.Contracts.Uniswap.WETH9
 	_, err := b.dev.SendAsDev(context.Background(), &weth, big.NewInt(1e15), common.FromHex("0xd0e30db0"), 100_000) // deposit()

@@ -28,9 +28,13 @@ import (
 type failingRecorder struct {
 	memRecorder
 	failKind string
+	kinds    []string // every kind appended, in order
 }
 
 func (f *failingRecorder) Append(kind string, data any) (journal.Record, error) {
+	f.mu.Lock()
+	f.kinds = append(f.kinds, kind)
+	f.mu.Unlock()
 	r, err := f.memRecorder.Append(kind, data)
 	if err == nil && kind == f.failKind {
 		return r, errors.New("write journal.head: no space left on device")
@@ -115,21 +119,27 @@ func TestSignedButNotJournaledIsNeverSent(t *testing.T) {
 	require.Zero(t, b.balance(to).Sign())
 	require.Equal(t, nonce, b.nonce())
 
-	// The next start: the signed record is there, no broadcast follows it.
+	// The next start, on a clock past the signing process's bound (it is
+	// gone, not in flight): the signed record is there, no broadcast follows
+	// it. Reconcile answers once it has decided and journaled the outcome;
+	// a broadcast would have been handed to the node's pool by then.
 	rec.failKind = ""
 	next := b.engine(rec)
-	next.bounds.Confirm = time.Millisecond // the signing process is gone, not in flight
-	time.Sleep(5 * time.Millisecond)
+	next.now = func() time.Time { return time.Now().Add(2 * DefaultBounds.Confirm) }
+	mark := len(rec.kinds)
 	lines, err := next.Reconcile(context.Background())
 	require.NoError(t, err)
 	require.Len(t, lines, 1)
 	require.Contains(t, lines[0], "never journaled")
-	time.Sleep(200 * time.Millisecond)
+	require.Equal(t, []string{KindAbandoned}, rec.kinds[mark:], "the outcome journaled, and no broadcast")
+	pending, err := b.dev.Client().PendingNonceAt(context.Background(), signer.DevAddress)
+	require.NoError(t, err)
+	require.Equal(t, nonce, pending, "never sent: nothing of the wallet's in the node's pool")
 	require.Zero(t, b.balance(to).Sign(), "never sent")
 	require.Equal(t, nonce, b.nonce())
 
 	// A new send takes the free nonce.
-	next.bounds.Confirm = DefaultBounds.Confirm
+	next.now = time.Now
 	token, canonical = b.previewETH(next, to, 2e15)
 	out, ref = next.Confirm(context.Background(), TokenMode{}, token, "wallet_send", canonical)
 	require.Nil(t, ref)

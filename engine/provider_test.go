@@ -136,13 +136,16 @@ func TestAHostedProviderConfirmsOnce(t *testing.T) {
 	// comes back; only then are blocks made (another account's sends), until
 	// the engine has two confirmations of it.
 	var hash common.Hash
-	for hash == (common.Hash{}) || !p.Reorged(hash) {
+	for {
+		served := p.Served() // taken before the check: no answer is missed
+		if hash = p.LastSent(); hash != (common.Hash{}) && p.Reorged(hash) {
+			break
+		}
 		select {
 		case <-done:
 			t.Fatalf("finished before its receipt came back: %+v %v", out, ref)
-		case <-time.After(10 * time.Millisecond):
+		case <-served:
 		}
-		hash = p.LastSent()
 	}
 	other, sink := signer.DevFacilitator(), common.HexToAddress("0x00000000000000000000000000000000000b10c5")
 	for i := 0; ; i++ {

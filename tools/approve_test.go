@@ -155,10 +155,7 @@ func callEnv(t *testing.T, allow ...common.Address) *env {
 	require.NoError(t, err)
 	t.Cleanup(func() { d.Close() })
 	if d.Contracts.Uniswap == nil {
-		if os.Getenv("WALLETGATE_REQUIRE_UNISWAP") == "1" {
-			t.Fatal(devnet.EnableSwapsHint)
-		}
-		t.Skip(devnet.EnableSwapsHint)
+		t.Fatal(devnet.SwapTestsNeedArtifacts)
 	}
 	return serverOn(t, d, func(deps *tools.Deps) {
 		rules := []policy.CallRule{{Contract: d.Contracts.Uniswap.SwapRouter02}, {Contract: d.Contracts.USDT, Selector: []byte{0x09, 0x5e, 0xa7, 0xb3}}}

@@ -40,16 +40,13 @@ type swapPreviewOut struct {
 	ConfirmToken string `json:"confirm_token"`
 }
 
-// swapEnv is a dev chain with Uniswap; tests skip without its artifacts
-// unless WALLETGATE_REQUIRE_UNISWAP=1 (CI sets it, so CI cannot skip).
+// swapEnv is a dev chain with Uniswap; without its artifacts the test fails
+// saying how to install them.
 func swapEnv(t *testing.T) *env {
 	t.Helper()
 	e := newEnv(t)
 	if e.dev.Contracts.Uniswap == nil {
-		if os.Getenv("WALLETGATE_REQUIRE_UNISWAP") == "1" {
-			t.Fatal(devnet.EnableSwapsHint)
-		}
-		t.Skip(devnet.EnableSwapsHint)
+		t.Fatal(devnet.SwapTestsNeedArtifacts)
 	}
 	return e
 }
@@ -297,7 +294,7 @@ func TestSwapWithoutTheInputTokenExplainsSTF(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { d.Close() })
 	if d.Contracts.Uniswap == nil {
-		t.Skip(devnet.EnableSwapsHint)
+		t.Fatal(devnet.SwapTestsNeedArtifacts)
 	}
 	// A wallet with ETH for fees but no USDT at all.
 	key, err := crypto.GenerateKey()

@@ -140,8 +140,11 @@ type adjustReq struct {
 }
 
 // mine is the only goroutine that seals blocks: on every batch of new
-// transactions, on a safety tick while executable ones wait, and on
-// AdjustTime requests.
+// transactions, on a safety tick, and on AdjustTime requests. Apart from
+// AdjustTime it seals only while an executable transaction waits, so the
+// head moves once per block of transactions and stays put between them: an
+// event queued for transactions an earlier block already took seals no
+// empty block (tests that need a head of a given parity rely on it).
 func (d *Devnet) mine(newTxs chan core.NewTxsEvent, sub event.Subscription) {
 	defer close(d.done)
 	defer sub.Unsubscribe()
@@ -152,26 +155,24 @@ func (d *Devnet) mine(newTxs chan core.NewTxsEvent, sub event.Subscription) {
 		case <-d.quit:
 			return
 		case <-newTxs:
-			d.commitPending()
+			d.commitWaiting()
 		case <-tick.C:
-			if exec, _ := d.backend.TxPool().Stats(); exec > 0 {
-				d.commitPending()
-			}
+			d.commitWaiting()
 		case req := <-d.adjust:
 			req.err <- d.beacon.AdjustTime(req.by)
 		}
 	}
 }
 
-// commitPending seals blocks until no executable transaction waits (at most
+// commitWaiting seals blocks while an executable transaction waits (at most
 // a few, so a transaction the miner will not include cannot spin forever).
-func (d *Devnet) commitPending() {
+func (d *Devnet) commitWaiting() {
 	for i := 0; i < 8; i++ {
-		d.beacon.Commit()
-		d.backend.TxPool().Sync()
 		if exec, _ := d.backend.TxPool().Stats(); exec == 0 {
 			return
 		}
+		d.beacon.Commit()
+		d.backend.TxPool().Sync()
 	}
 }
 

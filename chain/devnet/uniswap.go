@@ -50,6 +50,12 @@ import (
 // works for a binary anywhere because it fills DefaultArtifactsDir.
 const EnableSwapsHint = "swaps are off: the dev chain found no Uniswap artifacts. To turn swaps on, run ./scripts/demo once in the walletgate source tree, or there run 'cd testdata && npm ci --omit=peer && cd .. && go run ./cmd/walletgate-devnet install-artifacts' (copies them to the user's data directory), or set WALLETGATE_DEV_ARTIFACTS to a node_modules directory that holds them; then restart"
 
+// SwapTestsNeedArtifacts is what a swap test fails with when the dev chain
+// came up without Uniswap: the step of README's set-up that installs the
+// artifacts (./scripts/test runs it first). The swap tests fail rather than
+// skip, so a plain go test never passes without having run them.
+const SwapTestsNeedArtifacts = "the swap tests need the Uniswap npm artifacts and the dev chain found none (it looks for testdata/node_modules upward from the test's directory, then in the user's data directory): run 'cd testdata && npm ci --omit=peer' in the walletgate source tree (./scripts/test does it), then test again"
+
 // PoolFee is the fee tier of the dev chain's pools, in hundredths of a basis
 // point: 500 is 0.05%, with tick spacing 10.
 const PoolFee = 500

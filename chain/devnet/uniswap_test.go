@@ -20,17 +20,13 @@ import (
 	"github.com/walletgate/walletgate/signer"
 )
 
-// requireArtifacts skips the test when the Uniswap npm artifacts are not
-// installed, unless WALLETGATE_REQUIRE_UNISWAP=1 says they must be (CI), in
-// which case it fails.
+// requireArtifacts fails the test, saying how to install them, when the
+// Uniswap npm artifacts are not installed.
 func requireArtifacts(t *testing.T) string {
 	t.Helper()
 	dir, ok := FindArtifacts()
 	if !ok {
-		if os.Getenv("WALLETGATE_REQUIRE_UNISWAP") == "1" {
-			t.Fatal("WALLETGATE_REQUIRE_UNISWAP=1 but the Uniswap artifacts are not installed; " + EnableSwapsHint)
-		}
-		t.Skip(EnableSwapsHint)
+		t.Fatal(SwapTestsNeedArtifacts)
 	}
 	return dir
 }

@@ -69,10 +69,7 @@ func TestCopiedBinaryOffersSwapsAfterInstallArtifacts(t *testing.T) {
 	root, err := filepath.Abs("../..")
 	require.NoError(t, err)
 	if _, err := os.Stat(filepath.Join(root, "testdata", "node_modules", "@uniswap", "v3-core")); err != nil {
-		if os.Getenv("WALLETGATE_REQUIRE_UNISWAP") == "1" {
-			t.Fatal("WALLETGATE_REQUIRE_UNISWAP=1 but testdata/node_modules has no Uniswap artifacts")
-		}
-		t.Skip("Uniswap artifacts not installed (cd testdata && npm ci)")
+		t.Fatal(swapTestsNeedArtifacts)
 	}
 	bin := copyBinaries(t, true)
 	data := t.TempDir()

@@ -412,6 +412,11 @@ type devnetInfo struct {
 	Contracts  map[string]string `json:"contracts"`
 }
 
+// swapTestsNeedArtifacts is what a swap test fails with when the dev chain
+// came up without Uniswap (devnet.SwapTestsNeedArtifacts, which this
+// package's tests do not link).
+const swapTestsNeedArtifacts = "the swap tests need the Uniswap npm artifacts and the dev chain found none (it looks for testdata/node_modules upward from the test's directory, then in the user's data directory): run 'cd testdata && npm ci --omit=peer' in the walletgate source tree (./scripts/test does it), then test again"
+
 func startDevnet(t *testing.T) devnetInfo {
 	t.Helper()
 	info, _ := startStoppableDevnet(t)
@@ -563,7 +568,6 @@ func TestSignalDuringTheChainIDCheckStopsAtOnce(t *testing.T) {
 		t.Fatal("walletgate never asked the node")
 	}
 	_, _ = io.WriteString(stdin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}`+"\n")
-	time.Sleep(200 * time.Millisecond)
 	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
@@ -574,7 +578,10 @@ func TestSignalDuringTheChainIDCheckStopsAtOnce(t *testing.T) {
 		<-done
 		t.Fatalf("walletgate went on waiting for the node after SIGTERM; stderr:\n%s", stderr.String())
 	}
+	// Read once it has exited, when everything it wrote is there: serving
+	// never began (serve.go logs that line just before it reads stdin).
 	require.Empty(t, stdout.String(), "nothing served before the node answered")
+	require.NotContains(t, stderr.String(), "serving MCP on stdio", "serving never began")
 	l.Close()
 }
 

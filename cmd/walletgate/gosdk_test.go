@@ -16,7 +16,6 @@ import (
 	"math/big"
 	"net/http"
 	"net/url"
-	"os"
 	"os/exec"
 	"regexp"
 	"strings"
@@ -215,10 +214,7 @@ func TestGoSDKClientWritesAtEachProtocolVersion(t *testing.T) {
 	usdt := common.HexToAddress(info.Contracts["USDT"])
 	weth := common.HexToAddress(info.Contracts["WETH"])
 	if weth == (common.Address{}) {
-		if os.Getenv("WALLETGATE_REQUIRE_UNISWAP") == "1" {
-			t.Fatal("WALLETGATE_REQUIRE_UNISWAP=1 but the dev chain has no Uniswap (install testdata's npm packages)")
-		}
-		t.Skip("the dev chain has no Uniswap (cd testdata && npm ci)")
+		t.Fatal(swapTestsNeedArtifacts)
 	}
 	capsOf := func(state string, extra ...string) []string {
 		return append(capsEnv(info, state), append([]string{"WALLETGATE_CAP_PER_TX=ETH=1,USDT=100,WETH=1",

@@ -79,8 +79,11 @@ func TestRefusedBroadcastIsNeverSentLater(t *testing.T) {
 	require.True(t, journalHas(t, b.state, "refused_final"))
 
 	b.proxy.setFault("eth_sendRawTransaction", nil)
+	sends := b.proxy.arrivedCount("eth_sendRawTransaction")
 	b.restart(t)
-	time.Sleep(500 * time.Millisecond) // recovery runs in the background
+	recoveryFinished(t, b.c) // recovery runs in the background
+	require.Equal(t, sends, b.proxy.arrivedCount("eth_sendRawTransaction"), "the recovery broadcast nothing")
+	require.Equal(t, nonce, b.view.pendingNonce(), "the refused bytes were never sent")
 	require.Zero(t, b.view.usdtOf(to).Sign(), "the refused bytes were never sent")
 	require.Equal(t, nonce, b.view.nonce())
 	require.Equal(t, "0", dayUsed(t, b.c, "USDT"))
@@ -179,7 +182,9 @@ func TestCancelledConfirmStillBroadcastsOnce(t *testing.T) {
 	b.c.send(string(req))
 	waitFor(t, "the broadcast to reach the node", func() bool { return b.proxy.arrivedCount("eth_sendRawTransaction") > 0 })
 	b.c.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":777,"reason":"user stopped it"}}`)
-	time.Sleep(200 * time.Millisecond)
+	// mcp-go handles a notification on its read loop before it reads the
+	// next line: once the ping is answered, the request is cancelled.
+	b.c.request("ping", map[string]any{})
 	b.proxy.unhold()
 	waitFor(t, "the transfer", func() bool { return b.view.usdtOf(to).Sign() > 0 })
 	waitFor(t, "the receipt in the journal", func() bool { return journalHas(t, b.state, "receipt") })
@@ -223,7 +228,8 @@ func TestBroadcastWithNoAnswerIsPendingAndBlocksTheNextNonce(t *testing.T) {
 	waitFor(t, "both transfers", func() bool { return b.view.usdtOf(to).Cmp(big.NewInt(7_000_000)) == 0 })
 	require.Equal(t, nonce+2, b.view.nonce())
 	b.restart(t)
-	time.Sleep(500 * time.Millisecond)
+	recoveryFinished(t, b.c)
+	require.Equal(t, nonce+2, b.view.pendingNonce(), "nothing sent twice: none other in the node's pool")
 	require.Equal(t, big.NewInt(7_000_000), b.view.usdtOf(to), "nothing sent twice")
 }
 
@@ -388,10 +394,13 @@ func TestStopDuringRecoveryIsPrompt(t *testing.T) {
 			long = append(long, kv)
 		}
 	}
+	sends := b.proxy.arrivedCount("eth_sendRawTransaction")
 	b.c = startServer(t, append(long, "WALLETGATE_RECEIPT_TIMEOUT=5m"))
 	b.c.initialize()
 	b.c.request("tools/list", map[string]any{}) // the handshake is done: the recovery starts
-	time.Sleep(1500 * time.Millisecond)         // it is re-sending and retrying, or waiting for a receipt
+	// The recovery is under way once its re-send reached the node: it is
+	// retrying it, or waiting for a receipt.
+	waitFor(t, "the recovery's re-send", func() bool { return b.proxy.arrivedCount("eth_sendRawTransaction") > sends })
 	start := time.Now()
 	b.c.stop()
 	require.Less(t, time.Since(start), 5*time.Second, "a stop waits for no receipt; stderr:\n%s", b.c.stderr.String())
@@ -403,7 +412,8 @@ func TestStopDuringRecoveryIsPrompt(t *testing.T) {
 	b.c.initialize()
 	require.Equal(t, "3", dayUsed(t, b.c, "USDT"), "still counted")
 	waitFor(t, "the transfer", func() bool { return b.view.usdtOf(to).Sign() > 0 })
-	time.Sleep(300 * time.Millisecond)
+	recoveryFinished(t, b.c)
+	require.Equal(t, nonce+1, b.view.pendingNonce(), "exactly once: none other in the node's pool")
 	require.Equal(t, big.NewInt(3_000_000), b.view.usdtOf(to), "exactly once")
 	require.Equal(t, nonce+1, b.view.nonce())
 }

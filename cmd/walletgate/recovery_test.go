@@ -37,6 +37,27 @@ func (v *chainView) usdtOf(who common.Address) *big.Int {
 	return new(big.Int).SetBytes(out)
 }
 
+// pendingNonce is the wallet's next nonce counting the node's pool: a
+// transaction handed to the node counts from the moment
+// eth_sendRawTransaction answered, mined or not. Read after the signal that
+// walletgate is done, it proves what was sent without waiting for a block.
+func (v *chainView) pendingNonce() uint64 {
+	n, err := v.node.PendingNonceAt(context.Background(), v.dev)
+	require.NoError(v.t, err)
+	return n
+}
+
+// recoveryFinished waits for c's line saying its start's recovery of
+// journaled transactions is done (serve.go): an assertion that the recovery
+// sent nothing more is then not a race with it. The recovery starts after
+// the client's handshake or a bound of seconds.
+func recoveryFinished(t *testing.T, c *stdioClient) {
+	t.Helper()
+	waitForOr(t, "the recovery of journaled transactions to finish", func() bool {
+		return strings.Contains(c.stderr.String(), "recovery of journaled transactions finished")
+	}, func() string { return c.stderr.String() })
+}
+
 func (v *chainView) nonce() uint64 {
 	n, err := v.node.NonceAt(context.Background(), v.dev, nil)
 	require.NoError(v.t, err)
@@ -95,7 +116,8 @@ func TestLostBroadcastAnswerIsNoDoubleSend(t *testing.T) {
 	sc := res["structuredContent"].(map[string]any)
 	require.Contains(t, []any{"confirmed", "pending"}, sc["status"], text(res))
 	waitFor(t, "the transfer", func() bool { return view.usdtOf(to).Sign() > 0 })
-	time.Sleep(300 * time.Millisecond)
+	c.stop() // it has finished every confirm (drained) and sends nothing more
+	require.Equal(t, nonce+1, view.pendingNonce(), "one transaction, none other in the node's pool")
 	require.Equal(t, big.NewInt(9_000_000), view.usdtOf(to), "sent exactly once")
 	require.Equal(t, nonce+1, view.nonce(), "one transaction")
 	require.True(t, journalHas(t, state, "broadcast"))
@@ -156,7 +178,8 @@ func TestKilledBetweenSignedAndBroadcast(t *testing.T) {
 	c2 := startServer(t, env)
 	c2.initialize()
 	waitForOr(t, "the abandoned record", func() bool { return journalHas(t, state, "abandoned") }, func() string { return c2.stderr.String() })
-	time.Sleep(300 * time.Millisecond)
+	recoveryFinished(t, c2)
+	require.Equal(t, nonce, view.pendingNonce(), "never sent: nothing in the node's pool")
 	require.Zero(t, view.usdtOf(to).Sign(), "never sent")
 	require.Equal(t, nonce, view.nonce(), "no transaction")
 	require.Equal(t, "11", dayUsed(t, c2, "USDT"), "not shown unsent: still counted")
@@ -184,7 +207,8 @@ func TestKilledBetweenBroadcastAndReceipt(t *testing.T) {
 	c2.initialize()
 	waitFor(t, "the transfer", func() bool { return view.usdtOf(to).Sign() > 0 })
 	waitFor(t, "the receipt in the journal", func() bool { return journalHas(t, state, "receipt") })
-	time.Sleep(300 * time.Millisecond)
+	recoveryFinished(t, c2)
+	require.Equal(t, nonce+1, view.pendingNonce(), "exactly one transaction, none other in the node's pool")
 	require.Equal(t, big.NewInt(11_000_000), view.usdtOf(to), "exactly one transfer")
 	require.Equal(t, nonce+1, view.nonce(), "exactly one transaction")
 
@@ -236,7 +260,11 @@ func TestFlakyNodeNeverDoubleSendsAndReportsHonestly(t *testing.T) {
 		}
 	}
 	proxy.failRandomly(0, 0) // the node recovers; anything still in flight lands
-	time.Sleep(500 * time.Millisecond)
+	// Stopped, walletgate has drained its confirms and sends nothing more;
+	// what it handed the node is mined (the dev chain seals while a
+	// transaction waits) before the balance is read.
+	c.stop()
+	waitFor(t, "what reached the node to be mined", func() bool { return view.nonce() == view.pendingNonce() })
 
 	digits := view.usdtOf(to).String()
 	landed := func(i int) int { // the digit for 10^i base units

@@ -13,7 +13,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/jackc/pgx/v5"
@@ -137,7 +136,8 @@ func TestHostKilledMidConfirmIsSettledByAnotherHost(t *testing.T) {
 	b := startServer(t, envB)
 	b.initialize()
 	waitFor(t, "the receipt in the database", func() bool { return dbHas(t, pg.URL, "receipt") })
-	time.Sleep(300 * time.Millisecond)
+	recoveryFinished(t, b)
+	require.Equal(t, nonce+1, view.pendingNonce(), "exactly one transaction, none other in the node's pool")
 	require.Equal(t, big.NewInt(11_000_000), view.usdtOf(to), "exactly one transfer")
 	require.Equal(t, nonce+1, view.nonce(), "exactly one transaction")
 	require.Equal(t, "11", dayUsed(t, b, "USDT"), "the killed host's send still counts")

@@ -60,11 +60,14 @@ type Proxy struct {
 	l1Fee     func(common.Hash) *big.Int // receipts gain "l1Fee" (nil: none)
 	reorged   map[common.Hash]int        // receipt state per reorged tx: 0 not seen, 1 seen once, 2 hidden once, 3 back
 	reorgNext bool
+
+	served chan struct{} // closed, and replaced, when a request has been answered
 }
 
 // New starts a proxy in front of upstream (an http:// URL).
 func New(upstream string) *Proxy {
-	p := &Proxy{upstream: upstream, arrived: map[string]int{}, forwarded: map[string]int{}, missing: map[string]bool{}, reorged: map[common.Hash]int{}}
+	p := &Proxy{upstream: upstream, arrived: map[string]int{}, forwarded: map[string]int{}, missing: map[string]bool{}, reorged: map[common.Hash]int{},
+		served: make(chan struct{})}
 	p.srv = httptest.NewServer(http.HandlerFunc(p.serve))
 	return p
 }
@@ -215,7 +218,22 @@ type request struct {
 	Params []json.RawMessage `json:"params"`
 }
 
+// Served is closed once the proxy has answered its next request: a test
+// waiting for what the proxy counts (Reorged, LastSent, Arrived) takes it,
+// checks, and waits on it instead of polling on a timer.
+func (p *Proxy) Served() <-chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.served
+}
+
 func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
+	defer func() {
+		p.mu.Lock()
+		close(p.served)
+		p.served = make(chan struct{})
+		p.mu.Unlock()
+	}()
 	body, _ := io.ReadAll(r.Body)
 	now := time.Now()
 	var reqs []request
