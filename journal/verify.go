@@ -22,6 +22,9 @@ type BrokenError struct {
 	Line   int
 	Reason string
 	Seq    uint64 // the seq the problem is at, when known: what is sound ends before it
+	// Torn says the problem is an incomplete last line (no newline at the
+	// end: a write cut short), the one RepairTornLine cuts.
+	Torn bool
 }
 
 func (e *BrokenError) Error() string {
@@ -437,6 +440,7 @@ type parsed struct {
 	hash string
 	size int64  // the line's length with its newline
 	bad  string // why the line is not a record; "" when it is one
+	torn bool   // the line is an incomplete last line
 }
 
 // scanLines splits r into lines of at most maxCheckpointLine bytes and
@@ -473,6 +477,7 @@ func scanLines(r io.Reader, lp *lineParser, each func(parsed) error, tooLong fun
 func parseLine(line []byte, torn bool, lp *lineParser) parsed {
 	p := parsed{size: int64(len(line)) + 1}
 	if torn {
+		p.torn = true
 		p.bad = "incomplete last line (no newline at the end): a write was cut short"
 		return p
 	}
@@ -498,7 +503,9 @@ func parseLine(line []byte, torn bool, lp *lineParser) parsed {
 func (c *chain) link(p parsed, each func(r Record, hash string)) error {
 	n := c.lines + 1
 	if p.bad != "" {
-		return c.broken(n, "%s", p.bad)
+		b := c.broken(n, "%s", p.bad)
+		b.Torn = p.torn
+		return b
 	}
 	rec := p.rec
 	if n == 1 && c.loose && c.seq == 0 && rec.Kind == KindCheckpoint && rec.Seq > 1 {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/walletgate/walletgate/journal"
+	"github.com/walletgate/walletgate/journal/audit"
 	"github.com/walletgate/walletgate/policy"
 	"github.com/walletgate/walletgate/tools"
 )
@@ -24,14 +25,14 @@ func cmdAudit(argv []string, stdout, stderr io.Writer) error {
 		return usagef(use)
 	}
 	cmd, rest := argv[0], argv[1:]
-	var opts showOptions
+	var opts audit.Options
 	var args []string
 	for _, a := range rest {
 		switch {
 		case cmd == "show" && a == "--json":
-			opts.json = true
+			opts.JSON = true
 		case cmd == "show" && a == "--base-units":
-			opts.baseUnits = true
+			opts.BaseUnits = true
 		case strings.HasPrefix(a, "-"):
 			return usagef("unknown flag %q; %s", a, use)
 		default:
@@ -56,7 +57,7 @@ func cmdAudit(argv []string, stdout, stderr io.Writer) error {
 	case "repair":
 		return auditRepair(files, stdout)
 	}
-	return auditShow(files, opts, stdout)
+	return audit.Show(stdout, files, opts)
 }
 
 // journalFiles is the file named (a journal.jsonl, or a state directory of
@@ -141,7 +142,7 @@ func verifyHint(f string, err error) string {
 	if errors.As(err, &ue) {
 		return "What to do: " + ue.Fix
 	}
-	if strings.Contains(err.Error(), "incomplete last line") {
+	if be := (*journal.BrokenError)(nil); errors.As(err, &be) && be.Torn {
 		return fmt.Sprintf("The last write was cut short: `walletgate audit repair %s` cuts that incomplete line (and only that), keeping the day window.", f)
 	}
 	return "Restore the named file from a backup; or move the state directory aside to start anew (which resets the per-day caps)."

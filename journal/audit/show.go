@@ -1,6 +1,8 @@
-package main
+// Package audit renders a journal's history as a person reads it (`walletgate
+// audit show`), from its typed records.
+package audit
 
-// `walletgate audit show`: a journal's history as a person reads it. Rules:
+// Rules of this file:
 // records are read as their journal types, never by string keys; amounts are
 // shown in the asset's units with its symbol (base units with --base-units,
 // or when the asset's decimals are unknown); what did not happen as it
@@ -25,13 +27,14 @@ import (
 	"github.com/walletgate/walletgate/policy"
 )
 
-type showOptions struct {
-	json      bool // one JSON object per line, for machines
-	baseUnits bool // amounts in base units as well
+// Options say how Show renders.
+type Options struct {
+	JSON      bool // one JSON object per line (Event), for machines
+	BaseUnits bool // amounts in base units as well
 }
 
-// showEvent is one line of `audit show --json`.
-type showEvent struct {
+// Event is one line of `audit show --json`.
+type Event struct {
 	Journal string          `json:"journal"`
 	Seq     uint64          `json:"seq,omitempty"`
 	Time    string          `json:"time,omitempty"`
@@ -43,7 +46,7 @@ type showEvent struct {
 
 // shower renders one journal.
 type shower struct {
-	opts     showOptions
+	opts     Options
 	out      io.Writer
 	path     string
 	chainID  uint64
@@ -52,11 +55,16 @@ type shower struct {
 	n        int
 }
 
-func auditShow(files []string, opts showOptions, stdout io.Writer) error {
+// Show writes the history of each journal file (a journal.jsonl with its
+// sealed segments, or a copy) to stdout: one line per record that says what
+// happened in words, then what never finished; a broken chain is shown
+// after the records before it. What is wrong with a journal is shown, not
+// returned: the error is always nil today.
+func Show(stdout io.Writer, files []string, opts Options) error {
 	for _, f := range files {
 		s := &shower{opts: opts, out: stdout, path: f, calls: map[string]journal.Record{}, sessions: map[string]journal.Record{}}
 		s.chainID = chainOfDir(f)
-		if !opts.json {
+		if !opts.JSON {
 			fmt.Fprintf(stdout, "== %s\n", f)
 		}
 		err := journal.Walk(f, func(r journal.Record) error {
@@ -68,7 +76,7 @@ func auditShow(files []string, opts showOptions, stdout io.Writer) error {
 		if err != nil {
 			s.emit(journal.Record{}, "broken", fmt.Sprintf("BROKEN after the records above: %v", err))
 		}
-		if !opts.json {
+		if !opts.JSON {
 			fmt.Fprintf(stdout, "(%d records)\n", s.n)
 		}
 	}
@@ -84,8 +92,8 @@ func chainOfDir(f string) uint64 {
 }
 
 func (s *shower) emit(r journal.Record, kind, text string) {
-	if s.opts.json {
-		ev := showEvent{Journal: s.path, Kind: kind, Text: text}
+	if s.opts.JSON {
+		ev := Event{Journal: s.path, Kind: kind, Text: text}
 		if r.Seq > 0 {
 			ev.Seq, ev.Time, ev.Session, ev.Data = r.Seq, r.Time.UTC().Format("2006-01-02T15:04:05.000Z07:00"), r.Session, r.Data
 		}
@@ -277,7 +285,7 @@ func (s *shower) amount(asset string, n *big.Int) string {
 		return fmt.Sprintf("%s base units of token %s (decimals unknown)", n, asset)
 	}
 	text := policy.FormatAmount(n, decimals) + " " + symbol
-	if s.opts.baseUnits {
+	if s.opts.BaseUnits {
 		text += fmt.Sprintf(" (%s base units)", n)
 	}
 	return text
