@@ -56,6 +56,9 @@ type Deps struct {
 	// shared by every host on the wallet); Journal still keeps this
 	// process's call records. Describe, when it has one, says where.
 	Recorder engine.Recorder
+	// JournalPath, with a Recorder read from a journal file (a
+	// journal.Snapshot: `walletgate policy`), is that file.
+	JournalPath string
 	// Approvals holds the previews a person approves in human mode (the
 	// page and the terminal read it). Without it, human mode offers no
 	// write tools.
@@ -104,6 +107,7 @@ type Server struct {
 
 	journal    *journal.Journal
 	journalErr error
+	journalAt  string // Deps.JournalPath, or the journal's path
 	shared     string // where the shared state is kept (Deps.Recorder), or ""
 	approvals  *approval.Broker
 	pageURL    string
@@ -180,7 +184,10 @@ func New(d Deps) *Server {
 	if s.caps.assets == nil {
 		s.caps.assets = map[common.Address]asset{}
 	}
-	s.journal, s.journalErr, s.session = d.Journal, d.JournalErr, d.Session
+	s.journal, s.journalErr, s.session, s.journalAt = d.Journal, d.JournalErr, d.Session, d.JournalPath
+	if d.Journal != nil {
+		s.journalAt = d.Journal.Path()
+	}
 	if dr, ok := d.Recorder.(interface{ Describe() string }); ok {
 		s.shared = dr.Describe()
 	}
