@@ -25,6 +25,7 @@ import (
 
 	"github.com/walletgate/walletgate/caps"
 	"github.com/walletgate/walletgate/journal"
+	"github.com/walletgate/walletgate/journal/records"
 )
 
 // Options say which database and wallet a Recorder keeps.
@@ -95,7 +96,7 @@ type Recorder struct {
 
 // folded is the live state as of a record.
 type folded struct {
-	live journal.Live
+	live records.Live
 	seq  uint64
 	hash string
 }
@@ -215,7 +216,7 @@ func (r *Recorder) connectLocked(ctx context.Context) error {
 			if err := tx.QueryRow(ctx, `SELECT id FROM walletgate_wallets WHERE chain_id = $1::numeric AND address = $2 AND genesis = $3`, chainID, addr, genesis).Scan(&id); err != nil {
 				return err
 			}
-			empty, _ := json.Marshal(journal.Live{})
+			empty, _ := json.Marshal(records.Live{})
 			_, err := tx.Exec(ctx, `INSERT INTO walletgate_checkpoints (wallet, seq, hash, live) VALUES ($1, 0, $2, $3)
 				ON CONFLICT (wallet) DO NOTHING`, id, r.first, string(empty))
 			return err
@@ -297,8 +298,8 @@ func (w row) hash() string {
 }
 
 // record is the row as the live state folds it: with PID 0 (see doc.go).
-func (w row) record() journal.Record {
-	return journal.Record{Seq: w.Seq, Time: w.Time, Session: w.Session, Kind: w.Kind, Data: w.Data, Prev: w.Prev}
+func (w row) record() records.Record {
+	return records.Record{Seq: w.Seq, Time: w.Time, Session: w.Session, Kind: w.Kind, Data: w.Data, Prev: w.Prev}
 }
 
 // firstPrev is the prev of a wallet's first record: it binds the chain of
@@ -311,8 +312,8 @@ func firstPrev(chainID uint64, addr common.Address) string {
 }
 
 // Append appends one record.
-func (r *Recorder) Append(kind string, data any) (rec journal.Record, err error) {
-	err = r.Update(func(_ *journal.Live, appendRecord journal.AppendFunc) error {
+func (r *Recorder) Append(kind string, data any) (rec records.Record, err error) {
+	err = r.Update(func(_ *records.Live, appendRecord records.AppendFunc) error {
 		rec, err = appendRecord(kind, data)
 		return err
 	})
@@ -322,7 +323,7 @@ func (r *Recorder) Append(kind string, data any) (rec journal.Record, err error)
 // Update runs fn with the live state in one database transaction that holds
 // the wallet's row lock; fn's appends commit with it, or not at all. A
 // serialization failure or deadlock is retried, up to maxAttempts.
-func (r *Recorder) Update(fn func(live *journal.Live, appendRecord journal.AppendFunc) error) error {
+func (r *Recorder) Update(fn func(live *records.Live, appendRecord records.AppendFunc) error) error {
 	if r == nil || r.pool == nil {
 		return &journal.UnavailableError{Path: "postgres", Reason: "the state database is not open", Fix: "check WALLETGATE_STATE_URL and restart walletgate"}
 	}
@@ -348,7 +349,7 @@ func (r *Recorder) Update(fn func(live *journal.Live, appendRecord journal.Appen
 	return err
 }
 
-func (r *Recorder) updateLocked(ctx context.Context, fn func(*journal.Live, journal.AppendFunc) error) (err error) {
+func (r *Recorder) updateLocked(ctx context.Context, fn func(*records.Live, records.AppendFunc) error) (err error) {
 	defer func() {
 		if err != nil {
 			r.cache = nil // fn or a failed commit may have folded what was not committed
@@ -385,23 +386,23 @@ func (r *Recorder) updateLocked(ctx context.Context, fn func(*journal.Live, jour
 	}
 	f := r.cache
 	appended := false
-	appendRecord := func(kind string, data any) (journal.Record, error) {
+	appendRecord := func(kind string, data any) (records.Record, error) {
 		if kind == "" {
-			return journal.Record{}, errors.New("pgstate: empty record kind")
+			return records.Record{}, errors.New("pgstate: empty record kind")
 		}
 		raw, err := json.Marshal(data)
 		if err != nil {
-			return journal.Record{}, fmt.Errorf("pgstate: %s record: %w", kind, err)
+			return records.Record{}, fmt.Errorf("pgstate: %s record: %w", kind, err)
 		}
 		w := row{Seq: f.seq + 1, Time: r.now().UTC().Truncate(time.Microsecond), PID: r.pid, Session: r.session, Host: r.host, Kind: kind, Data: raw, Prev: f.hash}
 		h := w.hash()
 		if _, err := tx.Exec(ctx, `INSERT INTO walletgate_records (wallet, seq, time, pid, session, host, kind, data, prev, hash)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`, r.wallet, int64(w.Seq), w.Time, w.PID, w.Session, w.Host, w.Kind, string(w.Data), w.Prev, h); err != nil {
-			return journal.Record{}, &dbError{"append a record", err}
+			return records.Record{}, &dbError{"append a record", err}
 		}
 		rec := w.record()
 		if err := f.live.Apply(rec); err != nil {
-			return journal.Record{}, err
+			return records.Record{}, err
 		}
 		f.seq, f.hash, appended = w.Seq, h, true
 		rec.PID = w.PID
@@ -437,7 +438,7 @@ func (r *Recorder) updateLocked(ctx context.Context, fn func(*journal.Live, jour
 }
 
 // View runs fn with the live state as of the latest committed record.
-func (r *Recorder) View(fn func(live *journal.Live) error) error {
+func (r *Recorder) View(fn func(live *records.Live) error) error {
 	if r == nil || r.pool == nil {
 		return &journal.UnavailableError{Path: "postgres", Reason: "the state database is not open", Fix: "check WALLETGATE_STATE_URL and restart walletgate"}
 	}
@@ -494,7 +495,7 @@ func (r *Recorder) catchUpLocked(ctx context.Context, tx pgx.Tx, lastSeq uint64,
 		if err := tx.QueryRow(ctx, `SELECT seq, hash, live::text FROM walletgate_checkpoints WHERE wallet = $1`, r.wallet).Scan(&seq, &f.hash, &raw); err != nil {
 			return &dbError{"read the checkpoint", err}
 		}
-		live, err := journal.ReadState(json.RawMessage(raw))
+		live, err := records.ReadState(json.RawMessage(raw))
 		if err != nil {
 			return r.broken(uint64(seq), "the checkpoint cannot be read ("+err.Error()+")")
 		}
