@@ -17,9 +17,9 @@ var ErrReadOnly = errors.New("journal: read-only snapshot: nothing may be writte
 
 // Snapshot is the live state of a journal as it was when ReadSnapshot read
 // it. It has Journal's Append, Update and View, so that what reads a
-// journal can read it; Append and Update refuse with ErrReadOnly. It is safe
-// for concurrent use by readers (View hands each fn a copy's pointer only
-// for the call; do not keep it).
+// journal can read it; Append and Update refuse with ErrReadOnly. Its state
+// never changes: a View's fn must not change it either (it gets the
+// snapshot's own slices and maps).
 type Snapshot struct {
 	path string
 	live Live

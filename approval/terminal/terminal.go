@@ -28,10 +28,12 @@ type Config struct {
 	In  io.Reader // the person's keys (Keys) or lines
 	Out io.Writer // the screen
 	// Keys says In is a terminal in raw mode: it is read key by key, a key
-	// counts (and is echoed to Echo, or Out) only while a prompt is showing,
-	// and Ctrl-C or Ctrl-D ends the session. Otherwise In is read line by
-	// line, and lines typed ahead of a prompt are discarded when it opens.
+	// counts (and is echoed) only while a prompt is showing, and Ctrl-C or
+	// Ctrl-D ends the session. Otherwise In is read line by line, and lines
+	// typed ahead of a prompt are discarded when it opens.
 	Keys bool
+	// Echo is where the keys typed at a prompt are echoed (nil: Out).
+	// Writes to it and to Out are serialised.
 	Echo io.Writer
 	// Flush, when set, discards what was typed at the terminal and not read
 	// yet; it is called as each prompt opens.
