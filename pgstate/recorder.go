@@ -57,6 +57,11 @@ type Options struct {
 	// *journal.UnavailableError until it answers. A URL that cannot be read
 	// or a schema newer than this binary still fails Open.
 	Retry bool
+	// ReadOnly opens the wallet's state for reading only (`walletgate
+	// policy`): no migration, no wallet row, no record; Append and Update
+	// refuse with journal.ErrReadOnly. A database without the wallet (or
+	// without walletgate's schema) reads as an empty state.
+	ReadOnly bool
 }
 
 // maxAttempts bounds how often an Update that failed on a serialization
@@ -89,9 +94,12 @@ type Recorder struct {
 	now     func() time.Time
 	timeout time.Duration
 
-	mu     sync.Mutex
-	wallet int64   // the wallet's row id; 0 until the database has answered
-	cache  *folded // nil: read the checkpoint at the next call
+	mu       sync.Mutex
+	wallet   int64   // the wallet's row id; 0 until the database has answered
+	cache    *folded // nil: read the checkpoint at the next call
+	readOnly bool    // Options.ReadOnly
+	none     bool    // read-only, and the database holds nothing of the wallet
+
 }
 
 // folded is the live state as of a record.
@@ -123,7 +131,7 @@ func Open(ctx context.Context, o Options) (*Recorder, error) {
 		cfg.ConnConfig.ConnectTimeout = 5 * time.Second
 	}
 	r := &Recorder{shown: shown, secret: secret, session: o.Session, host: o.Host, pid: os.Getpid(), now: o.Now, timeout: o.Timeout,
-		chainID: o.ChainID, chain: o.Genesis, address: o.Address, first: firstPrev(o.ChainID, o.Address), caps: o.Caps}
+		chainID: o.ChainID, chain: o.Genesis, address: o.Address, first: firstPrev(o.ChainID, o.Address), caps: o.Caps, readOnly: o.ReadOnly}
 	if o.Genesis == (common.Hash{}) {
 		return nil, &journal.UnavailableError{Path: shown, Reason: "no genesis hash for the chain: the shared state is kept per chain, and a chain is its genesis",
 			Fix: "this is a bug in the caller: pgstate.Options.Genesis must be the node's genesis block hash"}
@@ -186,6 +194,9 @@ func (r *Recorder) connectLocked(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
+	if r.readOnly {
+		return r.connectReadOnlyLocked(ctx)
+	}
 	if err := migrate(ctx, r.pool); err != nil {
 		var ne *NewerSchemaError
 		if errors.As(err, &ne) {
@@ -327,6 +338,9 @@ func (r *Recorder) Update(fn func(live *records.Live, appendRecord records.Appen
 	if r == nil || r.pool == nil {
 		return &journal.UnavailableError{Path: "postgres", Reason: "the state database is not open", Fix: "check WALLETGATE_STATE_URL and restart walletgate"}
 	}
+	if r.readOnly {
+		return journal.ErrReadOnly
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), r.timeout)
@@ -437,6 +451,42 @@ func (r *Recorder) updateLocked(ctx context.Context, fn func(*records.Live, reco
 	return nil
 }
 
+// connectReadOnlyLocked finds the wallet's row, writing nothing: a
+// database without walletgate's schema or without the wallet holds an
+// empty state.
+func (r *Recorder) connectReadOnlyLocked(ctx context.Context) error {
+	have, err := schemaVersion(ctx, r.pool)
+	switch {
+	case err != nil:
+		return r.unavailable("read the schema's version", err)
+	case have > SchemaVersion:
+		return &journal.UnavailableError{Path: r.shown, Reason: (&NewerSchemaError{Database: have, Binary: SchemaVersion}).Error(),
+			Fix: "run a walletgate at least as new as the one that upgraded the database"}
+	case have == 0:
+		r.none, r.wallet = true, -1
+		return nil
+	case have < SchemaVersion:
+		return &journal.UnavailableError{Path: r.shown, Reason: fmt.Sprintf("the database has walletgate's schema %d, older than this walletgate's %d, and a read-only look does not upgrade it", have, SchemaVersion),
+			Fix: "start a walletgate server on it once (it upgrades the schema), then ask again"}
+	}
+	var id int64
+	err = r.pool.QueryRow(ctx, `SELECT id FROM walletgate_wallets WHERE chain_id = $1::numeric AND address = $2 AND genesis = $3`,
+		new(big.Int).SetUint64(r.chainID).String(), strings.ToLower(r.address.Hex()), strings.ToLower(r.chain.Hex())).Scan(&id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		r.none, r.wallet = true, -1
+		return nil
+	}
+	if err != nil {
+		return r.unavailable("find the wallet", err)
+	}
+	r.wallet = id
+	if err := r.viewLocked(ctx); err != nil {
+		r.wallet = 0
+		return err
+	}
+	return nil
+}
+
 // View runs fn with the live state as of the latest committed record.
 func (r *Recorder) View(fn func(live *records.Live) error) error {
 	if r == nil || r.pool == nil {
@@ -450,8 +500,13 @@ func (r *Recorder) View(fn func(live *records.Live) error) error {
 		if err := r.connectLocked(ctx); err != nil {
 			return err
 		}
-	} else if err := r.viewLocked(ctx); err != nil {
-		return err
+	} else if !r.none {
+		if err := r.viewLocked(ctx); err != nil {
+			return err
+		}
+	}
+	if r.none {
+		return fn(&records.Live{})
 	}
 	return fn(&r.cache.live)
 }

@@ -4,7 +4,8 @@ package main
 // may do right now. Rules: it opens nothing for writing — no journal is
 // created, appended to, repaired or sealed, no chain binding written — and
 // reads the wallet's journal as the server would find it (journal.Snapshot),
-// so that the caps it shows as used are the server's.
+// or the shared state in PostgreSQL read-only, so that the caps it shows as
+// used are the server's.
 
 import (
 	"context"
@@ -33,14 +34,7 @@ func cmdPolicy(argv []string, stdout, stderr io.Writer) error {
 	ctx := context.Background()
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	var deps tools.Deps
-	var cleanup func()
-	if cfg.StateURL != "" {
-		// The shared state in PostgreSQL is opened as the server opens it
-		// (a read-only view of it is not built yet).
-		cleanup, err = policyDepsShared(ctx, cfg, dev, logger, &deps)
-	} else {
-		cleanup, err = policyDeps(ctx, cfg, dev, logger, &deps)
-	}
+	cleanup, err := policyDeps(ctx, cfg, dev, logger, &deps)
 	defer cleanup()
 	if err != nil {
 		return err
@@ -55,7 +49,7 @@ func cmdPolicy(argv []string, stdout, stderr io.Writer) error {
 
 // policyDeps builds what the policy reads, as wire does for the server, but
 // with the journal read once (journal.ReadSnapshot) in the namespace of the
-// node's chain, and nothing written.
+// node's chain, or the shared state opened read-only, and nothing written.
 func policyDeps(ctx context.Context, cfg policy.Config, dev bool, logger *slog.Logger, deps *tools.Deps) (cleanup func(), err error) {
 	var undo []func()
 	cleanup = func() {
@@ -100,9 +94,28 @@ func policyDeps(ctx context.Context, cfg policy.Config, dev bool, logger *slog.L
 		return cleanup, usagef("%v", err)
 	}
 	deps.Session = newSession()
-	if deps.Signer == nil || root == "" {
-		// A watch-only wallet keeps no journal; the dev chain without a
-		// state directory is new, and so is its (temporary) journal.
+	if deps.Signer == nil {
+		return cleanup, nil // a watch-only wallet keeps no journal
+	}
+	if cfg.StateURL != "" {
+		// The caps, nonces and open transactions are the database's (the
+		// local journal keeps only this host's calls).
+		if sharedState == nil {
+			deps.JournalErr = errNoSharedState()
+			return cleanup, nil
+		}
+		r, err := sharedState.view(ctx, cfg, deps.Chain.ChainID().Uint64(), deps.Chain.Genesis(), deps.Address)
+		if err != nil {
+			deps.JournalErr = err
+			return cleanup, nil
+		}
+		undo = append(undo, r.Close)
+		deps.Recorder = r
+		return cleanup, nil
+	}
+	if root == "" {
+		// The dev chain without a state directory is new, and so is its
+		// (temporary) journal.
 		return cleanup, nil
 	}
 	ns, err := chooseNamespace(root, deps.Chain.ChainID().Uint64(), deps.Address, deps.Chain.Genesis(), logger)
@@ -117,23 +130,4 @@ func policyDeps(ctx context.Context, cfg policy.Config, dev bool, logger *slog.L
 	}
 	deps.Recorder, deps.JournalPath = snap, snap.Path()
 	return cleanup, nil
-}
-
-// policyDepsShared is the server's wiring, for the shared state.
-func policyDepsShared(ctx context.Context, cfg policy.Config, dev bool, logger *slog.Logger, deps *tools.Deps) (cleanup func(), err error) {
-	var n *node
-	if !dev {
-		n = openNode(ctx, cfg)
-	}
-	wired, err := wireOnItsChain(ctx, cfg, dev, n, logger, nil,
-		func(d tools.Deps, _ string, ready func() error) error {
-			*deps = d
-			return ready()
-		})
-	return func() {
-		wired()
-		if n != nil {
-			n.close()
-		}
-	}, err
 }
