@@ -94,12 +94,12 @@ type Recorder struct {
 	now     func() time.Time
 	timeout time.Duration
 
-	mu       sync.Mutex
-	wallet   int64   // the wallet's row id; 0 until the database has answered
-	cache    *folded // nil: read the checkpoint at the next call
-	readOnly bool    // Options.ReadOnly
-	none     bool    // read-only, and the database holds nothing of the wallet
+	readOnly bool // Options.ReadOnly
 
+	mu     sync.Mutex
+	wallet int64   // the wallet's row id; 0 until the database has answered (-1: none, read-only)
+	cache  *folded // nil: read the checkpoint at the next call
+	none   bool    // read-only, and the database holds nothing of the wallet
 }
 
 // folded is the live state as of a record.
