@@ -129,14 +129,7 @@ func TestPolicyWritesNothing(t *testing.T) {
 	info := startDevnet(t)
 	state := t.TempDir()
 	env := capsEnv(info, state)
-	policy := func() string {
-		t.Helper()
-		cmd := exec.Command(binary, "policy")
-		cmd.Env = env
-		out, err := cmd.CombinedOutput()
-		require.NoError(t, err, "%s", out)
-		return string(out)
-	}
+	policy := func() string { return runPolicy(t, env) }
 	require.Contains(t, policy(), "USDT per day: 0 / 100, 100 left")
 	entries, err := os.ReadDir(state)
 	require.NoError(t, err)
@@ -157,6 +150,16 @@ func TestPolicyWritesNothing(t *testing.T) {
 	require.Contains(t, out, "kept in the journal")
 	require.Equal(t, before, stateFiles(t, state), "policy changed no byte under the state directory")
 	require.Equal(t, times, modTimes(t, state), "policy touched no file or directory")
+}
+
+// runPolicy runs `walletgate policy` in env and returns what it printed.
+func runPolicy(t *testing.T, env []string) string {
+	t.Helper()
+	cmd := exec.Command(binary, "policy")
+	cmd.Env = env
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	return string(out)
 }
 
 // modTimes are the modification times of everything under dir, itself

@@ -304,14 +304,7 @@ func TestPolicyWritesNothingToTheSharedState(t *testing.T) {
 	info := startDevnet(t)
 	pg := pgtest.Start(t)
 	env := sharedEnv(t, info.RPC, info.KeyFile, pg.URL)
-	policy := func() string {
-		t.Helper()
-		cmd := exec.Command(binary, "policy")
-		cmd.Env = env
-		out, err := cmd.CombinedOutput()
-		require.NoError(t, err, "%s", out)
-		return string(out)
-	}
+	policy := func() string { return runPolicy(t, env) }
 	require.Contains(t, policy(), "USDT per day: 0 / 50, 50 left")
 	require.Empty(t, dbRows(t, pg.URL), "policy made no schema in an empty database")
 
