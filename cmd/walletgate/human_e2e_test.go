@@ -197,12 +197,8 @@ type terminalSession struct {
 	fed chan struct{}
 }
 
-func startTerminal(t *testing.T, state string) *terminalSession {
-	t.Helper()
-	return startTerminalSized(t, state, 120, 40)
-}
-
-// startTerminalSized is startTerminal in a terminal cols wide and rows high.
+// startTerminalSized runs `walletgate approvals` on the state directory in
+// a pty cols wide and rows high.
 func startTerminalSized(t *testing.T, state string, cols, rows uint16) *terminalSession {
 	t.Helper()
 	cmd := exec.Command(binary, "approvals")
