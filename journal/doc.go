@@ -14,7 +14,7 @@
 //     closed history in order, never written again (segment.go). Every
 //     segment after the first begins with a checkpoint record whose seq and
 //     prev continue the chain and whose data is the live state (Live) folded
-//     from all history before it, with its format (stateformat.go); opening
+//     from all history before it, with its format (records/stateformat.go); opening
 //     reads the active segment only.
 //   - journal.head (HeadName): the seq and hash of the last durable record,
 //     replaced atomically (temporary file, fsync, rename, fsync of the
@@ -31,7 +31,7 @@
 //     written in one write(2) and the file fsync'd. Only then may the caller
 //     act on it. AppendUnsynced, for records nothing waits on, leaves the
 //     fsync to the next Append (or Close, or every 256th record).
-//   - Records are typed (kinds.go): a writer appends the type, a reader
+//   - Records are typed (journal/records): a writer appends the type, a reader
 //     decodes the same type; a layout version newer than this code's is
 //     refused.
 //   - Fail closed. A journal that should exist but is missing, shorter than

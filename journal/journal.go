@@ -15,6 +15,8 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/walletgate/walletgate/journal/records"
 )
 
 // Journal is an open journal. It is safe for concurrent use within a
@@ -218,22 +220,21 @@ func completeLines(f *os.File, size int64) io.Reader {
 // foldInto applies r to l; a checkpoint replaces l with its state (the
 // same as l, when l was folded from the history before it), except an
 // unversioned one that follows what l folded: l keeps its own fold, pruned
-// as a snapshot is (stateformat.go). An error names the line.
+// as a snapshot is (records/stateformat.go). An error names the line.
 func foldInto(l *Live, r Record, path string, line int) error {
 	if r.Kind == KindCheckpoint {
 		var cp Checkpoint
 		err := DecodeInto(r, &cp)
 		version := 0
 		if err == nil {
-			version, err = stateVersion(cp.State)
+			version, err = records.StateFormat(cp.State)
 		}
 		switch {
 		case err != nil:
-		case version == 0 && l.seq > 0 && l.seq+1 == r.Seq:
-			l.compact()
-			l.seq = r.Seq
+		case version == 0 && l.Seq() > 0 && l.Seq()+1 == r.Seq:
+			l.KeepPast(r.Seq)
 		default:
-			err = l.restore(cp.State, r.Seq)
+			err = l.Restore(cp.State, r.Seq)
 		}
 		if err != nil {
 			return &BrokenError{Path: path, Line: line, Seq: r.Seq, Reason: err.Error()}
@@ -315,7 +316,7 @@ func (j *Journal) loadLocked(hashes map[uint64]string) error {
 			return err
 		}
 	}
-	if j.live.legacy {
+	if j.live.Legacy() {
 		return j.upgradeLocked()
 	}
 	if j.chain.tail() > min(j.segSize/4, maxOpenTail) {
@@ -329,7 +330,7 @@ func (j *Journal) loadLocked(hashes map[uint64]string) error {
 // checkpoint (which may lack what the oldest format did not keep) with the
 // fold of the whole history, checked as audit verify checks it, and seals
 // the active segment, so that the next start reads a checkpoint of this
-// format (stateformat.go). A history that does not verify refuses the
+// format (records/stateformat.go). A history that does not verify refuses the
 // journal, as audit verify would.
 func (j *Journal) upgradeLocked() error {
 	live, err := readHistory(j.path, func(Record) error { return nil }, true)
@@ -340,8 +341,8 @@ func (j *Journal) upgradeLocked() error {
 		}
 		return j.unavailable(err, fmt.Sprintf("the journal was written by an earlier walletgate, whose checkpoint this one replaces with the history folded again, and reading that history failed: %v", err))
 	}
-	if live.seq != j.chain.seq {
-		return j.unavailable(nil, fmt.Sprintf("the journal's history ends at record %d, but %s at %d", live.seq, j.path, j.chain.seq))
+	if live.Seq() != j.chain.seq {
+		return j.unavailable(nil, fmt.Sprintf("the journal's history ends at record %d, but %s at %d", live.Seq(), j.path, j.chain.seq))
 	}
 	j.live = live
 	if err := j.rotateLocked(); err != nil && j.broken != nil {
@@ -696,9 +697,6 @@ func (j *Journal) syncLocked(seq uint64) error {
 	j.unsynced = 0
 	return nil
 }
-
-// AppendFunc appends a record inside Update; see Append.
-type AppendFunc func(kind string, data any) (Record, error)
 
 // Update runs fn under the exclusive lock with the live state folded from
 // every record so far, from all processes, refreshed and verified, and lets

@@ -12,7 +12,6 @@ package journal
 import (
 	"errors"
 	"math/big"
-	"time"
 )
 
 // ReleasePhantoms releases, under the exclusive lock, every open reservation
@@ -53,23 +52,4 @@ func (j *Journal) ReleasePhantoms(alive func(pid int) bool) ([]OpenReservation, 
 		return nil
 	})
 	return released, err
-}
-
-// FreeNonces appends, with appendRecord, a nonce_free record dated at for
-// every nonce reservation id still holds in live: for a reservation shown to
-// have signed nothing with them (a phantom's). appendRecord folds each record
-// into live as it is written.
-func FreeNonces(live *Live, appendRecord AppendFunc, id string, at time.Time) error {
-	var held []Alloc
-	for _, a := range live.Allocs {
-		if a.Reservation == id {
-			held = append(held, a)
-		}
-	}
-	for _, a := range held {
-		if _, err := appendRecord(KindNonceFree, Nonce{V: Version, Reservation: id, Nonce: a.Nonce, At: at}); err != nil {
-			return err
-		}
-	}
-	return nil
 }

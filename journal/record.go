@@ -3,8 +3,6 @@ package journal
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
-	"time"
 )
 
 // The files in a state directory.
@@ -26,18 +24,6 @@ const genesis = "walletgate journal v1"
 
 // genesisHash is the prev of seq 1, and the head's hash of an empty journal.
 var genesisHash = hashLine([]byte(genesis))
-
-// Record is one line of the journal. Records read back are exactly what was
-// written: Append returns the record as a later reader will decode it.
-type Record struct {
-	Seq     uint64          `json:"seq"`     // 1, 2, 3 … across all processes
-	Time    time.Time       `json:"time"`    // UTC, RFC 3339 with nanoseconds
-	PID     int             `json:"pid"`     // the writing process
-	Session string          `json:"session"` // the writing process's session id
-	Kind    string          `json:"kind"`    // what happened; never empty
-	Data    json.RawMessage `json:"data,omitempty"`
-	Prev    string          `json:"prev"` // hex SHA-256 of the previous line's bytes (without its newline); for seq 1, hex SHA-256 of "walletgate journal v1"
-}
 
 // hashLine is the hex SHA-256 of a line without its newline: what the next
 // record's Prev holds.

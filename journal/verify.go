@@ -13,6 +13,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+
+	"github.com/walletgate/walletgate/journal/records"
 )
 
 // BrokenError reports the first problem in a journal's chain. Line is
@@ -22,6 +24,9 @@ type BrokenError struct {
 	Line   int
 	Reason string
 	Seq    uint64 // the seq the problem is at, when known: what is sound ends before it
+	// Torn says the problem is an incomplete last line (no newline at the
+	// end: a write cut short), the one RepairTornLine cuts.
+	Torn bool
 }
 
 func (e *BrokenError) Error() string {
@@ -96,7 +101,7 @@ func readFile(path string, each func(Record) error) error {
 }
 
 // readHistory reads the journal file at path as Verify does and returns
-// the live state folded from it (this build's fold: see stateformat.go).
+// the live state folded from it (this build's fold: see records/stateformat.go).
 // With locked set, the caller holds the journal's lock.
 func readHistory(path string, each func(Record) error, locked bool) (Live, error) {
 	var live Live
@@ -144,7 +149,7 @@ func readChain(path string, each func(Record) error, locked, skipData bool, live
 	headHash := genesisHash
 	// live is this build's fold of the history; legacy, while the last
 	// checkpoint read was unversioned, the state the build before versions
-	// that wrote it held (stateformat.go).
+	// that wrote it held (records/stateformat.go).
 	var legacy *Live
 	// Segments are parsed (JSON and hashes) ahead, up to two at once, while
 	// this goroutine checks the chain and folds in order.
@@ -289,7 +294,7 @@ func parseAhead(file string, private bool, lp *lineParser, done <-chan struct{})
 }
 
 // checkSegmentStart checks a checkpoint against the state its writer held
-// (stateformat.go), and that every segment after the first begins with one
+// (records/stateformat.go), and that every segment after the first begins with one
 // naming the segment before it. It leaves live (and legacy) as the state
 // after the checkpoint.
 func checkSegmentStart(c *chain, i int, files []string, r Record, line int, live *Live, legacy **Live) error {
@@ -309,7 +314,7 @@ func checkSegmentStart(c *chain, i int, files []string, r Record, line int, live
 	if line == 1 && i > 0 && cp.Sealed != filepath.Base(files[i-1]) {
 		return broken(fmt.Sprintf("the checkpoint follows %s, but the segment before it is %s", cp.Sealed, filepath.Base(files[i-1])))
 	}
-	version, err := stateVersion(cp.State)
+	version, err := records.StateFormat(cp.State)
 	if err != nil {
 		return broken(err.Error())
 	}
@@ -321,34 +326,25 @@ func checkSegmentStart(c *chain, i int, files []string, r Record, line int, live
 	if err != nil {
 		return err
 	}
-	if !matchesShape(want, cp.State, version) {
+	if !records.MatchesShape(want, cp.State, version) {
 		return broken("the checkpoint's state (day window, open transactions and reservations) does not match the history before it")
 	}
 	if version == 0 {
 		// This build keeps its own fold; a build before versions went on
 		// from the checkpoint.
-		live.compact()
-		live.seq = r.Seq
+		live.KeepPast(r.Seq)
 		next := &Live{}
-		if err := next.restore(cp.State, r.Seq); err != nil {
+		if err := next.Restore(cp.State, r.Seq); err != nil {
 			return broken(err.Error())
 		}
 		*legacy = next
 		return nil
 	}
 	*legacy = nil
-	if err := live.restore(cp.State, r.Seq); err != nil {
+	if err := live.Restore(cp.State, r.Seq); err != nil {
 		return broken(err.Error())
 	}
 	return nil
-}
-
-func sameJSON(a, b []byte) bool {
-	var x, y bytes.Buffer
-	if json.Compact(&x, a) != nil || json.Compact(&y, b) != nil {
-		return false
-	}
-	return bytes.Equal(x.Bytes(), y.Bytes())
 }
 
 // lockIfPresent takes a shared flock on path if that file exists, and
@@ -437,6 +433,7 @@ type parsed struct {
 	hash string
 	size int64  // the line's length with its newline
 	bad  string // why the line is not a record; "" when it is one
+	torn bool   // the line is an incomplete last line
 }
 
 // scanLines splits r into lines of at most maxCheckpointLine bytes and
@@ -473,6 +470,7 @@ func scanLines(r io.Reader, lp *lineParser, each func(parsed) error, tooLong fun
 func parseLine(line []byte, torn bool, lp *lineParser) parsed {
 	p := parsed{size: int64(len(line)) + 1}
 	if torn {
+		p.torn = true
 		p.bad = "incomplete last line (no newline at the end): a write was cut short"
 		return p
 	}
@@ -498,7 +496,9 @@ func parseLine(line []byte, torn bool, lp *lineParser) parsed {
 func (c *chain) link(p parsed, each func(r Record, hash string)) error {
 	n := c.lines + 1
 	if p.bad != "" {
-		return c.broken(n, "%s", p.bad)
+		b := c.broken(n, "%s", p.bad)
+		b.Torn = p.torn
+		return b
 	}
 	rec := p.rec
 	if n == 1 && c.loose && c.seq == 0 && rec.Kind == KindCheckpoint && rec.Seq > 1 {

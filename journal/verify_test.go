@@ -160,3 +160,28 @@ func TestReadFileReturnsTheSoundPrefix(t *testing.T) {
 	requireBroken(t, err, 4, "was edited")
 	require.Equal(t, want[:3], got, "line 4 is only known bad once line 5 is read")
 }
+
+// A torn last line is told apart from every other break by a field, never
+// by its text: audit verify's hint depends on it.
+func TestBrokenErrorSaysWhenTheLastLineIsTorn(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "state")
+	j, err := Open(dir, "s", nil)
+	require.NoError(t, err)
+	_, err = j.Append(KindSessionEnd, SessionEnd{V: Version, PID: 1})
+	require.NoError(t, err)
+	require.NoError(t, j.Close())
+	path := filepath.Join(dir, FileName)
+	whole, err := os.ReadFile(path)
+	require.NoError(t, err)
+
+	require.NoError(t, os.WriteFile(path, append(append([]byte{}, whole...), `{"seq":3`...), 0o600))
+	_, err = Verify(path)
+	var b *BrokenError
+	require.ErrorAs(t, err, &b)
+	require.True(t, b.Torn, "an incomplete last line: %v", err)
+
+	require.NoError(t, os.WriteFile(path, append(append([]byte{}, whole...), "{not json}\n"...), 0o600))
+	_, err = Verify(path)
+	require.ErrorAs(t, err, &b)
+	require.False(t, b.Torn, "a complete line that is not a record: %v", err)
+}

@@ -9,13 +9,14 @@ import (
 
 	"github.com/walletgate/walletgate/internal/pgtest"
 	"github.com/walletgate/walletgate/journal"
+	"github.com/walletgate/walletgate/journal/records"
 	"github.com/walletgate/walletgate/pgstate"
 )
 
 // reserver is what a reservation needs of the state: the engine's
 // Recorder.
 type reserver interface {
-	Update(func(*journal.Live, journal.AppendFunc) error) error
+	Update(func(*records.Live, records.AppendFunc) error) error
 }
 
 // BenchmarkReservation measures one reservation (the day-cap check, the

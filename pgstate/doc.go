@@ -6,7 +6,7 @@
 //
 //   - A Recorder is the engine's Recorder (engine.Recorder) for one wallet
 //     and chain: a row in walletgate_wallets, an append-only, SHA-256
-//     hash-chained table of its records, and a checkpoint of the journal.Live
+//     hash-chained table of its records, and a checkpoint of the records.Live
 //     folded from them.
 //   - Every Update is one database transaction that first locks the
 //     wallet's row (SELECT … FOR UPDATE), folds what other hosts appended

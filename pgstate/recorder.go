@@ -25,6 +25,7 @@ import (
 
 	"github.com/walletgate/walletgate/caps"
 	"github.com/walletgate/walletgate/journal"
+	"github.com/walletgate/walletgate/journal/records"
 )
 
 // Options say which database and wallet a Recorder keeps.
@@ -56,6 +57,11 @@ type Options struct {
 	// *journal.UnavailableError until it answers. A URL that cannot be read
 	// or a schema newer than this binary still fails Open.
 	Retry bool
+	// ReadOnly opens the wallet's state for reading only (`walletgate
+	// policy`): no migration, no wallet row, no record; Append and Update
+	// refuse with journal.ErrReadOnly. A database without the wallet (or
+	// without walletgate's schema) reads as an empty state.
+	ReadOnly bool
 }
 
 // maxAttempts bounds how often an Update that failed on a serialization
@@ -88,14 +94,17 @@ type Recorder struct {
 	now     func() time.Time
 	timeout time.Duration
 
+	readOnly bool // Options.ReadOnly
+
 	mu     sync.Mutex
-	wallet int64   // the wallet's row id; 0 until the database has answered
+	wallet int64   // the wallet's row id; 0 until the database has answered (-1: none, read-only)
 	cache  *folded // nil: read the checkpoint at the next call
+	none   bool    // read-only, and the database holds nothing of the wallet
 }
 
 // folded is the live state as of a record.
 type folded struct {
-	live journal.Live
+	live records.Live
 	seq  uint64
 	hash string
 }
@@ -122,7 +131,7 @@ func Open(ctx context.Context, o Options) (*Recorder, error) {
 		cfg.ConnConfig.ConnectTimeout = 5 * time.Second
 	}
 	r := &Recorder{shown: shown, secret: secret, session: o.Session, host: o.Host, pid: os.Getpid(), now: o.Now, timeout: o.Timeout,
-		chainID: o.ChainID, chain: o.Genesis, address: o.Address, first: firstPrev(o.ChainID, o.Address), caps: o.Caps}
+		chainID: o.ChainID, chain: o.Genesis, address: o.Address, first: firstPrev(o.ChainID, o.Address), caps: o.Caps, readOnly: o.ReadOnly}
 	if o.Genesis == (common.Hash{}) {
 		return nil, &journal.UnavailableError{Path: shown, Reason: "no genesis hash for the chain: the shared state is kept per chain, and a chain is its genesis",
 			Fix: "this is a bug in the caller: pgstate.Options.Genesis must be the node's genesis block hash"}
@@ -185,6 +194,9 @@ func (r *Recorder) connectLocked(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
+	if r.readOnly {
+		return r.connectReadOnlyLocked(ctx)
+	}
 	if err := migrate(ctx, r.pool); err != nil {
 		var ne *NewerSchemaError
 		if errors.As(err, &ne) {
@@ -215,7 +227,7 @@ func (r *Recorder) connectLocked(ctx context.Context) error {
 			if err := tx.QueryRow(ctx, `SELECT id FROM walletgate_wallets WHERE chain_id = $1::numeric AND address = $2 AND genesis = $3`, chainID, addr, genesis).Scan(&id); err != nil {
 				return err
 			}
-			empty, _ := json.Marshal(journal.Live{})
+			empty, _ := json.Marshal(records.Live{})
 			_, err := tx.Exec(ctx, `INSERT INTO walletgate_checkpoints (wallet, seq, hash, live) VALUES ($1, 0, $2, $3)
 				ON CONFLICT (wallet) DO NOTHING`, id, r.first, string(empty))
 			return err
@@ -297,8 +309,8 @@ func (w row) hash() string {
 }
 
 // record is the row as the live state folds it: with PID 0 (see doc.go).
-func (w row) record() journal.Record {
-	return journal.Record{Seq: w.Seq, Time: w.Time, Session: w.Session, Kind: w.Kind, Data: w.Data, Prev: w.Prev}
+func (w row) record() records.Record {
+	return records.Record{Seq: w.Seq, Time: w.Time, Session: w.Session, Kind: w.Kind, Data: w.Data, Prev: w.Prev}
 }
 
 // firstPrev is the prev of a wallet's first record: it binds the chain of
@@ -311,8 +323,8 @@ func firstPrev(chainID uint64, addr common.Address) string {
 }
 
 // Append appends one record.
-func (r *Recorder) Append(kind string, data any) (rec journal.Record, err error) {
-	err = r.Update(func(_ *journal.Live, appendRecord journal.AppendFunc) error {
+func (r *Recorder) Append(kind string, data any) (rec records.Record, err error) {
+	err = r.Update(func(_ *records.Live, appendRecord records.AppendFunc) error {
 		rec, err = appendRecord(kind, data)
 		return err
 	})
@@ -322,9 +334,12 @@ func (r *Recorder) Append(kind string, data any) (rec journal.Record, err error)
 // Update runs fn with the live state in one database transaction that holds
 // the wallet's row lock; fn's appends commit with it, or not at all. A
 // serialization failure or deadlock is retried, up to maxAttempts.
-func (r *Recorder) Update(fn func(live *journal.Live, appendRecord journal.AppendFunc) error) error {
+func (r *Recorder) Update(fn func(live *records.Live, appendRecord records.AppendFunc) error) error {
 	if r == nil || r.pool == nil {
 		return &journal.UnavailableError{Path: "postgres", Reason: "the state database is not open", Fix: "check WALLETGATE_STATE_URL and restart walletgate"}
+	}
+	if r.readOnly {
+		return journal.ErrReadOnly
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -348,7 +363,7 @@ func (r *Recorder) Update(fn func(live *journal.Live, appendRecord journal.Appen
 	return err
 }
 
-func (r *Recorder) updateLocked(ctx context.Context, fn func(*journal.Live, journal.AppendFunc) error) (err error) {
+func (r *Recorder) updateLocked(ctx context.Context, fn func(*records.Live, records.AppendFunc) error) (err error) {
 	defer func() {
 		if err != nil {
 			r.cache = nil // fn or a failed commit may have folded what was not committed
@@ -385,23 +400,23 @@ func (r *Recorder) updateLocked(ctx context.Context, fn func(*journal.Live, jour
 	}
 	f := r.cache
 	appended := false
-	appendRecord := func(kind string, data any) (journal.Record, error) {
+	appendRecord := func(kind string, data any) (records.Record, error) {
 		if kind == "" {
-			return journal.Record{}, errors.New("pgstate: empty record kind")
+			return records.Record{}, errors.New("pgstate: empty record kind")
 		}
 		raw, err := json.Marshal(data)
 		if err != nil {
-			return journal.Record{}, fmt.Errorf("pgstate: %s record: %w", kind, err)
+			return records.Record{}, fmt.Errorf("pgstate: %s record: %w", kind, err)
 		}
 		w := row{Seq: f.seq + 1, Time: r.now().UTC().Truncate(time.Microsecond), PID: r.pid, Session: r.session, Host: r.host, Kind: kind, Data: raw, Prev: f.hash}
 		h := w.hash()
 		if _, err := tx.Exec(ctx, `INSERT INTO walletgate_records (wallet, seq, time, pid, session, host, kind, data, prev, hash)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`, r.wallet, int64(w.Seq), w.Time, w.PID, w.Session, w.Host, w.Kind, string(w.Data), w.Prev, h); err != nil {
-			return journal.Record{}, &dbError{"append a record", err}
+			return records.Record{}, &dbError{"append a record", err}
 		}
 		rec := w.record()
 		if err := f.live.Apply(rec); err != nil {
-			return journal.Record{}, err
+			return records.Record{}, err
 		}
 		f.seq, f.hash, appended = w.Seq, h, true
 		rec.PID = w.PID
@@ -436,8 +451,44 @@ func (r *Recorder) updateLocked(ctx context.Context, fn func(*journal.Live, jour
 	return nil
 }
 
+// connectReadOnlyLocked finds the wallet's row, writing nothing: a
+// database without walletgate's schema or without the wallet holds an
+// empty state.
+func (r *Recorder) connectReadOnlyLocked(ctx context.Context) error {
+	have, err := schemaVersion(ctx, r.pool)
+	switch {
+	case err != nil:
+		return r.unavailable("read the schema's version", err)
+	case have > SchemaVersion:
+		return &journal.UnavailableError{Path: r.shown, Reason: (&NewerSchemaError{Database: have, Binary: SchemaVersion}).Error(),
+			Fix: "run a walletgate at least as new as the one that upgraded the database"}
+	case have == 0:
+		r.none, r.wallet = true, -1
+		return nil
+	case have < SchemaVersion:
+		return &journal.UnavailableError{Path: r.shown, Reason: fmt.Sprintf("the database has walletgate's schema %d, older than this walletgate's %d, and a read-only look does not upgrade it", have, SchemaVersion),
+			Fix: "start a walletgate server on it once (it upgrades the schema), then ask again"}
+	}
+	var id int64
+	err = r.pool.QueryRow(ctx, `SELECT id FROM walletgate_wallets WHERE chain_id = $1::numeric AND address = $2 AND genesis = $3`,
+		new(big.Int).SetUint64(r.chainID).String(), strings.ToLower(r.address.Hex()), strings.ToLower(r.chain.Hex())).Scan(&id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		r.none, r.wallet = true, -1
+		return nil
+	}
+	if err != nil {
+		return r.unavailable("find the wallet", err)
+	}
+	r.wallet = id
+	if err := r.viewLocked(ctx); err != nil {
+		r.wallet = 0
+		return err
+	}
+	return nil
+}
+
 // View runs fn with the live state as of the latest committed record.
-func (r *Recorder) View(fn func(live *journal.Live) error) error {
+func (r *Recorder) View(fn func(live *records.Live) error) error {
 	if r == nil || r.pool == nil {
 		return &journal.UnavailableError{Path: "postgres", Reason: "the state database is not open", Fix: "check WALLETGATE_STATE_URL and restart walletgate"}
 	}
@@ -449,8 +500,13 @@ func (r *Recorder) View(fn func(live *journal.Live) error) error {
 		if err := r.connectLocked(ctx); err != nil {
 			return err
 		}
-	} else if err := r.viewLocked(ctx); err != nil {
-		return err
+	} else if !r.none {
+		if err := r.viewLocked(ctx); err != nil {
+			return err
+		}
+	}
+	if r.none {
+		return fn(&records.Live{})
 	}
 	return fn(&r.cache.live)
 }
@@ -494,7 +550,7 @@ func (r *Recorder) catchUpLocked(ctx context.Context, tx pgx.Tx, lastSeq uint64,
 		if err := tx.QueryRow(ctx, `SELECT seq, hash, live::text FROM walletgate_checkpoints WHERE wallet = $1`, r.wallet).Scan(&seq, &f.hash, &raw); err != nil {
 			return &dbError{"read the checkpoint", err}
 		}
-		live, err := journal.ReadState(json.RawMessage(raw))
+		live, err := records.ReadState(json.RawMessage(raw))
 		if err != nil {
 			return r.broken(uint64(seq), "the checkpoint cannot be read ("+err.Error()+")")
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/walletgate/walletgate/caps"
 	"github.com/walletgate/walletgate/internal/pgtest"
 	"github.com/walletgate/walletgate/journal"
+	"github.com/walletgate/walletgate/journal/records"
 	"github.com/walletgate/walletgate/pgstate"
 )
 
@@ -47,7 +48,7 @@ func exec(t *testing.T, url, sql string, args ...any) {
 // engine's store makes them: it reserves 1 unit if the day's total stays
 // within limit, with the lowest nonce no allocation holds.
 func reserve(r reserver, id string, limit int64) (nonce uint64, ok bool, err error) {
-	err = r.Update(func(live *journal.Live, appendRecord journal.AppendFunc) error {
+	err = r.Update(func(live *records.Live, appendRecord records.AppendFunc) error {
 		sum := new(big.Int)
 		for _, c := range live.Caps {
 			v, _ := new(big.Int).SetString(c.Change["ETH"], 10)
@@ -64,7 +65,7 @@ func reserve(r reserver, id string, limit int64) (nonce uint64, ok bool, err err
 			nonce++
 		}
 		n := nonce
-		_, err := appendRecord(journal.KindCapReserve, journal.CapChange{V: journal.Version, ID: id, At: time.Now().UTC(), Change: map[string]string{"ETH": "1"}, Nonce: &n})
+		_, err := appendRecord(records.KindCapReserve, records.CapChange{V: records.Version, ID: id, At: time.Now().UTC(), Change: map[string]string{"ETH": "1"}, Nonce: &n})
 		ok = err == nil
 		return err
 	})
@@ -106,7 +107,7 @@ func TestHostsRacingReservationsNeverPassTheLimitOrShareANonce(t *testing.T) {
 	}
 	// A host that starts now folds the same state from the checkpoint.
 	late := open(t, pg.URL, "d")
-	require.NoError(t, late.View(func(l *journal.Live) error {
+	require.NoError(t, late.View(func(l *records.Live) error {
 		require.Len(t, l.Caps, limit)
 		require.Len(t, l.Allocs, limit)
 		return nil
@@ -120,7 +121,7 @@ func TestVerifyNamesTheEditedRow(t *testing.T) {
 	pg := pgtest.Start(t)
 	r := open(t, pg.URL, "a")
 	for i := 0; i < 5; i++ {
-		_, err := r.Append(journal.KindToolStart, map[string]any{"i": i})
+		_, err := r.Append(records.KindToolStart, map[string]any{"i": i})
 		require.NoError(t, err)
 	}
 	n, err := r.Verify(context.Background())
@@ -139,7 +140,7 @@ func TestVerifyFindsADeletedLastRow(t *testing.T) {
 	pg := pgtest.Start(t)
 	r := open(t, pg.URL, "a")
 	for i := 0; i < 3; i++ {
-		_, err := r.Append(journal.KindToolStart, map[string]any{"i": i})
+		_, err := r.Append(records.KindToolStart, map[string]any{"i": i})
 		require.NoError(t, err)
 	}
 	exec(t, pg.URL, `DELETE FROM walletgate_records WHERE seq = 3`)
@@ -163,15 +164,15 @@ func TestANewerSchemaIsRefused(t *testing.T) {
 // what to do.
 func TestReadOnlyDatabaseRefusesWritesAndKeepsReads(t *testing.T) {
 	pg := pgtest.Start(t)
-	_, err := open(t, pg.URL, "a").Append(journal.KindCapReserve, journal.CapChange{V: journal.Version, ID: "r1", At: time.Now().UTC(), Change: map[string]string{"ETH": "7"}})
+	_, err := open(t, pg.URL, "a").Append(records.KindCapReserve, records.CapChange{V: records.Version, ID: "r1", At: time.Now().UTC(), Change: map[string]string{"ETH": "7"}})
 	require.NoError(t, err)
 	exec(t, pg.URL, `ALTER DATABASE postgres SET default_transaction_read_only = on`)
 	r := open(t, pg.URL, "b")
-	require.NoError(t, r.View(func(l *journal.Live) error {
+	require.NoError(t, r.View(func(l *records.Live) error {
 		require.Len(t, l.Caps, 1)
 		return nil
 	}))
-	_, err = r.Append(journal.KindToolStart, map[string]any{})
+	_, err = r.Append(records.KindToolStart, map[string]any{})
 	var ue *journal.UnavailableError
 	require.ErrorAs(t, err, &ue)
 	require.Contains(t, ue.Reason, "is read-only")
@@ -185,16 +186,16 @@ func TestUnreachableDatabaseIsUnavailableWithTheHost(t *testing.T) {
 	exec(t, pg.URL, `ALTER ROLE walletgate PASSWORD 'hunter2hunter2'`)
 	url := strings.Replace(pg.URL, "walletgate@", "walletgate:hunter2hunter2@", 1)
 	r := open(t, url, "a")
-	_, err := r.Append(journal.KindToolStart, map[string]any{})
+	_, err := r.Append(records.KindToolStart, map[string]any{})
 	require.NoError(t, err)
 	pg.Stop(t)
-	_, err = r.Append(journal.KindToolStart, map[string]any{})
+	_, err = r.Append(records.KindToolStart, map[string]any{})
 	var ue *journal.UnavailableError
 	require.ErrorAs(t, err, &ue)
 	require.Contains(t, ue.Reason, "the state database postgres://unix:"+pg.Dir)
 	require.Contains(t, ue.Fix, "is running and reachable")
 	require.NotContains(t, err.Error(), "hunter2")
-	require.True(t, errors.As(r.View(func(*journal.Live) error { return nil }), &ue))
+	require.True(t, errors.As(r.View(func(*records.Live) error { return nil }), &ue))
 
 	_, err = pgstate.Open(context.Background(), pgstate.Options{URL: url, ChainID: 1337, Genesis: chainGenesis, Address: wallet, Session: "b"})
 	require.ErrorAs(t, err, &ue)
@@ -245,11 +246,11 @@ func TestRetryOpensOnceTheDatabaseAnswers(t *testing.T) {
 	require.NoError(t, err)
 	defer r.Close()
 	require.False(t, r.Connected())
-	_, err = r.Append(journal.KindToolStart, map[string]any{})
+	_, err = r.Append(records.KindToolStart, map[string]any{})
 	var ue *journal.UnavailableError
 	require.ErrorAs(t, err, &ue)
 	pg.Resume(t)
-	_, err = r.Append(journal.KindToolStart, map[string]any{})
+	_, err = r.Append(records.KindToolStart, map[string]any{})
 	require.NoError(t, err)
 	require.True(t, r.Connected())
 	_, err = pgstate.Open(context.Background(), pgstate.Options{URL: pg.URL, ChainID: 1337, Genesis: chainGenesis, Address: wallet, Session: "b"})
@@ -263,7 +264,7 @@ func TestReleasePhantomsGoesByAgeAcrossHosts(t *testing.T) {
 	a := open(t, pg.URL, "a")
 	now := time.Now().UTC()
 	for id, at := range map[string]time.Time{"old": now.Add(-10 * time.Minute), "young": now.Add(-time.Minute)} {
-		_, err := a.Append(journal.KindCapReserve, journal.CapChange{V: journal.Version, ID: id, At: at, Change: map[string]string{"ETH": "5"}})
+		_, err := a.Append(records.KindCapReserve, records.CapChange{V: records.Version, ID: id, At: at, Change: map[string]string{"ETH": "5"}})
 		require.NoError(t, err)
 	}
 	released, err := a.ReleasePhantoms(6 * time.Minute)
@@ -275,7 +276,7 @@ func TestReleasePhantomsGoesByAgeAcrossHosts(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, released, 1)
 	require.Equal(t, "old", released[0].ID)
-	require.NoError(t, b.View(func(l *journal.Live) error {
+	require.NoError(t, b.View(func(l *records.Live) error {
 		require.Len(t, l.Reservations, 1)
 		require.Equal(t, "young", l.Reservations[0].ID)
 		sum := new(big.Int)
@@ -304,7 +305,7 @@ func TestAnotherGenesisHasRowsOfItsOwn(t *testing.T) {
 	}
 	dayOf := func(r *pgstate.Recorder) (n int) {
 		t.Helper()
-		require.NoError(t, r.View(func(live *journal.Live) error { n = len(live.Caps); return nil }))
+		require.NoError(t, r.View(func(live *records.Live) error { n = len(live.Caps); return nil }))
 		return n
 	}
 	a := openOn(chainGenesis)
@@ -369,9 +370,9 @@ func TestHostsWithOtherCapsWriteNothing(t *testing.T) {
 	a, err := pgstate.Open(context.Background(), opts("a", limits(50), false))
 	require.NoError(t, err)
 	defer a.Close()
-	_, err = a.Append(journal.KindToolStart, map[string]any{})
+	_, err = a.Append(records.KindToolStart, map[string]any{})
 	require.NoError(t, err)
-	records := func() int {
+	rowCount := func() int {
 		c, err := pgx.Connect(context.Background(), pg.URL)
 		require.NoError(t, err)
 		defer c.Close(context.Background())
@@ -379,7 +380,7 @@ func TestHostsWithOtherCapsWriteNothing(t *testing.T) {
 		require.NoError(t, c.QueryRow(context.Background(), `SELECT count(*) FROM walletgate_records`).Scan(&n))
 		return n
 	}
-	before := records()
+	before := rowCount()
 
 	for _, retry := range []bool{false, true} {
 		_, err = pgstate.Open(context.Background(), opts("b", limits(1000), retry))
@@ -388,26 +389,26 @@ func TestHostsWithOtherCapsWriteNothing(t *testing.T) {
 		require.Equal(t, []caps.LimitDiff{{Window: caps.PerDay, Asset: common.Address{}, Theirs: big.NewInt(50), Ours: big.NewInt(1000), Decimals: 18}}, me.Diffs)
 		require.Contains(t, err.Error(), "per day ETH")
 	}
-	require.Equal(t, before, records(), "the refused host wrote nothing")
+	require.Equal(t, before, rowCount(), "the refused host wrote nothing")
 	same, err := pgstate.Open(context.Background(), opts("c", limits(50), false))
 	require.NoError(t, err)
 	same.Close()
 
 	// The caps in the database changed under a running host.
 	exec(t, pg.URL, `UPDATE walletgate_wallets SET caps = $1`, limits(10))
-	_, err = a.Append(journal.KindToolStart, map[string]any{})
+	_, err = a.Append(records.KindToolStart, map[string]any{})
 	var me *caps.MismatchError
 	require.ErrorAs(t, err, &me)
-	require.Equal(t, before, records())
+	require.Equal(t, before, rowCount())
 
 	// Cleared: the next host to write records its own.
 	exec(t, pg.URL, `UPDATE walletgate_wallets SET caps = ''`)
 	b, err := pgstate.Open(context.Background(), opts("b", limits(1000), false))
 	require.NoError(t, err)
 	defer b.Close()
-	_, err = b.Append(journal.KindToolStart, map[string]any{})
+	_, err = b.Append(records.KindToolStart, map[string]any{})
 	require.NoError(t, err)
-	_, err = a.Append(journal.KindToolStart, map[string]any{})
+	_, err = a.Append(records.KindToolStart, map[string]any{})
 	require.ErrorAs(t, err, &me, "b's caps are now the wallet's")
 }
 
@@ -423,9 +424,9 @@ func TestACheckpointOfANewerStateFormatIsRefused(t *testing.T) {
 	exec(t, pg.URL, `UPDATE walletgate_checkpoints SET live = '{"caps":null,"pending":null,"reservations":null,"sessions":null,"latest":"0001-01-01T00:00:00Z"}'`)
 	_, err = pgstate.Open(context.Background(), pgstate.Options{URL: pg.URL, ChainID: 1337, Genesis: chainGenesis, Address: wallet, Session: "b"})
 	require.NoError(t, err, "an unversioned state is read")
-	exec(t, pg.URL, `UPDATE walletgate_checkpoints SET live = jsonb_set(live, '{v}', to_jsonb($1::int))`, journal.StateVersion+1)
+	exec(t, pg.URL, `UPDATE walletgate_checkpoints SET live = jsonb_set(live, '{v}', to_jsonb($1::int))`, records.StateVersion+1)
 	_, err = pgstate.Open(context.Background(), pgstate.Options{URL: pg.URL, ChainID: 1337, Genesis: chainGenesis, Address: wallet, Session: "c"})
 	var ue *journal.UnavailableError
 	require.ErrorAs(t, err, &ue)
-	require.Contains(t, ue.Reason, fmt.Sprintf("checkpoint state has format %d; this walletgate reads formats up to %d: upgrade walletgate", journal.StateVersion+1, journal.StateVersion))
+	require.Contains(t, ue.Reason, fmt.Sprintf("checkpoint state has format %d; this walletgate reads formats up to %d: upgrade walletgate", records.StateVersion+1, records.StateVersion))
 }

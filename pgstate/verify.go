@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/walletgate/walletgate/journal"
+	"github.com/walletgate/walletgate/journal/records"
 )
 
 // ChainError is the first record of a wallet's chain that does not verify.
@@ -77,13 +78,13 @@ func (r *Recorder) Verify(ctx context.Context) (uint64, error) {
 // it. A host's process ids mean nothing on another host, so age is the only
 // test; olderThan must exceed the engine's confirm bound plus the clock
 // difference between hosts. Each release is a cap_correct record negating
-// the reservation, dated like it, with Reason journal.ReasonPhantom, and a
-// nonce_free record for each nonce it still holds (journal.FreeNonces).
-func (r *Recorder) ReleasePhantoms(olderThan time.Duration) ([]journal.OpenReservation, error) {
-	var released []journal.OpenReservation
-	err := r.Update(func(live *journal.Live, appendRecord journal.AppendFunc) error {
+// the reservation, dated like it, with Reason records.ReasonPhantom, and a
+// nonce_free record for each nonce it still holds (records.FreeNonces).
+func (r *Recorder) ReleasePhantoms(olderThan time.Duration) ([]records.OpenReservation, error) {
+	var released []records.OpenReservation
+	err := r.Update(func(live *records.Live, appendRecord records.AppendFunc) error {
 		released = released[:0]
-		var gone []journal.OpenReservation
+		var gone []records.OpenReservation
 		for _, o := range live.Reservations {
 			if o.Session != r.session && r.now().Sub(o.At) > olderThan {
 				gone = append(gone, o)
@@ -98,10 +99,10 @@ func (r *Recorder) ReleasePhantoms(olderThan time.Duration) ([]journal.OpenReser
 				}
 				neg[asset] = n.Neg(n).String()
 			}
-			if _, err := appendRecord(journal.KindCapCorrect, journal.CapChange{V: journal.Version, ID: o.ID, At: o.At, Change: neg, Reason: journal.ReasonPhantom}); err != nil {
+			if _, err := appendRecord(records.KindCapCorrect, records.CapChange{V: records.Version, ID: o.ID, At: o.At, Change: neg, Reason: records.ReasonPhantom}); err != nil {
 				return err
 			}
-			if err := journal.FreeNonces(live, appendRecord, o.ID, r.now().UTC()); err != nil {
+			if err := records.FreeNonces(live, appendRecord, o.ID, r.now().UTC()); err != nil {
 				return err
 			}
 			released = append(released, o)

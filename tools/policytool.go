@@ -169,8 +169,8 @@ func (s *Server) dayWindowNote() string {
 		return "per-day spend (rolling 24 h), nonces and open transactions are kept in the PostgreSQL database " + s.shared + ", shared by every walletgate on this wallet and chain on any host, and survive restarts"
 	case s.journal != nil && s.service:
 		return "per-day spend (rolling 24 h) is kept in the service's journal, shared by every session of this service, and survives restarts"
-	case s.journal != nil:
-		return "per-day spend (rolling 24 h) is kept in the journal at " + s.journal.Path() + ", shared by every walletgate on this wallet and chain, and survives restarts"
+	case s.journalAt != "":
+		return "per-day spend (rolling 24 h) is kept in the journal at " + s.journalAt + ", shared by every walletgate on this wallet and chain, and survives restarts"
 	}
 	return "per-day spend is counted in this process only (rolling 24 h): no journal is configured"
 }

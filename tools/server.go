@@ -57,6 +57,9 @@ type Deps struct {
 	// shared by every host on the wallet); Journal still keeps this
 	// process's call records. Describe, when it has one, says where.
 	Recorder engine.Recorder
+	// JournalPath, with a Recorder read from a journal file (a
+	// journal.Snapshot: `walletgate policy`), is that file.
+	JournalPath string
 	// Approvals holds the previews a person approves in human mode (the
 	// page and the terminal read its Broker); the server joins it for its
 	// lifetime (Close leaves). Without it, human mode offers no write tools.
@@ -105,6 +108,7 @@ type Server struct {
 
 	journal    *journal.Journal
 	journalErr error
+	journalAt  string        // Deps.JournalPath, or the journal's path
 	shared     string        // where the shared state is kept (Deps.Recorder), or ""
 	confirm    *confirm.Mode // how a confirm is allowed: token, elicitation or the person
 	session    string
@@ -178,7 +182,10 @@ func New(d Deps) *Server {
 	if s.caps.assets == nil {
 		s.caps.assets = map[common.Address]asset{}
 	}
-	s.journal, s.journalErr, s.session = d.Journal, d.JournalErr, d.Session
+	s.journal, s.journalErr, s.session, s.journalAt = d.Journal, d.JournalErr, d.Session, d.JournalPath
+	if d.Journal != nil {
+		s.journalAt = d.Journal.Path()
+	}
 	if dr, ok := d.Recorder.(interface{ Describe() string }); ok {
 		s.shared = dr.Describe()
 	}

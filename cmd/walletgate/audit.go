@@ -1,11 +1,9 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"sort"
@@ -13,8 +11,8 @@ import (
 	"time"
 
 	"github.com/walletgate/walletgate/journal"
+	"github.com/walletgate/walletgate/journal/audit"
 	"github.com/walletgate/walletgate/policy"
-	"github.com/walletgate/walletgate/tools"
 )
 
 // cmdAudit is `walletgate audit verify|show|repair`.
@@ -24,14 +22,14 @@ func cmdAudit(argv []string, stdout, stderr io.Writer) error {
 		return usagef(use)
 	}
 	cmd, rest := argv[0], argv[1:]
-	var opts showOptions
+	var opts audit.Options
 	var args []string
 	for _, a := range rest {
 		switch {
 		case cmd == "show" && a == "--json":
-			opts.json = true
+			opts.JSON = true
 		case cmd == "show" && a == "--base-units":
-			opts.baseUnits = true
+			opts.BaseUnits = true
 		case strings.HasPrefix(a, "-"):
 			return usagef("unknown flag %q; %s", a, use)
 		default:
@@ -56,7 +54,7 @@ func cmdAudit(argv []string, stdout, stderr io.Writer) error {
 	case "repair":
 		return auditRepair(files, stdout)
 	}
-	return auditShow(files, opts, stdout)
+	return audit.Show(stdout, files, opts)
 }
 
 // journalFiles is the file named (a journal.jsonl, or a state directory of
@@ -141,7 +139,7 @@ func verifyHint(f string, err error) string {
 	if errors.As(err, &ue) {
 		return "What to do: " + ue.Fix
 	}
-	if strings.Contains(err.Error(), "incomplete last line") {
+	if be := (*journal.BrokenError)(nil); errors.As(err, &be) && be.Torn {
 		return fmt.Sprintf("The last write was cut short: `walletgate audit repair %s` cuts that incomplete line (and only that), keeping the day window.", f)
 	}
 	return "Restore the named file from a backup; or move the state directory aside to start anew (which resets the per-day caps)."
@@ -165,41 +163,5 @@ func auditRepair(files []string, stdout io.Writer) error {
 	if failed > 0 {
 		return fmt.Errorf("%d of %d journals could not be repaired: audit repair only cuts an incomplete final line; run `walletgate audit verify` to see what else is wrong", failed, len(files))
 	}
-	return nil
-}
-
-// cmdPolicy explains in plain text what an assistant connected with the
-// current environment may do right now.
-func cmdPolicy(argv []string, stdout, stderr io.Writer) error {
-	dev := len(argv) == 1 && argv[0] == "--dev"
-	if len(argv) > 0 && !dev {
-		return usagef("usage: walletgate policy [--dev]")
-	}
-	cfg, err := policy.Load(os.Environ())
-	if err != nil {
-		return err
-	}
-	// The same namespace as the server's: the node is asked for its chain
-	// id and genesis, as at a start.
-	var n *node
-	if !dev {
-		n = openNode(context.Background(), cfg)
-		defer n.close()
-	}
-	var deps tools.Deps
-	cleanup, err := wireOnItsChain(context.Background(), cfg, dev, n, slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})), nil,
-		func(d tools.Deps, _ string, ready func() error) error {
-			deps = d
-			return ready()
-		})
-	defer cleanup()
-	if err != nil {
-		return err
-	}
-	text, err := tools.New(deps).PolicyText(context.Background())
-	if err != nil {
-		return err
-	}
-	fmt.Fprintln(stdout, text) // it says so when writes are refused for an unusable journal
 	return nil
 }

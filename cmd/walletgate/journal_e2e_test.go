@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"bytes"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -116,4 +118,64 @@ func TestAuditCommandsAndARestartKeepTheDay(t *testing.T) {
 	require.True(t, strings.HasPrefix(text(res), "LEDGER_UNAVAILABLE: "), text(res))
 	bal := c3.callTool("wallet_balance", map[string]any{})
 	require.Nil(t, bal["isError"])
+}
+
+// TestPolicyWritesNothing: `walletgate policy` reads the journal the server
+// keeps (the day's spend is in its answer) and changes nothing under the
+// state directory — no record, no head, no lock file, no binding, no
+// modification time — and on a state directory with no journal yet it
+// creates none.
+func TestPolicyWritesNothing(t *testing.T) {
+	info := startDevnet(t)
+	state := t.TempDir()
+	env := capsEnv(info, state)
+	policy := func() string { return runPolicy(t, env) }
+	require.Contains(t, policy(), "USDT per day: 0 / 100, 100 left")
+	entries, err := os.ReadDir(state)
+	require.NoError(t, err)
+	require.Empty(t, entries, "policy created nothing in an empty state directory")
+
+	c := startServer(t, env)
+	c.initialize()
+	args := map[string]any{"to": "0x00000000000000000000000000000000000e2e05", "amount": "30", "asset": "USDT"}
+	args["confirm"] = c.callTool("wallet_send", args)["structuredContent"].(map[string]any)["confirm_token"]
+	require.Equal(t, "confirmed", c.callTool("wallet_send", args)["structuredContent"].(map[string]any)["status"])
+	c.stdin.Close()
+	require.NoError(t, c.cmd.Wait())
+
+	before, times := stateFiles(t, state), modTimes(t, state)
+	require.NotEmpty(t, before)
+	out := policy()
+	require.Contains(t, out, "USDT per day: 30 / 100, 70 left", "the day's spend is read from the journal")
+	require.Contains(t, out, "kept in the journal")
+	require.Equal(t, before, stateFiles(t, state), "policy changed no byte under the state directory")
+	require.Equal(t, times, modTimes(t, state), "policy touched no file or directory")
+}
+
+// runPolicy runs `walletgate policy` in env and returns what it printed.
+func runPolicy(t *testing.T, env []string) string {
+	t.Helper()
+	cmd := exec.Command(binary, "policy")
+	cmd.Env = env
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	return string(out)
+}
+
+// modTimes are the modification times of everything under dir, itself
+// included.
+func modTimes(t *testing.T, dir string) map[string]time.Time {
+	t.Helper()
+	times := map[string]time.Time{}
+	require.NoError(t, filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := d.Info()
+		if err == nil {
+			times[p] = fi.ModTime()
+		}
+		return err
+	}))
+	return times
 }

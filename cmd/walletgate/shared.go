@@ -43,6 +43,9 @@ type sharedBackend interface {
 	open(ctx context.Context, cfg policy.Config, chainID uint64, genesis common.Hash, wallet common.Address, session, signerKind, capsInForce string, logger *slog.Logger) (sharedRecorder, error)
 	// verify is `audit verify` of the database (and the local journals).
 	verify(cfg policy.Config, stdout io.Writer) error
+	// view opens the wallet's shared state on the chain for reading only
+	// (`walletgate policy`): nothing is written to the database.
+	view(ctx context.Context, cfg policy.Config, chainID uint64, genesis common.Hash, wallet common.Address) (sharedRecorder, error)
 }
 
 // sharedRecorder is the engine's recorder on the shared state.

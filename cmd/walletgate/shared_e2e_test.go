@@ -274,3 +274,52 @@ func TestHostWithOtherCapsOnASharedWalletWritesNothing(t *testing.T) {
 	res = c.callTool("wallet_send", map[string]any{"to": to.Hex(), "amount": "0.03", "asset": "ETH"})
 	require.Equal(t, "CAP_EXCEEDED", refusalCode(res), "the shared day holds A's send: %s", text(res))
 }
+
+// dbRows is every row walletgate keeps in the shared database, as text: what
+// a read-only command must leave as it was. An empty database has none (and
+// no tables).
+func dbRows(t *testing.T, url string) string {
+	t.Helper()
+	c, err := pgx.Connect(context.Background(), url)
+	require.NoError(t, err)
+	defer c.Close(context.Background())
+	var exists bool
+	require.NoError(t, c.QueryRow(context.Background(), `SELECT to_regclass('walletgate_schema') IS NOT NULL`).Scan(&exists))
+	if !exists {
+		return ""
+	}
+	var all string
+	for _, table := range []string{"walletgate_schema", "walletgate_wallets", "walletgate_records", "walletgate_checkpoints"} {
+		var rows string
+		require.NoError(t, c.QueryRow(context.Background(), `SELECT coalesce(string_agg(t::text, E'\n' ORDER BY t::text), '') FROM `+table+` t`).Scan(&rows))
+		all += table + ":\n" + rows + "\n"
+	}
+	return all
+}
+
+// `walletgate policy` on the shared state reads the day from the database
+// and writes nothing to it: not on an empty database (no schema is made),
+// not after a host's send (no session, no wallet row, no checkpoint).
+func TestPolicyWritesNothingToTheSharedState(t *testing.T) {
+	info := startDevnet(t)
+	pg := pgtest.Start(t)
+	env := sharedEnv(t, info.RPC, info.KeyFile, pg.URL)
+	policy := func() string { return runPolicy(t, env) }
+	require.Contains(t, policy(), "USDT per day: 0 / 50, 50 left")
+	require.Empty(t, dbRows(t, pg.URL), "policy made no schema in an empty database")
+
+	c := startServer(t, env)
+	c.initialize()
+	args := map[string]any{"to": "0x00000000000000000000000000000000000e2e21", "amount": "3", "asset": "USDT"}
+	args["confirm"] = c.callTool("wallet_send", args)["structuredContent"].(map[string]any)["confirm_token"]
+	require.Equal(t, "confirmed", c.callTool("wallet_send", args)["structuredContent"].(map[string]any)["status"])
+	c.stdin.Close()
+	require.NoError(t, c.cmd.Wait())
+
+	before := dbRows(t, pg.URL)
+	require.NotEmpty(t, before)
+	out := policy()
+	require.Contains(t, out, "USDT per day: 3 / 50, 47 left", "the day is read from the database")
+	require.Contains(t, out, "PostgreSQL database")
+	require.Equal(t, before, dbRows(t, pg.URL), "policy wrote nothing to the database")
+}

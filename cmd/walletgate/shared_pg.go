@@ -41,6 +41,14 @@ func (pgBackend) verify(cfg policy.Config, stdout io.Writer) error {
 	return auditVerifyShared(cfg, stdout)
 }
 
+func (pgBackend) view(ctx context.Context, cfg policy.Config, chainID uint64, genesis common.Hash, wallet common.Address) (sharedRecorder, error) {
+	r, err := pgstate.Open(ctx, pgstate.Options{URL: cfg.StateURL, PasswordFile: cfg.StatePasswordFile, ChainID: chainID, Genesis: genesis, Address: wallet, ReadOnly: true})
+	if err != nil {
+		return nil, err // never a typed nil in the interface
+	}
+	return r, nil
+}
+
 // phantomAge is how old another host's reservation with nothing signed
 // must be before a start releases it: the engine signs nothing past its
 // confirm bound, and the margin covers hosts' clocks differing.

@@ -1,4 +1,4 @@
-package journal
+package records
 
 // The live state: what walletgate needs of its history, folded record by
 // record, and what a checkpoint holds. Rules of this file:
@@ -308,6 +308,30 @@ func (l *Live) compact() {
 	sort.SliceStable(l.Caps, func(i, j int) bool { return l.Caps[i].Seq < l.Caps[j].Seq })
 }
 
+// Seq is the seq of the last record folded into l, or of the checkpoint it
+// was restored from (0: none).
+func (l *Live) Seq() uint64 { return l.seq }
+
+// Legacy says l was restored from an unversioned checkpoint, which may
+// lack what the oldest format did not keep (stateformat.go): its journal
+// folds the whole history again.
+func (l *Live) Legacy() bool { return l.legacy }
+
+// Compact prunes l and orders its cap changes as a snapshot holds them.
+func (l *Live) Compact() { l.compact() }
+
+// KeepPast is l going on past the unversioned checkpoint seq that
+// follows what l folded: l keeps its own fold, compacted as that
+// checkpoint's writer compacted it, and seq counts as folded.
+func (l *Live) KeepPast(seq uint64) {
+	l.compact()
+	l.seq = seq
+}
+
+// Restore replaces l with the state of checkpoint seq (a Snapshot, of this
+// format or an earlier one).
+func (l *Live) Restore(raw json.RawMessage, seq uint64) error { return l.restore(raw, seq) }
+
 // ReadState decodes a state Snapshot returned, stored elsewhere (pgstate
 // keeps one in its database). A format above StateVersion is refused: this
 // code would drop what it does not know of it.
@@ -320,7 +344,7 @@ func ReadState(raw json.RawMessage) (Live, error) {
 
 // restore replaces l with the state of checkpoint seq.
 func (l *Live) restore(raw json.RawMessage, seq uint64) error {
-	version, err := stateVersion(raw)
+	version, err := StateFormat(raw)
 	if err != nil {
 		return err
 	}

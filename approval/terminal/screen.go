@@ -1,6 +1,6 @@
-package main
+package terminal
 
-// What `walletgate approvals` prints: a preview in the order a person
+// What the approvals terminal prints: a preview in the order a person
 // decides on it, the same as the approval page (network, action, who
 // receives in full, amounts, fee, swap details, caps left, simulation,
 // wallet, warnings), right above the prompt, with every fact the model was
@@ -12,8 +12,6 @@ package main
 
 import (
 	"fmt"
-	"io"
-	"os"
 	"strings"
 	"time"
 	"unicode"
@@ -259,14 +257,4 @@ func sanitize(s string) string {
 		}
 		return r
 	}, s)
-}
-
-// isTerminal reports whether w is a character device (a terminal).
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }

@@ -1,4 +1,4 @@
-package journal
+package records
 
 // The format of the live state a checkpoint holds. Rules of this file:
 //
@@ -7,7 +7,7 @@ package journal
 //     Live or in any type it holds) is a new StateVersion:
 //     TestStateShapeIsVersioned fails until it is bumped, the shape before
 //     it is added to legacyShapes (or a projection for it), and a golden
-//     journal of the old format is kept under testdata.
+//     journal of the old format is kept under journal/testdata.
 //   - A checkpoint is checked against the state its writer held: for this
 //     format, the live state folded from all history (restoring only
 //     checkpoints of a known version); for the unversioned checkpoints of
@@ -60,9 +60,9 @@ type versionedState struct {
 	Live
 }
 
-// stateVersion is the "v" of a checkpoint's state: 0 when it has none (a
-// build before versions wrote it).
-func stateVersion(raw json.RawMessage) (int, error) {
+// StateFormat is the "v" of a checkpoint's state: 0 when it has none (a
+// build before versions wrote it). A format above StateVersion is an error.
+func StateFormat(raw json.RawMessage) (int, error) {
 	var v struct {
 		V *int `json:"v"`
 	}
@@ -78,10 +78,10 @@ func stateVersion(raw json.RawMessage) (int, error) {
 	return *v.V, nil
 }
 
-// matchesShape reports whether a checkpoint's state got is want (a state
+// MatchesShape reports whether a checkpoint's state got is want (a state
 // of this format, as Snapshot returns it) in the shape of format version
 // (0: unversioned, in the shape of any of the builds before versions).
-func matchesShape(want, got json.RawMessage, version int) bool {
+func MatchesShape(want, got json.RawMessage, version int) bool {
 	if version == StateVersion {
 		return sameJSON(want, got)
 	}
@@ -150,4 +150,12 @@ func dropPath(v any, path string) {
 			dropPath(e, string(rest))
 		}
 	}
+}
+
+func sameJSON(a, b []byte) bool {
+	var x, y bytes.Buffer
+	if json.Compact(&x, a) != nil || json.Compact(&y, b) != nil {
+		return false
+	}
+	return bytes.Equal(x.Bytes(), y.Bytes())
 }

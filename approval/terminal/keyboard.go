@@ -1,7 +1,7 @@
-package main
+package terminal
 
-// The person's keys in `walletgate approvals`, read from a terminal in raw
-// mode (golang.org/x/term). Rules:
+// The person's keys, read from a terminal in raw mode (console.go puts it
+// there; tests feed bytes). Rules:
 //   - A key counts only while a prompt is showing, and only then is it
 //     echoed. Keys typed at any other time (a second "a" meant for the
 //     preview before) are dropped unseen: they can neither decide the next
@@ -13,18 +13,17 @@ package main
 //   - Ctrl-C and Ctrl-D end the session (raw mode turns off the signals).
 
 import (
-	"os"
-	"strings"
+	"io"
 	"sync"
 	"unicode/utf8"
-
-	"golang.org/x/term"
 )
 
 // keyboard reads a terminal's keys; safe for one reader goroutine and the
 // terminal's own goroutine.
 type keyboard struct {
-	f *os.File // the terminal: read from, echoed to
+	in     io.Reader // the keys
+	echoTo io.Writer // where a key typed at a prompt is echoed
+	flush  func()    // discards what was typed and not read yet; nil: nothing to do
 
 	mu     sync.Mutex
 	open   bool // a prompt is showing
@@ -34,16 +33,12 @@ type keyboard struct {
 	lines  chan string // at most one line: the open prompt's
 }
 
-// startKeyboard puts f in raw mode and reads it; restore puts the terminal
-// back as it was.
-func startKeyboard(f *os.File) (k *keyboard, restore func(), err error) {
-	old, err := term.MakeRaw(int(f.Fd()))
-	if err != nil {
-		return nil, nil, err
-	}
-	k = &keyboard{f: f, lines: make(chan string, 1)}
+// startKeyboard reads the keys of in (a terminal in raw mode) until its
+// end, echoing to echo.
+func startKeyboard(in io.Reader, echo io.Writer, flush func()) *keyboard {
+	k := &keyboard{in: in, echoTo: echo, flush: flush, lines: make(chan string, 1)}
 	go k.read()
-	return k, func() { _ = term.Restore(int(f.Fd()), old) }, nil
+	return k
 }
 
 // Lines yields each line typed at an open prompt; it is closed at the end
@@ -52,7 +47,9 @@ func (k *keyboard) Lines() <-chan string { return k.lines }
 
 // Prompt opens a prompt: what was typed before no longer counts.
 func (k *keyboard) Prompt() {
-	flushTypeahead(k.f)
+	if k.flush != nil {
+		k.flush()
+	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	select {
@@ -65,7 +62,7 @@ func (k *keyboard) Prompt() {
 func (k *keyboard) read() {
 	buf := make([]byte, 256)
 	for {
-		n, err := k.f.Read(buf)
+		n, err := k.in.Read(buf)
 		for _, b := range buf[:n] {
 			if end := k.key(b); end {
 				break // the rest was typed with the Enter: before any next prompt
@@ -124,7 +121,7 @@ func (k *keyboard) key(b byte) (end bool) {
 	return false
 }
 
-func (k *keyboard) echo(s string) { _, _ = k.f.WriteString(s) }
+func (k *keyboard) echo(s string) { _, _ = io.WriteString(k.echoTo, s) }
 
 func (k *keyboard) close() {
 	k.mu.Lock()
@@ -137,15 +134,4 @@ func (k *keyboard) closeLocked() {
 		k.closed = true
 		close(k.lines)
 	}
-}
-
-// crlf writes to a terminal in raw mode, where a newline no longer returns
-// the carriage by itself.
-type crlf struct{ f *os.File }
-
-func (c crlf) Write(p []byte) (int, error) {
-	if _, err := c.f.WriteString(strings.ReplaceAll(string(p), "\n", "\r\n")); err != nil {
-		return 0, err
-	}
-	return len(p), nil
 }

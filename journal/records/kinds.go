@@ -1,4 +1,4 @@
-package journal
+package records
 
 // The record kinds walletgate writes, each a Go type that is both written and
 // read: a writer appends the type, a reader decodes the same type (Decode), so
