@@ -24,6 +24,7 @@ import (
 	"github.com/walletgate/walletgate/approval"
 	"github.com/walletgate/walletgate/caps"
 	"github.com/walletgate/walletgate/chain"
+	"github.com/walletgate/walletgate/chain/uniswap"
 	"github.com/walletgate/walletgate/engine"
 	"github.com/walletgate/walletgate/gate"
 	"github.com/walletgate/walletgate/internal/schemacheck"
@@ -99,8 +100,7 @@ type Server struct {
 	engine *engine.Engine
 	ledger *caps.Ledger // the engine's
 
-	swapsDisabled string
-	code          codeChecked
+	swaps *uniswap.Swapper
 
 	journal    *journal.Journal
 	journalErr error
@@ -171,7 +171,6 @@ func New(d Deps) *Server {
 	if s.now == nil {
 		s.now = time.Now
 	}
-	s.swapsDisabled = d.SwapsOff
 	for _, t := range policy.KnownTokens(s.chainID) {
 		s.chain.Remember(chain.TokenMeta{Address: t.Address, Decimals: t.Decimals, Symbol: t.Symbol, Name: t.Name})
 	}
@@ -211,6 +210,9 @@ func New(d Deps) *Server {
 		Session: s.session, Logger: s.log, Now: s.now,
 	})
 	s.ledger = s.engine.Ledger()
+	weth, _ := policy.TokenBySymbol(s.chainID, "WETH")
+	s.swaps = uniswap.New(uniswap.Config{Chain: s.chain, Engine: s.engine, Deployment: s.network.Uniswap, WETH: weth.Address,
+		Network: s.network.Name, Off: d.SwapsOff, Deadline: s.cfg.ConfirmTTL + 10*time.Minute, Now: s.now})
 	return s
 }
 
@@ -290,7 +292,7 @@ func (s *Server) writeTools() []Tool {
 // step that enables them, never a protocol error for an unknown tool. On a
 // network with no known Uniswap there is nothing to enable; they are not
 // listed.
-func (s *Server) offerSwaps() bool { return s.swapsOff() == "" || s.swapsDisabled != "" }
+func (s *Server) offerSwaps() bool { return s.swaps.Off() == "" || s.swaps.Disabled() != "" }
 
 // writesEnabled reports whether write tools are offered.
 func (s *Server) writesEnabled() bool { return s.writesDisabledReason() == "" }
