@@ -205,7 +205,7 @@ func New(d Deps) *Server {
 		Chain: s.chain, Signer: s.signer, Address: s.address, Gate: s.gate,
 		Limits: d.Caps.Limits, Capped: resolved, AllowUncapped: s.cfg.AllowUncappedTokens, HumanAbove: d.Caps.HumanAbove, Known: known,
 		Journal: d.Journal, JournalErr: d.JournalErr, Recorder: d.Recorder,
-		Allowed: s.writeAllowed, Asset: s.displayAsset,
+		Rules:         &policy.WriteRules{Off: s.writesDisabledReason(), Network: s.network, AllowMainnet: s.cfg.AllowMainnet, AllowTo: s.cfg.AllowTo},
 		Confirmations: s.cfg.Confirmations, ReceiptTimeout: s.cfg.ReceiptTimeout,
 		Session: s.session, Logger: s.log, Now: s.now,
 	})
@@ -299,17 +299,7 @@ func (s *Server) writesEnabled() bool { return s.writesDisabledReason() == "" }
 
 // writesDisabledReason says why write tools are not offered, or "".
 func (s *Server) writesDisabledReason() string {
-	switch {
-	case s.signer == nil:
-		return "no key is configured (watch-only); set WALLETGATE_KEYSTORE and WALLETGATE_PASSWORD_FILE, or WALLETGATE_KEY_FILE"
-	case s.cfg.Tools == "read":
-		return "the operator set WALLETGATE_TOOLS=read"
-	case s.cfg.Confirm == policy.ConfirmHuman && s.approvals == nil:
-		return "confirmation mode human needs the approval page or the approvals socket, and neither could be started (see walletgate's log); writes stay off rather than fall back to token confirmation"
-	case s.cfg.Confirm != "" && s.cfg.Confirm != policy.DefaultConfirm && s.cfg.Confirm != policy.ConfirmElicit && s.cfg.Confirm != policy.ConfirmHuman:
-		return "confirmation mode " + s.cfg.Confirm + " is not known; writes stay off rather than fall back to token confirmation (set WALLETGATE_CONFIRM=token, human or elicit)"
-	}
-	return ""
+	return policy.WritesOff(s.cfg, s.signer != nil, s.approvals != nil)
 }
 
 // writeTool builds a destructive tool; its output schema (a preview or an

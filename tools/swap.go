@@ -279,9 +279,6 @@ type legPreview struct {
 type swapPreviewResult = previewOf[swapPreview]
 
 func (s *Server) previewSwap(ctx context.Context, in swapIntent) (*mcp.CallToolResult, *Refusal) {
-	if ref := s.writeAllowed(nil); ref != nil {
-		return nil, ref
-	}
 	b, ref := s.swaps.Build(ctx, in.Swap)
 	if ref != nil {
 		return nil, ref

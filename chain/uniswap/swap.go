@@ -214,11 +214,17 @@ type Built struct {
 	Block     uint64   // the block the legs were simulated against
 }
 
-// Build quotes sw and builds its plan on the engine: the legs, their
+// Build checks the operator's rules, quotes sw and builds its plan on the
+// engine: the legs, their
 // simulation and caps check, the expected effects, the minimum output, and
 // the hooks the confirm runs (the allowance re-check, the undo of an
 // approval, the receipt check).
 func (s *Swapper) Build(ctx context.Context, sw Swap) (*Built, *engine.Refusal) {
+	// Policy first: a swap gives value to no one but the router, which is
+	// walletgate's own table's, and brings its output back to the wallet.
+	if ref := s.c.Engine.Allowed(nil); ref != nil {
+		return nil, ref
+	}
 	u := s.c.Deployment
 	router := u.SwapRouter02
 	tokenIn := s.RouterIn(sw.In)
