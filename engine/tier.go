@@ -6,8 +6,8 @@ package engine
 // per asset, plus the new write must stay at or below the threshold, checked
 // inside the reservation's locked step so that concurrent confirms, in one
 // process or several, cannot pass it together. Splitting a payment does not
-// pass it; what walletgate cannot bound never goes by token (tools decides
-// that at preview).
+// pass it; what walletgate cannot bound never goes by token (Tier decides
+// that at preview). The rule is policy.Tier, at preview and here.
 
 import (
 	"errors"
