@@ -2,6 +2,7 @@ package chain
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"math/big"
@@ -156,3 +157,20 @@ func decodeTransfers(logs []logJSON) []Transfer {
 
 // BalanceOfData is the calldata of balanceOf(owner).
 func BalanceOfData(owner common.Address) []byte { return pack("balanceOf", owner) }
+
+// AllowanceView is token.allowance(owner, spender) as a View.
+func AllowanceView(token, owner, spender common.Address) *View {
+	return &View{To: token, Data: pack("allowance", owner, spender)}
+}
+
+// DecodeUint256 decodes a view's single uint256 answer.
+func DecodeUint256(ret []byte) (*big.Int, error) { return decodeUint256(ret) }
+
+// Allowance reads token.allowance(owner, spender) at the latest block.
+func (c *Client) Allowance(ctx context.Context, token, owner, spender common.Address) (*big.Int, error) {
+	var out hexutil.Bytes
+	if err := c.call(ctx, &out, "eth_call", map[string]any{"to": token, "input": pack("allowance", owner, spender)}, "latest"); err != nil {
+		return nil, asRevert(err)
+	}
+	return decodeUint256(out)
+}

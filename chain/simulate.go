@@ -8,6 +8,7 @@ package chain
 // in words before any request.
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"sync/atomic"
@@ -94,4 +95,43 @@ func (c *Client) simulateV1Error(err error) error {
 		return ErrNoSimulateV1
 	}
 	return err
+}
+
+// SimResult is one call's outcome in a multi-call simulation.
+type SimResult struct {
+	GasUsed uint64 // the gas the call needs: the peak before refunds, where the node reports it
+	Return  []byte
+	Revert  *RevertError // nil when the call succeeded
+}
+
+// SimulateSequence executes calls one after another on top of the latest
+// state (each sees the previous one's effects) with eth_simulateV1, without
+// fee or nonce validation. It is how a plan with an approval followed by a
+// swap is simulated before anything is signed.
+func (c *Client) SimulateSequence(ctx context.Context, calls []Call) ([]SimResult, error) {
+	if err := c.simulateOffered(); err != nil {
+		return nil, err
+	}
+	el, decode := tracedElem(calls, false)
+	elems := []rpc.BatchElem{el}
+	if err := c.batch(ctx, elems); err != nil {
+		return nil, err
+	}
+	if err := elems[0].Error; err != nil {
+		return nil, c.simulateV1Error(err)
+	}
+	res, err := decode()
+	return simResults(res), err
+}
+
+// simResults drops what a simulation moved, keeping each call's result.
+func simResults(ts []Traced) []SimResult {
+	if ts == nil {
+		return nil
+	}
+	out := make([]SimResult, len(ts))
+	for i, t := range ts {
+		out[i] = t.SimResult
+	}
+	return out
 }

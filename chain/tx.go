@@ -190,16 +190,36 @@ func EstimateView(call Call) *View {
 	return &View{To: call.To, Estimate: &call}
 }
 
-func (v *View) elem() rpc.BatchElem {
+func (v *View) elem() rpc.BatchElem { return v.elemAt("latest") }
+
+// elemAt is the view's batch element, read at block.
+func (v *View) elemAt(block string) rpc.BatchElem {
 	switch {
 	case v.Sim != nil:
-		return rpc.BatchElem{Method: "eth_call", Args: []any{v.Sim.toArg(), "latest"}, Result: &v.out}
+		return rpc.BatchElem{Method: "eth_call", Args: []any{v.Sim.toArg(), block}, Result: &v.out}
 	case v.Estimate != nil:
 		return rpc.BatchElem{Method: "eth_estimateGas", Args: []any{v.Estimate.toArg()}, Result: &v.gas}
 	case v.Code:
-		return rpc.BatchElem{Method: "eth_getCode", Args: []any{v.To, "latest"}, Result: &v.out}
+		return rpc.BatchElem{Method: "eth_getCode", Args: []any{v.To, block}, Result: &v.out}
 	}
-	return rpc.BatchElem{Method: "eth_call", Args: []any{map[string]any{"to": v.To, "input": hexutil.Bytes(v.Data)}, "latest"}, Result: &v.out}
+	return rpc.BatchElem{Method: "eth_call", Args: []any{map[string]any{"to": v.To, "input": hexutil.Bytes(v.Data)}, block}, Result: &v.out}
+}
+
+// ViewsAt reads views at block, in one round trip; each view's own failure
+// (a revert is *RevertError) is left in its Err.
+func (c *Client) ViewsAt(ctx context.Context, block uint64, views ...*View) error {
+	at := hexutil.EncodeUint64(block)
+	elems := make([]rpc.BatchElem, len(views))
+	for i, v := range views {
+		elems[i] = v.elemAt(at)
+	}
+	if err := c.batch(ctx, elems); err != nil {
+		return err
+	}
+	for i, v := range views {
+		v.done(elems[i])
+	}
+	return nil
 }
 
 func (v *View) done(e rpc.BatchElem) {

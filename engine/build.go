@@ -179,6 +179,9 @@ func (e *Engine) BuildTraced(ctx context.Context, p *Plan, views ...*chain.View)
 	if err := e.ledger.Check(spend); err != nil {
 		return st, e.capsRefusal(err, p.Fee())
 	}
+	if ref := e.exposureAllowed(&ch); ref != nil {
+		return st, ref
+	}
 	p.Traced, p.Spend = &ch, spend
 	return st, nil
 }

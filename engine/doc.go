@@ -1,8 +1,9 @@
 // Package engine is walletgate's write pipeline, one sequence for every write
 // kind, with no MCP in it. A write kind parses its arguments into an intent
 // and builds a Plan (the legs to send, what they spend, the effects a receipt
-// must show, what to re-check at confirm); the engine builds and simulates
-// it, checks it against the caps and issues its confirmation; at confirm it
+// must show, what to re-check at confirm); the engine checks the operator's
+// rules (policy's pure decisions), builds and simulates it, checks its
+// effects against those rules and the caps, and issues its confirmation; at confirm it
 // consumes the token, asks (token / elicit / human, behind Asker), reserves
 // the caps with the transaction's nonce, re-reads and re-simulates, signs,
 // journals, broadcasts, waits, verifies and settles — and returns a typed

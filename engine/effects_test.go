@@ -94,7 +94,7 @@ func TestDrainerIsCaughtByItsEffects(t *testing.T) {
 	require.Nil(t, out)
 	require.NotNil(t, ref)
 	require.Equal(t, CodeEffectsChanged, ref.Code, ref.Message)
-	require.Contains(t, ref.Message, "30000000")
+	require.Contains(t, ref.Message, "moves 30 USDT out of the wallet, not 5", "the engine names the table's tokens itself")
 	require.Equal(t, nonce, b.nonce(), "nothing signed")
 	require.Zero(t, b.usdtOf(sink).Sign())
 	for _, u := range e.Ledger().Usage(b.dev.Contracts.USDT) {

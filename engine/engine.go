@@ -58,11 +58,9 @@ type Deps struct {
 	// PostgreSQL (package pgstate), or in tests a recorder that fails like a
 	// full disk.
 	Recorder Recorder
-	// Allowed is the policy check both calls of a write make, with the
-	// recipient checked against the allow-list (nil: the wallet itself).
-	Allowed func(to *common.Address) *Refusal
-	// Asset is the display of an asset by address, for refusals.
-	Asset func(common.Address) Asset
+	// Rules are the operator's rules every write obeys (policy.WriteAllowed),
+	// checked at preview, at confirm and on the effects; nil: none (tests).
+	Rules *policy.WriteRules
 
 	Confirmations  uint64
 	ReceiptTimeout time.Duration
@@ -84,8 +82,7 @@ type Engine struct {
 	rec     Recorder
 	recErr  error
 	store   *store
-	allowed func(*common.Address) *Refusal
-	asset   func(common.Address) Asset
+	rules   *policy.WriteRules
 	// humanAbove: what token-confirmed writes may spend in a day.
 	humanAbove map[common.Address]*big.Int
 	known      []common.Address // the table's tokens, probed in every trace
@@ -124,7 +121,7 @@ func (e *Engine) Drain(d time.Duration) bool {
 // New builds an engine.
 func New(d Deps) *Engine {
 	e := &Engine{chain: d.Chain, chainID: d.Chain.ChainID(), signer: d.Signer, address: d.Address, gate: d.Gate,
-		allowed: d.Allowed, asset: d.Asset, confirmations: d.Confirmations, receiptTimeout: d.ReceiptTimeout,
+		rules: d.Rules, confirmations: d.Confirmations, receiptTimeout: d.ReceiptTimeout,
 		bounds: d.Bounds, log: d.Logger, now: d.Now, recErr: d.JournalErr, humanAbove: d.HumanAbove, known: d.Known}
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)
@@ -143,12 +140,6 @@ func New(d Deps) *Engine {
 	}
 	if e.receiptTimeout <= 0 {
 		e.receiptTimeout = 60 * time.Second
-	}
-	if e.allowed == nil {
-		e.allowed = func(*common.Address) *Refusal { return nil }
-	}
-	if e.asset == nil {
-		e.asset = func(a common.Address) Asset { return Asset{Address: a, Symbol: a.Hex()} }
 	}
 	switch {
 	case d.Recorder != nil:

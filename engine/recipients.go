@@ -64,7 +64,7 @@ func (e *Engine) recipients(ch *Changes) []given {
 // recipientsAllowed checks the plan's named recipient and every address
 // ch gives value to against the operator's allow-list.
 func (e *Engine) recipientsAllowed(p *Plan, ch *Changes) *Refusal {
-	if ref := e.allowed(p.Recipient); ref != nil {
+	if ref := e.Allowed(p.Recipient); ref != nil {
 		return ref
 	}
 	for _, g := range e.recipients(ch) {
@@ -72,7 +72,7 @@ func (e *Engine) recipientsAllowed(p *Plan, ch *Changes) *Refusal {
 			continue
 		}
 		to := g.to
-		if ref := e.allowed(&to); ref != nil {
+		if ref := e.Allowed(&to); ref != nil {
 			return Refuse(ref.Code, "simulated, this write gives %s to %s. %s", g.what, to.Hex(), ref.Message).
 				Because("it gives %s to %s, which the operator's allow-list does not name", g.what, to.Hex())
 		}
@@ -95,7 +95,7 @@ func (e *Engine) receiptsAllowed(p *Plan, infos []*chain.TxInfo) []string {
 			continue
 		}
 		seen[to] = true
-		if e.allowed(&to) != nil {
+		if e.Allowed(&to) != nil {
 			bad = append(bad, fmt.Sprintf("the receipts show %s %s going to %s, which the operator's allow-list does not name", m.Amount, m.Symbol, to.Hex()))
 		}
 	}

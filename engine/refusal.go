@@ -6,6 +6,7 @@ import (
 
 	"github.com/walletgate/walletgate/chain"
 	"github.com/walletgate/walletgate/gate"
+	"github.com/walletgate/walletgate/policy"
 )
 
 // Refusal is a write refused with a stable code and a message that says what
@@ -43,9 +44,10 @@ func Refuse(code, format string, a ...any) *Refusal {
 
 // Refusal codes of the write path (besides the gate's, caps' and approval's).
 const (
-	CodeWritesDisabled      = "WRITES_DISABLED"
-	CodeMainnetNotAllowed   = "MAINNET_NOT_ALLOWED"
-	CodeRecipientNotAllowed = "RECIPIENT_NOT_ALLOWED"
+	CodeWritesDisabled      = policy.CodeWritesDisabled
+	CodeMainnetNotAllowed   = policy.CodeMainnetNotAllowed
+	CodeRecipientNotAllowed = policy.CodeRecipientNotAllowed
+	CodeApprovalTooLarge    = policy.CodeApprovalTooLarge
 	CodeSimulationReverted  = "SIMULATION_REVERTED"
 	CodeInsufficientFunds   = "INSUFFICIENT_FUNDS"
 	CodeFeesRose            = "FEES_ROSE"

@@ -6,14 +6,16 @@ package engine
 // per asset, plus the new write must stay at or below the threshold, checked
 // inside the reservation's locked step so that concurrent confirms, in one
 // process or several, cannot pass it together. Splitting a payment does not
-// pass it; what walletgate cannot bound never goes by token (tools decides
-// that at preview).
+// pass it; what walletgate cannot bound never goes by token (Tier decides
+// that at preview). The rule is policy.Tier, at preview and here.
 
 import (
 	"errors"
 	"fmt"
 	"math/big"
 	"time"
+
+	"github.com/ethereum/go-ethereum/common"
 
 	"github.com/walletgate/walletgate/caps"
 	"github.com/walletgate/walletgate/journal"
@@ -63,28 +65,29 @@ func tokenDaySum(live *journal.Live, since time.Time) (caps.Spend, error) {
 }
 
 // checkTier refuses change, a reservation confirmed by a token, when with
-// what token-confirmed writes spent since since it passes the threshold.
+// what token-confirmed writes spent since since it passes the threshold
+// (policy.Tier, as at preview).
 func (e *Engine) checkTier(live *journal.Live, since time.Time, change caps.Spend) error {
 	used, err := tokenDaySum(live, since)
 	if err != nil {
 		return err
 	}
-	for _, a := range sortedKeys(change) {
-		v := change[a]
-		if v.Sign() == 0 {
-			continue
+	spend := caps.Spend{}
+	for a, v := range change {
+		if v.Sign() != 0 {
+			spend[a] = v
 		}
-		limit, ok := e.humanAbove[a]
-		u := used[a]
-		if u == nil {
-			u = new(big.Int)
-		}
-		if !ok {
-			return &tierError{asset: e.asset(a), spend: v, used: u, notThreshold: true}
-		}
-		if new(big.Int).Add(u, v).Cmp(limit) > 0 {
-			return &tierError{asset: e.asset(a), spend: v, used: u, limit: limit}
-		}
+	}
+	limits := e.humanAbove
+	if limits == nil { // no threshold names anything: a token confirms nothing alone
+		limits = map[common.Address]*big.Int{}
+	}
+	d := policy.Tier(policy.TierInput{HumanAbove: limits, Spend: spend, Day: used})
+	switch d.Why {
+	case policy.TierNotNamed:
+		return &tierError{asset: e.asset(d.Asset), spend: d.Spend, used: d.Used, notThreshold: true}
+	case policy.TierAbove, policy.TierAboveDay:
+		return &tierError{asset: e.asset(d.Asset), spend: d.Spend, used: d.Used, limit: d.Limit}
 	}
 	return nil
 }

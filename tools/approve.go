@@ -17,7 +17,6 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/walletgate/walletgate/approval"
-	"github.com/walletgate/walletgate/caps"
 	"github.com/walletgate/walletgate/chain"
 	"github.com/walletgate/walletgate/engine"
 	"github.com/walletgate/walletgate/policy"
@@ -27,7 +26,7 @@ const (
 	allowanceTool = "wallet_allowance"
 	approveTool   = "wallet_approve"
 
-	CodeApprovalTooLarge  = "APPROVAL_TOO_LARGE"
+	CodeApprovalTooLarge  = policy.CodeApprovalTooLarge
 	CodeApprovalUnchanged = "APPROVAL_UNCHANGED"
 )
 
@@ -178,14 +177,12 @@ func (s *Server) parseApprove(ctx context.Context, a args) (approveIntent, *Refu
 	if err != nil {
 		return approveIntent{}, refuse(CodeBadAmount, "amount %s: %s. Give a decimal string with at most %d decimals for %s, e.g. \"25\", or \"0\" to revoke.", displayInput(raw), reason(err), tok.Decimals, tok.Marked())
 	}
-	if amount.Cmp(unlimited) >= 0 {
-		return approveIntent{}, refuse(CodeApprovalTooLarge, "amount %s is an unlimited approval: the spender could move every %s the wallet holds, now and later. walletgate approves exact amounts only. Nothing was signed or sent. Give the amount the next step needs.", displayInput(raw), tok.Marked())
-	}
-	for _, u := range s.ledger.Usage(tok.Address) {
-		if u.Limit != nil && u.Window == caps.PerTx && amount.Cmp(u.Limit) > 0 {
-			return approveIntent{}, refuse(CodeApprovalTooLarge, "an allowance of %s %s is above the per transaction cap of %s %s: the spender could move more than walletgate would send in one transaction. Nothing was signed or sent. Approve at most %s, or ask the operator to raise %s.",
-				policy.FormatAmount(amount, tok.Decimals), tok.Marked(), policy.FormatAmount(u.Limit, tok.Decimals), tok.Marked(), policy.FormatAmount(u.Limit, tok.Decimals), policy.EnvCapPerTx)
-		}
+	switch d := policy.CheckExposure(amount, s.engine.PerTxCap(tok.Address)); {
+	case d != nil && d.Unlimited:
+		return approveIntent{}, refuse(d.Code, "amount %s is an unlimited approval: the spender could move every %s the wallet holds, now and later. walletgate approves exact amounts only. Nothing was signed or sent. Give the amount the next step needs.", displayInput(raw), tok.Marked())
+	case d != nil:
+		return approveIntent{}, refuse(d.Code, "an allowance of %s %s is above the per transaction cap of %s %s: the spender could move more than walletgate would send in one transaction. Nothing was signed or sent. Approve at most %s, or ask the operator to raise %s.",
+			policy.FormatAmount(amount, tok.Decimals), tok.Marked(), policy.FormatAmount(d.Limit, tok.Decimals), tok.Marked(), policy.FormatAmount(d.Limit, tok.Decimals), policy.EnvCapPerTx)
 	}
 	return approveIntent{from: s.address, token: tok, spender: sp, amount: amount}, nil
 }
@@ -220,7 +217,7 @@ func (s *Server) previewApprove(ctx context.Context, in approveIntent) (*mcp.Cal
 		sp := in.spender
 		given = &sp
 	}
-	if ref := s.writeAllowed(given); ref != nil {
+	if ref := s.engine.Allowed(given); ref != nil {
 		return nil, ref
 	}
 	// The allowance decides the legs (a reset first?); the spender's code
@@ -259,9 +256,6 @@ func (s *Server) previewApprove(ctx context.Context, in approveIntent) (*mcp.Cal
 	p := &engine.Plan{Legs: legs, Recipient: given}
 	st, bad := s.engine.BuildTraced(ctx, p)
 	if bad != nil {
-		return nil, bad
-	}
-	if bad := s.unlimitedApproval(p.Traced); bad != nil {
 		return nil, bad
 	}
 	code := spCode.Return

@@ -157,7 +157,7 @@ type callPreview struct {
 type callPreviewResult = previewOf[callPreview]
 
 func (s *Server) previewCall(ctx context.Context, in callIntent) (*mcp.CallToolResult, *Refusal) {
-	if bad := s.writeAllowed(nil); bad != nil {
+	if bad := s.engine.Allowed(nil); bad != nil {
 		return nil, bad
 	}
 	p := &engine.Plan{}
@@ -171,9 +171,6 @@ func (s *Server) previewCall(ctx context.Context, in callIntent) (*mcp.CallToolR
 	}
 	st, bad := s.engine.BuildTraced(ctx, p, codes...)
 	if bad != nil {
-		return nil, bad
-	}
-	if bad := s.unlimitedApproval(p.Traced); bad != nil {
 		return nil, bad
 	}
 	pv := callPreview{Action: "call", From: in.from.Hex(), Changes: s.changesOf(p.Traced), AnyCall: s.cfg.AllowCalls.Any,

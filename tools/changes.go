@@ -11,14 +11,12 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 
-	"github.com/walletgate/walletgate/caps"
 	"github.com/walletgate/walletgate/engine"
 	"github.com/walletgate/walletgate/policy"
 )
 
-// unlimited is the allowance walletgate calls unlimited: 2^255 and above
-// (type(uint256).max and its neighbours).
-var unlimited = new(big.Int).Lsh(big.NewInt(1), 255)
+// unlimited is the allowance walletgate calls unlimited (policy).
+var unlimited = policy.UnlimitedAllowance
 
 // assetChange is one asset leaving or reaching the wallet.
 type assetChange struct {
@@ -105,26 +103,6 @@ func (s *Server) changesOf(ch *engine.Changes) changesJSON {
 		out.Summary = "no asset moves and no allowance changes (network fees only)"
 	}
 	return out
-}
-
-// unlimitedApproval refuses a plan that leaves an unlimited allowance, or
-// one above the token's per-transaction cap.
-func (s *Server) unlimitedApproval(ch *engine.Changes) *Refusal {
-	for p, v := range ch.Exposure {
-		as := s.displayAsset(p.Token)
-		if v.Cmp(unlimited) >= 0 {
-			return refuse(CodeApprovalTooLarge, "this would let %s move an UNLIMITED amount of %s (%s) from the wallet. walletgate approves exact amounts only. Nothing was signed or sent. Approve exactly what the next step needs (wallet_approve with an amount).",
-				p.Spender.Hex(), marked(as.Symbol, as.Known), p.Token.Hex())
-		}
-		for _, u := range s.ledger.Usage(p.Token) {
-			if u.Limit != nil && u.Window == caps.PerTx && v.Cmp(u.Limit) > 0 {
-				return refuse(CodeApprovalTooLarge, "this would let %s move %s %s, above the per transaction cap of %s %s. Nothing was signed or sent. Approve at most %s, or ask the operator to raise %s.",
-					p.Spender.Hex(), policy.FormatAmount(v, as.Decimals), marked(as.Symbol, as.Known), policy.FormatAmount(u.Limit, as.Decimals), marked(as.Symbol, as.Known),
-					policy.FormatAmount(u.Limit, as.Decimals), policy.EnvCapPerTx)
-			}
-		}
-	}
-	return nil
 }
 
 // knownContract is what walletgate's tables call a, or "".

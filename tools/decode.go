@@ -18,7 +18,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/signer/fourbyte"
 
-	"github.com/walletgate/walletgate/chain"
+	"github.com/walletgate/walletgate/chain/uniswap"
 )
 
 // decodedCall is one call's calldata in words.
@@ -66,7 +66,7 @@ func (s *Server) decodeCall(to common.Address, data []byte) decodedCall {
 		return decodedCall{Function: "malformed calldata 0x" + hex.EncodeToString(data), Args: []string{}, Source: "unknown"}
 	}
 	if u := s.network.Uniswap; u != nil && to == u.SwapRouter02 {
-		if d, ok := decodeWith(chain.UniswapABI(), data, "abi"); ok {
+		if d, ok := decodeWith(uniswap.ABI(), data, "abi"); ok {
 			return d
 		}
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/big"
 	"strings"
-	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 
@@ -116,22 +115,9 @@ func (s *Server) assetInfo(a common.Address) asset {
 	return asset{Address: a, Symbol: a.Hex(), Decimals: 0}
 }
 
-// displayAsset is assetInfo, with a token outside the caps and the table
-// read from the chain (its metadata is cached): what the engine names assets
-// with in its messages and effects.
-func (s *Server) displayAsset(a common.Address) asset {
-	as := s.assetInfo(a)
-	if as.Native || as.Known || as.Decimals != 0 || as.Symbol != a.Hex() {
-		return as
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	meta, err := s.chain.TokenMeta(ctx, a)
-	if err != nil {
-		return as
-	}
-	return asset{Address: a, Symbol: inert(meta.Symbol, maxSymbolDisplay), Decimals: meta.Decimals}
-}
+// displayAsset is the engine's asset table: a token outside walletgate's
+// table read from the chain (its metadata is cached).
+func (s *Server) displayAsset(a common.Address) asset { return s.engine.Asset(a) }
 
 // capUsage is one asset's cap in one window, in human units.
 type capUsage struct {

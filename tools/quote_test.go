@@ -11,7 +11,7 @@ import (
 	"github.com/ethereum/go-ethereum/ethclient"
 	"github.com/stretchr/testify/require"
 
-	"github.com/walletgate/walletgate/chain"
+	"github.com/walletgate/walletgate/chain/uniswap"
 )
 
 type pricedQuoteOut struct {
@@ -44,7 +44,7 @@ func TestQuoteGivesBothRatesAndThePriceImpact(t *testing.T) {
 	data := append(append(append(sel, common.LeftPadBytes(e.dev.Contracts.USDT.Bytes(), 32)...), common.LeftPadBytes(u.WETH9.Bytes(), 32)...), common.LeftPadBytes(big.NewInt(500).Bytes(), 32)...)
 	ret, err := node.CallContract(e.ctx, ethereum.CallMsg{To: &u.Factory, Data: data}, nil)
 	require.NoError(t, err)
-	require.Equal(t, common.BytesToAddress(ret), chain.PoolAddress(u.Factory, u.WETH9, e.dev.Contracts.USDT, 500))
+	require.Equal(t, common.BytesToAddress(ret), uniswap.PoolAddress(u.Factory, u.WETH9, e.dev.Contracts.USDT, 500))
 
 	var small, large pricedQuoteOut
 	text := e.ok("wallet_swap_quote", `{"token_in":"USDT","token_out":"WETH","amount_in":"10"}`, &small)

@@ -112,7 +112,7 @@ type sendPreview struct {
 type previewResult = previewOf[sendPreview]
 
 func (s *Server) previewSend(ctx context.Context, in sendIntent) (*mcp.CallToolResult, *Refusal) {
-	if ref := s.writeAllowed(&in.to); ref != nil {
+	if ref := s.engine.Allowed(&in.to); ref != nil {
 		return nil, ref
 	}
 	call := chain.Call{From: in.from, To: in.to, Value: in.amount}

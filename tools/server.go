@@ -24,6 +24,7 @@ import (
 	"github.com/walletgate/walletgate/approval"
 	"github.com/walletgate/walletgate/caps"
 	"github.com/walletgate/walletgate/chain"
+	"github.com/walletgate/walletgate/chain/uniswap"
 	"github.com/walletgate/walletgate/engine"
 	"github.com/walletgate/walletgate/gate"
 	"github.com/walletgate/walletgate/internal/schemacheck"
@@ -103,17 +104,18 @@ type Server struct {
 	engine *engine.Engine
 	ledger *caps.Ledger // the engine's
 
-	swapsDisabled string
-	code          codeChecked
+	swaps *uniswap.Swapper
 
 	journal    *journal.Journal
 	journalErr error
 	journalAt  string        // Deps.JournalPath, or the journal's path
 	shared     string        // where the shared state is kept (Deps.Recorder), or ""
 	confirm    *confirm.Mode // how a confirm is allowed: token, elicitation or the person
-	session    string
-	service    bool
-	calls      atomic.Uint64
+	// haveApprovals: Deps.Approvals was given (human mode has a broker).
+	haveApprovals bool
+	session       string
+	service       bool
+	calls         atomic.Uint64
 
 	// listed is Deps.Listed, at most once; nil when not set.
 	listed func()
@@ -173,7 +175,6 @@ func New(d Deps) *Server {
 	if s.now == nil {
 		s.now = time.Now
 	}
-	s.swapsDisabled = d.SwapsOff
 	for _, t := range policy.KnownTokens(s.chainID) {
 		s.chain.Remember(chain.TokenMeta{Address: t.Address, Decimals: t.Decimals, Symbol: t.Symbol, Name: t.Name})
 	}
@@ -190,6 +191,7 @@ func New(d Deps) *Server {
 		s.shared = dr.Describe()
 	}
 	s.service = d.Service
+	s.haveApprovals = d.Approvals != nil
 	if d.Listed != nil {
 		s.listed = sync.OnceFunc(d.Listed)
 	}
@@ -205,7 +207,7 @@ func New(d Deps) *Server {
 		Chain: s.chain, Signer: s.signer, Address: s.address, Gate: s.gate,
 		Limits: d.Caps.Limits, Capped: resolved, AllowUncapped: s.cfg.AllowUncappedTokens, HumanAbove: d.Caps.HumanAbove, Known: known,
 		Journal: d.Journal, JournalErr: d.JournalErr, Recorder: d.Recorder,
-		Allowed: s.writeAllowed, Asset: s.displayAsset,
+		Rules:         &policy.WriteRules{Off: s.writesDisabledReason(), Network: s.network, AllowMainnet: s.cfg.AllowMainnet, AllowTo: s.cfg.AllowTo},
 		Confirmations: s.cfg.Confirmations, ReceiptTimeout: s.cfg.ReceiptTimeout,
 		Session: s.session, Logger: s.log, Now: s.now,
 	})
@@ -221,6 +223,9 @@ func New(d Deps) *Server {
 		},
 		PageURL: d.ApprovalPage, Way: d.Way, Service: d.Service, Logger: s.log, Now: s.now,
 	})
+	weth, _ := policy.TokenBySymbol(s.chainID, "WETH")
+	s.swaps = uniswap.New(uniswap.Config{Chain: s.chain, Engine: s.engine, Deployment: s.network.Uniswap, WETH: weth.Address,
+		Network: s.network.Name, Off: d.SwapsOff, Deadline: s.cfg.ConfirmTTL + 10*time.Minute, Now: s.now})
 	return s
 }
 
@@ -304,24 +309,14 @@ func (s *Server) writeTools() []Tool {
 // step that enables them, never a protocol error for an unknown tool. On a
 // network with no known Uniswap there is nothing to enable; they are not
 // listed.
-func (s *Server) offerSwaps() bool { return s.swapsOff() == "" || s.swapsDisabled != "" }
+func (s *Server) offerSwaps() bool { return s.swaps.Off() == "" || s.swaps.Disabled() != "" }
 
 // writesEnabled reports whether write tools are offered.
 func (s *Server) writesEnabled() bool { return s.writesDisabledReason() == "" }
 
 // writesDisabledReason says why write tools are not offered, or "".
 func (s *Server) writesDisabledReason() string {
-	switch {
-	case s.signer == nil:
-		return "no key is configured (watch-only); set WALLETGATE_KEYSTORE and WALLETGATE_PASSWORD_FILE, or WALLETGATE_KEY_FILE"
-	case s.cfg.Tools == "read":
-		return "the operator set WALLETGATE_TOOLS=read"
-	case s.cfg.Confirm == policy.ConfirmHuman && !s.confirm.HasBroker():
-		return "confirmation mode human needs the approval page or the approvals socket, and neither could be started (see walletgate's log); writes stay off rather than fall back to token confirmation"
-	case s.cfg.Confirm != "" && s.cfg.Confirm != policy.DefaultConfirm && s.cfg.Confirm != policy.ConfirmElicit && s.cfg.Confirm != policy.ConfirmHuman:
-		return "confirmation mode " + s.cfg.Confirm + " is not known; writes stay off rather than fall back to token confirmation (set WALLETGATE_CONFIRM=token, human or elicit)"
-	}
-	return ""
+	return policy.WritesOff(s.cfg, s.signer != nil, s.haveApprovals)
 }
 
 // writeTool builds a destructive tool; its output schema (a preview or an

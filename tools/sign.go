@@ -165,7 +165,7 @@ func (i signIntent) recipient() *common.Address {
 // signPlan builds and checks a signature plan: policy, the chain state it
 // depends on, and the caps.
 func (s *Server) signPlan(ctx context.Context, in signIntent) (*engine.Plan, *Refusal) {
-	if ref := s.writeAllowed(in.recipient()); ref != nil {
+	if ref := s.engine.Allowed(in.recipient()); ref != nil {
 		return nil, ref
 	}
 	p := &engine.Plan{Sig: in.sig, Recipient: in.recipient(), Spend: caps.Spend{}}

@@ -87,37 +87,6 @@ type capAfter struct {
 	RemainingAfter string `json:"remaining_after" pattern:"amount" jsonschema:"what would remain in this window after it"`
 }
 
-// writeAllowed is the policy check both calls of a write make; to is the
-// recipient checked against the allow-list (nil: the wallet itself, as for a
-// swap's output).
-func (s *Server) writeAllowed(to *common.Address) *Refusal {
-	if !s.writesEnabled() {
-		return refuse(CodeWritesDisabled, "write tools are not available: %s. Nothing was signed or sent.", s.writesDisabledReason())
-	}
-	if s.network.ValueBearing() && !s.cfg.AllowMainnet {
-		return refuse(CodeMainnetNotAllowed, "%s (chain id %d) is a value-bearing network (%s) and the operator has not allowed writes on it. Nothing was signed or sent. The operator can allow it with %s=true.",
-			s.network.Name, s.chainID, s.network.Marker(), policy.EnvAllowMainnet)
-	}
-	if len(s.cfg.AllowTo) > 0 && to != nil {
-		for _, a := range s.cfg.AllowTo {
-			if a == *to {
-				return nil
-			}
-		}
-		return refuse(CodeRecipientNotAllowed, "recipient %s is not on the operator's allow-list (%s). Nothing was signed or sent. Send to an allowed address, or ask the operator to add it to %s.",
-			to.Hex(), hexList(s.cfg.AllowTo), policy.EnvAllowTo)
-	}
-	return nil
-}
-
-func hexList(as []common.Address) string {
-	out := make([]string, len(as))
-	for i, a := range as {
-		out[i] = a.Hex()
-	}
-	return strings.Join(out, ", ")
-}
-
 // capsAfter lists each capped window of each asset in spend as it would
 // stand after it, and the assets no cap applies to.
 func (s *Server) capsAfter(spend caps.Spend) ([]capAfter, []string) {

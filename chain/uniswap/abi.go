@@ -1,17 +1,19 @@
-package chain
+package uniswap
 
 import (
 	"bytes"
 	"context"
 	"fmt"
 	"math/big"
+	"strings"
 	"sync"
 
 	"github.com/ethereum/go-ethereum/accounts/abi"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/crypto"
-	"github.com/ethereum/go-ethereum/rpc"
+
+	"github.com/walletgate/walletgate/chain"
 )
 
 // Uniswap v3 through QuoterV2 and SwapRouter02. Calldata is packed with the
@@ -36,8 +38,14 @@ const uniswapABI = `[
   "outputs":[{"name":"results","type":"bytes[]"}]}
 ]`
 
-// UniswapABI is the parsed QuoterV2/SwapRouter02 subset, parsed on first use.
-var UniswapABI = sync.OnceValue(func() abi.ABI { return mustABI(uniswapABI) })
+// ABI is the parsed QuoterV2/SwapRouter02 subset, parsed on first use.
+var ABI = sync.OnceValue(func() abi.ABI {
+	a, err := abi.JSON(strings.NewReader(uniswapABI))
+	if err != nil {
+		panic(err) // a constant
+	}
+	return a
+})
 
 type quoteParams struct {
 	TokenIn           common.Address
@@ -59,7 +67,7 @@ type swapParams struct {
 
 // QuoteData is the calldata of QuoterV2.quoteExactInputSingle with no price limit.
 func QuoteData(tokenIn, tokenOut common.Address, amountIn *big.Int, fee uint32) []byte {
-	data, err := UniswapABI().Pack("quoteExactInputSingle", quoteParams{tokenIn, tokenOut, amountIn, big.NewInt(int64(fee)), new(big.Int)})
+	data, err := ABI().Pack("quoteExactInputSingle", quoteParams{tokenIn, tokenOut, amountIn, big.NewInt(int64(fee)), new(big.Int)})
 	if err != nil {
 		panic(err) // static types
 	}
@@ -70,11 +78,11 @@ func QuoteData(tokenIn, tokenOut common.Address, amountIn *big.Int, fee uint32) 
 // [exactInputSingle(...)]): SwapRouter02's exactInputSingle has no deadline
 // of its own, so the multicall carries it.
 func SwapData(tokenIn, tokenOut common.Address, fee uint32, recipient common.Address, amountIn, minOut *big.Int, deadline uint64) []byte {
-	inner, err := UniswapABI().Pack("exactInputSingle", swapParams{tokenIn, tokenOut, big.NewInt(int64(fee)), recipient, amountIn, minOut, new(big.Int)})
+	inner, err := ABI().Pack("exactInputSingle", swapParams{tokenIn, tokenOut, big.NewInt(int64(fee)), recipient, amountIn, minOut, new(big.Int)})
 	if err != nil {
 		panic(err)
 	}
-	data, err := UniswapABI().Pack("multicall", new(big.Int).SetUint64(deadline), [][]byte{inner})
+	data, err := ABI().Pack("multicall", new(big.Int).SetUint64(deadline), [][]byte{inner})
 	if err != nil {
 		panic(err)
 	}
@@ -90,37 +98,32 @@ type Quote struct {
 	SqrtPriceX96 *big.Int
 	TicksCrossed uint32
 	GasEstimate  *big.Int
-	Block        Head
+	Block        chain.Head
 	Calldata     []byte
 }
 
-// QuoteExactInputSingle asks the quoter, at the latest block, what amountIn of
-// tokenIn buys of tokenOut in the fee tier's pool (made by factory), and
-// reads that pool's price before the swap in the same round trip.
-func (c *Client) QuoteExactInputSingle(ctx context.Context, quoter, factory, tokenIn, tokenOut common.Address, amountIn *big.Int, fee uint32) (*Quote, error) {
+// ReadQuote asks the quoter, at the latest block, what amountIn of tokenIn
+// buys of tokenOut in the fee tier's pool (made by factory), and reads that
+// pool's price before the swap in the same round trip.
+func ReadQuote(ctx context.Context, c *chain.Client, quoter, factory, tokenIn, tokenOut common.Address, amountIn *big.Int, fee uint32) (*Quote, error) {
 	head, err := c.LatestHead(ctx)
 	if err != nil {
 		return nil, err
 	}
-	data := QuoteData(tokenIn, tokenOut, amountIn, fee)
-	at := hexutil.EncodeUint64(head.Number)
-	var out, slot0 hexutil.Bytes
-	elems := []rpc.BatchElem{
-		{Method: "eth_call", Args: []any{map[string]any{"to": quoter, "input": hexutil.Bytes(data)}, at}, Result: &out},
-		{Method: "eth_call", Args: []any{map[string]any{"to": PoolAddress(factory, tokenIn, tokenOut, fee), "input": slot0Data}, at}, Result: &slot0},
-	}
-	if err := c.batch(ctx, elems); err != nil {
+	qv := QuoteView(quoter, tokenIn, tokenOut, amountIn, fee)
+	sv := Slot0View(PoolAddress(factory, tokenIn, tokenOut, fee))
+	if err := c.ViewsAt(ctx, head.Number, qv, sv); err != nil {
 		return nil, err
 	}
-	if elems[0].Error != nil {
-		return nil, asRevert(elems[0].Error)
+	if qv.Err != nil {
+		return nil, qv.Err
 	}
-	q, err := DecodeQuote(out, data, head)
+	q, err := DecodeQuote(qv.Return, qv.Data, head)
 	if err != nil {
 		return nil, err
 	}
-	if elems[1].Error == nil {
-		q.SqrtPriceX96, _ = DecodeSqrtPrice(slot0)
+	if sv.Err == nil {
+		q.SqrtPriceX96, _ = DecodeSqrtPrice(sv.Return)
 	}
 	return q, nil
 }
@@ -144,7 +147,7 @@ func PoolAddress(factory, a, b common.Address, fee uint32) common.Address {
 var slot0Data = hexutil.Bytes(crypto.Keccak256([]byte("slot0()"))[:4])
 
 // Slot0View reads a pool's slot0 as a View, to batch with other reads.
-func Slot0View(pool common.Address) *View { return &View{To: pool, Data: slot0Data} }
+func Slot0View(pool common.Address) *chain.View { return &chain.View{To: pool, Data: slot0Data} }
 
 // DecodeSqrtPrice decodes slot0's first word: the pool's sqrtPriceX96.
 func DecodeSqrtPrice(ret []byte) (*big.Int, error) {
@@ -159,21 +162,13 @@ func DecodeSqrtPrice(ret []byte) (*big.Int, error) {
 }
 
 // QuoteView is the quoter call as a View, to batch with other reads.
-func QuoteView(quoter, tokenIn, tokenOut common.Address, amountIn *big.Int, fee uint32) *View {
-	return &View{To: quoter, Data: QuoteData(tokenIn, tokenOut, amountIn, fee)}
+func QuoteView(quoter, tokenIn, tokenOut common.Address, amountIn *big.Int, fee uint32) *chain.View {
+	return &chain.View{To: quoter, Data: QuoteData(tokenIn, tokenOut, amountIn, fee)}
 }
-
-// AllowanceView is token.allowance(owner, spender) as a View.
-func AllowanceView(token, owner, spender common.Address) *View {
-	return &View{To: token, Data: pack("allowance", owner, spender)}
-}
-
-// DecodeUint256 decodes a view's single uint256 answer.
-func DecodeUint256(ret []byte) (*big.Int, error) { return decodeUint256(ret) }
 
 // DecodeQuote decodes the quoter's answer to calldata, read at head.
-func DecodeQuote(out, calldata []byte, head Head) (*Quote, error) {
-	vals, err := UniswapABI().Methods["quoteExactInputSingle"].Outputs.Unpack(out)
+func DecodeQuote(out, calldata []byte, head chain.Head) (*Quote, error) {
+	vals, err := ABI().Methods["quoteExactInputSingle"].Outputs.Unpack(out)
 	if err != nil || len(vals) != 4 {
 		return nil, fmt.Errorf("quoter answered %d bytes that are not a quote", len(out))
 	}
@@ -185,52 +180,4 @@ func DecodeQuote(out, calldata []byte, head Head) (*Quote, error) {
 		Block:             head,
 		Calldata:          calldata,
 	}, nil
-}
-
-// Allowance reads token.allowance(owner, spender) at the latest block.
-func (c *Client) Allowance(ctx context.Context, token, owner, spender common.Address) (*big.Int, error) {
-	var out hexutil.Bytes
-	if err := c.call(ctx, &out, "eth_call", map[string]any{"to": token, "input": pack("allowance", owner, spender)}, "latest"); err != nil {
-		return nil, asRevert(err)
-	}
-	return decodeUint256(out)
-}
-
-// SimResult is one call's outcome in a multi-call simulation.
-type SimResult struct {
-	GasUsed uint64 // the gas the call needs: the peak before refunds, where the node reports it
-	Return  []byte
-	Revert  *RevertError // nil when the call succeeded
-}
-
-// SimulateSequence executes calls one after another on top of the latest
-// state (each sees the previous one's effects) with eth_simulateV1, without
-// fee or nonce validation. It is how a plan with an approval followed by a
-// swap is simulated before anything is signed.
-func (c *Client) SimulateSequence(ctx context.Context, calls []Call) ([]SimResult, error) {
-	if err := c.simulateOffered(); err != nil {
-		return nil, err
-	}
-	el, decode := tracedElem(calls, false)
-	elems := []rpc.BatchElem{el}
-	if err := c.batch(ctx, elems); err != nil {
-		return nil, err
-	}
-	if err := elems[0].Error; err != nil {
-		return nil, c.simulateV1Error(err)
-	}
-	res, err := decode()
-	return simResults(res), err
-}
-
-// simResults drops what a simulation moved, keeping each call's result.
-func simResults(ts []Traced) []SimResult {
-	if ts == nil {
-		return nil
-	}
-	out := make([]SimResult, len(ts))
-	for i, t := range ts {
-		out[i] = t.SimResult
-	}
-	return out
 }

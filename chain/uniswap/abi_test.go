@@ -1,4 +1,4 @@
-package chain_test
+package uniswap_test
 
 import (
 	"math/big"
@@ -7,13 +7,13 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/stretchr/testify/require"
 
-	"github.com/walletgate/walletgate/chain"
+	"github.com/walletgate/walletgate/chain/uniswap"
 )
 
 func TestUniswapSelectorsAndLayout(t *testing.T) {
 	a := common.HexToAddress("0x00000000000000000000000000000000000000a1")
 	b := common.HexToAddress("0x00000000000000000000000000000000000000b2")
-	q := chain.QuoteData(a, b, big.NewInt(7), 500)
+	q := uniswap.QuoteData(a, b, big.NewInt(7), 500)
 	require.Equal(t, "c6a5026a", common.Bytes2Hex(q[:4]))
 	// After the selector: five static words, no tuple offset.
 	require.Len(t, q, 4+5*32)
@@ -21,8 +21,8 @@ func TestUniswapSelectorsAndLayout(t *testing.T) {
 	require.Equal(t, big.NewInt(7), new(big.Int).SetBytes(q[68:100]))
 	require.Equal(t, big.NewInt(500), new(big.Int).SetBytes(q[100:132]))
 
-	s := chain.SwapData(a, b, 500, a, big.NewInt(9), big.NewInt(8), 1234)
-	uni := chain.UniswapABI()
+	s := uniswap.SwapData(a, b, 500, a, big.NewInt(9), big.NewInt(8), 1234)
+	uni := uniswap.ABI()
 	method, err := uni.MethodById(s[:4])
 	require.NoError(t, err)
 	require.Equal(t, "multicall", method.Name)

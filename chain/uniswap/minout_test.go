@@ -1,4 +1,4 @@
-package tools_test
+package uniswap_test
 
 import (
 	"math/big"
@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/walletgate/walletgate/tools"
+	"github.com/walletgate/walletgate/chain/uniswap"
 )
 
 func TestMinOutRounding(t *testing.T) {
@@ -25,7 +25,7 @@ func TestMinOutRounding(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got := tools.MinOut(big.NewInt(c.quoted), c.bps)
+			got := uniswap.MinOut(big.NewInt(c.quoted), c.bps)
 			require.Zero(t, got.Cmp(big.NewInt(c.want)), "got %s", got)
 			floor := new(big.Int).Mul(big.NewInt(c.quoted), big.NewInt(int64(10_000-c.bps)))
 			floor.Quo(floor, big.NewInt(10_000))
