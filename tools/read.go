@@ -27,10 +27,9 @@ type addressResult struct {
 }
 
 func (s *Server) addressTool() Tool {
-	return s.readTool("wallet_address", "Wallet address",
+	return readTool(s, "wallet_address", "Wallet address",
 		"The wallet's address, chain id, network kind (MAINNET, testnet or dev chain) and signer.",
-		object(map[string]any{}), argSpec{},
-		func(ctx context.Context, _ args) (*mcp.CallToolResult, *Refusal) {
+		func(ctx context.Context, _ noArgs) (*mcp.CallToolResult, *Refusal) {
 			r := addressResult{
 				Address:     s.address.Hex(),
 				ChainID:     s.chainID,
@@ -79,16 +78,16 @@ type balanceResult struct {
 	KnownTokens bool `json:"known_tokens" jsonschema:"true: no tokens were asked for, so tokens holds walletgate's known tokens of this chain (another token is read by passing its address in tokens)" client:"no tokens asked: tokens are walletgate's known ones"`
 }
 
+// balanceArgs are wallet_balance's arguments.
+type balanceArgs struct {
+	Address *string  `json:"address,omitempty" pattern:"address" jsonschema:"default: the wallet"`
+	Tokens  []string `json:"tokens,omitempty" jsonschema:"symbols (e.g. USDT) or token addresses; default: the known tokens"`
+}
+
 func (s *Server) balanceTool() Tool {
-	in := object(map[string]any{
-		"address": strPattern("default: the wallet", addressPattern),
-		"tokens": array("symbols (e.g. USDT) or token addresses; default: the known tokens",
-			map[string]any{"type": "string"}),
-	})
-	return s.readTool("wallet_balance", "Balances",
+	return readTool(s, "wallet_balance", "Balances",
 		"ETH and token balances, nonce and contract status of an address (default: the wallet). Reads walletgate's known tokens unless tokens names others (any token by address).",
-		in, argSpec{"address": argString, "tokens": argStringList},
-		func(ctx context.Context, a args) (*mcp.CallToolResult, *Refusal) {
+		untyped[balanceArgs](func(ctx context.Context, a args) (*mcp.CallToolResult, *Refusal) {
 			addr := s.address
 			if v, ok := a.str("address"); ok {
 				parsed, err := policy.ParseAddress(v)
@@ -139,7 +138,7 @@ func (s *Server) balanceTool() Tool {
 				r.Tokens = append(r.Tokens, s.tokenBalance(assets[i], tb))
 			}
 			return success(r, balanceText(r, s.network)), nil
-		})
+		}))
 }
 
 // tokenBalance renders one token's balance; a known token's table entry wins

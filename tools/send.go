@@ -2,7 +2,6 @@ package tools
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math/big"
 	"strings"
@@ -30,56 +29,45 @@ type sendIntent struct {
 	toChecksummed bool
 }
 
-// canonical is the intent as the gate fingerprints it: every field resolved
-// (addresses as checksummed hex, the asset by address, the amount in base
-// units) and the chain and sender included, in a fixed order. Cosmetic
-// differences in the call cannot change it; any difference in meaning does.
-func (i sendIntent) canonical(chainID uint64) []byte {
-	b, err := json.Marshal(struct {
-		V       int    `json:"v"`
-		ChainID uint64 `json:"chain_id"`
-		From    string `json:"from"`
-		To      string `json:"to"`
-		Asset   string `json:"asset"`
-		Amount  string `json:"amount"`
-	}{1, chainID, i.from.Hex(), i.to.Hex(), assetID(i.asset), i.amount.String()})
-	if err != nil {
-		panic(err) // fixed struct of strings
-	}
-	return b
+func (i sendIntent) key() any {
+	return struct {
+		To     string `json:"to"`
+		Asset  string `json:"asset"`
+		Amount string `json:"amount"`
+	}{i.to.Hex(), assetID(i.asset), i.amount.String()}
+}
+
+// sendArgs are wallet_send's arguments.
+type sendArgs struct {
+	To     *string `json:"to" pattern:"address" jsonschema:"the recipient (EIP-55 checksum when mixed case)"`
+	Amount *string `json:"amount" pattern:"amount" jsonschema:"a decimal string in the asset's units, e.g. \"0.05\"; {capped}"`
+	Asset  *string `json:"asset,omitempty" jsonschema:"ETH (default), a symbol (e.g. USDT) or a token address"`
+	confirmArg
 }
 
 func (s *Server) sendTool() Tool {
-	in := object(map[string]any{
-		"to":      strPattern("the recipient (EIP-55 checksum when mixed case)", addressPattern),
-		"amount":  strPattern("a decimal string in the asset's units, e.g. \"0.05\"; "+capped, amountPattern),
-		"asset":   str("ETH (default), a symbol (e.g. USDT) or a token address"),
-		"confirm": str(s.confirmDescription()),
-	}, "to", "amount")
-	return s.writeTool(sendTool, "Send ETH or a token",
-		"Send ETH or an ERC-20 token. "+twoCalls,
-		in, argSpec{"to": argString, "amount": argString, "asset": argString, "confirm": argString},
-		twoStep(s, sendTool, s.parseSend, func(i sendIntent) []byte { return i.canonical(s.chainID) }, s.previewSend))
+	return writeTool(s, sendTool, "Send ETH or a token", "Send ETH or an ERC-20 token. "+twoCalls,
+		twoStep(s, sendTool, s.parseSend, s.previewSend, nil))
 }
 
 // parseSend validates and resolves wallet_send's arguments.
-func (s *Server) parseSend(ctx context.Context, a args) (sendIntent, *Refusal) {
-	toRaw, _ := a.str("to")
+func (s *Server) parseSend(ctx context.Context, a sendArgs) (sendIntent, *Refusal) {
+	toRaw := deref(a.To)
 	to, err := policy.ParseRecipient(toRaw)
 	if err != nil {
 		return sendIntent{}, refuse(CodeBadAddress, "to %s: %s. Give the recipient as 0x followed by 40 hex digits, all lower case or with a correct EIP-55 checksum.", displayInput(toRaw), reason(err))
 	}
 	as := ethAsset
-	if v, ok := a.str("asset"); ok {
+	if a.Asset != nil {
 		var ref *Refusal
-		if as, ref = s.resolveAsset(ctx, v); ref != nil {
+		if as, ref = s.resolveAsset(ctx, *a.Asset); ref != nil {
 			return sendIntent{}, ref
 		}
 	}
-	amtRaw, ok := a.str("amount")
-	if !ok {
+	if a.Amount == nil {
 		return sendIntent{}, refuse(CodeBadAmount, "amount is missing. Give a decimal string such as \"0.05\".")
 	}
+	amtRaw := *a.Amount
 	amount, err := policy.ParsePositiveAmount(amtRaw, as.Decimals)
 	if err != nil {
 		return sendIntent{}, refuse(CodeBadAmount, "amount %s: %s. Give a decimal string greater than zero with at most %d decimals for %s, e.g. \"0.05\".", displayInput(amtRaw), reason(err), as.Decimals, as.Symbol)
@@ -185,7 +173,7 @@ func (s *Server) previewSend(ctx context.Context, in sendIntent) (*mcp.CallToolR
 		}
 		return d
 	}
-	return s.offer(sendTool, in.canonical(s.chainID), p, display, func(c confirmation) (any, string) {
+	return s.offer(sendTool, s.canonical(in), p, display, func(c confirmation) (any, string) {
 		r := previewFor(pv, c, sendTool)
 		return r, s.previewText(r, c)
 	})

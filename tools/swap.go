@@ -3,7 +3,6 @@ package tools
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math/big"
@@ -71,21 +70,14 @@ func (s *Server) weth() common.Address {
 	return t.Address
 }
 
-func (i swapIntent) canonical(chainID uint64) []byte {
-	b, err := json.Marshal(struct {
-		V        int    `json:"v"`
-		ChainID  uint64 `json:"chain_id"`
-		From     string `json:"from"`
+func (i swapIntent) key() any {
+	return struct {
 		TokenIn  string `json:"token_in"`
 		TokenOut string `json:"token_out"`
 		AmountIn string `json:"amount_in"`
 		Fee      uint32 `json:"fee"`
 		Bps      uint32 `json:"slippage_bps"`
-	}{1, chainID, i.from.Hex(), assetID(i.in), assetID(i.out), i.amountIn.String(), i.fee, i.bps})
-	if err != nil {
-		panic(err)
-	}
-	return b
+	}{assetID(i.in), assetID(i.out), i.amountIn.String(), i.fee, i.bps}
 }
 
 // MinOut is A - (A*bps)/10000 in integers: never below what the slippage
@@ -176,21 +168,24 @@ func (s *Server) requireCode(ctx context.Context, addrs ...common.Address) *Refu
 	return nil
 }
 
-func swapInputSchema(amountHint, confirm string) map[string]any {
-	props := map[string]any{
-		"token_in":     str("what you pay: ETH, a symbol (e.g. USDT) or a token address"),
-		"token_out":    str("what you receive: a symbol or a token address (not ETH: use WETH)"),
-		"amount_in":    strPattern("a decimal string in token_in's units, e.g. \"100\""+amountHint, amountPattern),
-		"fee":          map[string]any{"type": "integer", "enum": []int{100, 500, 3000, 10000}, "description": "the pool's fee tier in hundredths of a basis point (default 500)"},
-		"slippage_bps": map[string]any{"type": "integer", "minimum": 0, "maximum": maxSlippage, "description": "basis points the output may fall below the quote (default 50 = 0.5%)"},
-	}
-	if confirm != "" {
-		props["confirm"] = str(confirm)
-	}
-	return object(props, "token_in", "token_out", "amount_in")
+// quoteArgs are wallet_swap_quote's arguments.
+type quoteArgs struct {
+	TokenIn     *string `json:"token_in" jsonschema:"what you pay: ETH, a symbol (e.g. USDT) or a token address"`
+	TokenOut    *string `json:"token_out" jsonschema:"what you receive: a symbol or a token address (not ETH: use WETH)"`
+	AmountIn    *string `json:"amount_in" pattern:"amount" jsonschema:"a decimal string in token_in's units, e.g. \"100\""`
+	Fee         *uint32 `json:"fee,omitempty" enum:"100|500|3000|10000" jsonschema:"the pool's fee tier in hundredths of a basis point (default 500)"`
+	SlippageBps *uint32 `json:"slippage_bps,omitempty" maximum:"1000" jsonschema:"basis points the output may fall below the quote (default 50 = 0.5%)"`
 }
 
-var swapSpec = argSpec{"token_in": argString, "token_out": argString, "amount_in": argString, "fee": argUint, "slippage_bps": argUint}
+// swapArgs are wallet_swap's arguments: a quote's, and confirm.
+type swapArgs struct {
+	TokenIn     *string `json:"token_in" jsonschema:"what you pay: ETH, a symbol (e.g. USDT) or a token address"`
+	TokenOut    *string `json:"token_out" jsonschema:"what you receive: a symbol or a token address (not ETH: use WETH)"`
+	AmountIn    *string `json:"amount_in" pattern:"amount" jsonschema:"a decimal string in token_in's units, e.g. \"100\"; {capped}"`
+	Fee         *uint32 `json:"fee,omitempty" enum:"100|500|3000|10000" jsonschema:"the pool's fee tier in hundredths of a basis point (default 500)"`
+	SlippageBps *uint32 `json:"slippage_bps,omitempty" maximum:"1000" jsonschema:"basis points the output may fall below the quote (default 50 = 0.5%)"`
+	confirmArg
+}
 
 func (s *Server) parseSwap(ctx context.Context, a args) (swapIntent, *Refusal) {
 	if off := s.swapsOff(); off != "" {
@@ -281,9 +276,9 @@ type quoteResult struct {
 }
 
 func (s *Server) quoteTool() Tool {
-	return s.readTool(quoteTool, "Swap quote",
+	return readTool(s, quoteTool, "Swap quote",
 		"Quote an exact-input swap in one Uniswap v3 pool: amount out, the minimum at a slippage, both rates and the price impact.",
-		swapInputSchema("", ""), swapSpec, s.quoteHandler)
+		untyped[quoteArgs](s.quoteHandler))
 }
 
 func (s *Server) quoteHandler(ctx context.Context, a args) (*mcp.CallToolResult, *Refusal) {
@@ -418,14 +413,9 @@ func pricing(tokenIn, tokenOut common.Address, decIn, decOut uint8, amountIn, am
 }
 
 func (s *Server) swapTool() Tool {
-	spec := argSpec{"confirm": argString}
-	for k, v := range swapSpec {
-		spec[k] = v
-	}
-	return s.writeTool(swapTool, "Swap tokens",
+	return writeTool(s, swapTool, "Swap tokens",
 		"Swap an exact amount in one Uniswap v3 pool; the preview fixes the minimum output and lists each transaction (an exact approval if needed, then the swap). "+twoCalls,
-		swapInputSchema("; "+capped, s.confirmDescription()), spec,
-		twoStep(s, swapTool, s.parseSwap, func(i swapIntent) []byte { return i.canonical(s.chainID) }, s.previewSwap))
+		twoStep(s, swapTool, byName[swapArgs](s.parseSwap), s.previewSwap, nil))
 }
 
 // swapPreview is a swap preview's facts.
@@ -626,7 +616,7 @@ func (s *Server) previewSwap(ctx context.Context, in swapIntent) (*mcp.CallToolR
 		}
 		return d
 	}
-	return s.offer(swapTool, in.canonical(s.chainID), p, display, func(c confirmation) (any, string) {
+	return s.offer(swapTool, s.canonical(in), p, display, func(c confirmation) (any, string) {
 		r := previewFor(pv, c, swapTool)
 		return r, s.swapPreviewText(r, c)
 	})

@@ -53,17 +53,18 @@ type verifyResult struct {
 	AmountMatch   *bool          `json:"amount_match,omitempty" jsonschema:"given expected_amount: whether the transaction succeeded and moved exactly that amount of the asset (to expected_to, if given)"`
 }
 
+// verifyArgs are wallet_verify_tx's arguments.
+type verifyArgs struct {
+	Tx             *string `json:"tx" pattern:"hash" jsonschema:"the transaction hash"`
+	ExpectedTo     *string `json:"expected_to,omitempty" pattern:"address" jsonschema:"the recipient you expect (for a token, the Transfer's)"`
+	ExpectedAmount *string `json:"expected_amount,omitempty" pattern:"amount" jsonschema:"the amount you expect, in the asset's units"`
+	Asset          *string `json:"asset,omitempty" jsonschema:"what expected_amount counts: ETH (default), a symbol or a token address"`
+}
+
 func (s *Server) verifyTool() Tool {
-	in := object(map[string]any{
-		"tx":              strPattern("the transaction hash", hashPattern),
-		"expected_to":     strPattern("the recipient you expect (for a token, the Transfer's)", addressPattern),
-		"expected_amount": strPattern("the amount you expect, in the asset's units", amountPattern),
-		"asset":           str("what expected_amount counts: ETH (default), a symbol or a token address"),
-	}, "tx")
-	return s.readTool("wallet_verify_tx", "Verify a transaction",
+	return readTool(s, "wallet_verify_tx", "Verify a transaction",
 		"A transaction by hash: status, confirmations, from, to, value, fee, token transfers; optionally checked against an expected recipient and amount.",
-		in, argSpec{"tx": argString, "expected_to": argString, "expected_amount": argString, "asset": argString},
-		s.verify)
+		untyped[verifyArgs](s.verify))
 }
 
 func (s *Server) verify(ctx context.Context, a args) (*mcp.CallToolResult, *Refusal) {
