@@ -21,6 +21,7 @@ package tools
 //     A write's `confirm` description is the server's (confirmDescription).
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -109,7 +110,7 @@ func decodeArgs[A any](raw []byte) (A, *Refusal) {
 		return a, refuse(CodeBadArgument, "the arguments must be a JSON object of named strings; allowed names: %s", argNames(t))
 	}
 	if err := jsonv2.Unmarshal(raw, &a, jsonv2.RejectUnknownMembers(true)); err != nil {
-		return a, argRefusal(t, err)
+		return a, argRefusal(t, raw, err)
 	}
 	if r := checkArgs(reflect.ValueOf(a), ""); r != nil {
 		return a, r
@@ -119,7 +120,7 @@ func decodeArgs[A any](raw []byte) (A, *Refusal) {
 
 // argRefusal puts a decoding error into words: which argument, what was
 // received, what is allowed.
-func argRefusal(t reflect.Type, err error) *Refusal {
+func argRefusal(t reflect.Type, raw []byte, err error) *Refusal {
 	var sem *jsonv2.SemanticError
 	var syn *jsontext.SyntacticError
 	var ptr jsontext.Pointer
@@ -179,6 +180,12 @@ func argRefusal(t reflect.Type, err error) *Refusal {
 			return refuse(CodeBadArgument, "argument %s is not known; argument names are lower case: did you mean %s?", quote(where), quote(path+strings.ToLower(name)))
 		}
 		return refuse(CodeBadArgument, "argument %s is not accepted by this tool; allowed: %s", quote(where), argNames(parent))
+	}
+	if sem.JSONKind == '0' && len(sem.JSONValue) == 0 && sem.ByteOffset < int64(len(raw)) {
+		// The number that was given, read where v2 stopped.
+		if v, err := jsontext.NewDecoder(bytes.NewReader(raw[sem.ByteOffset:])).ReadValue(); err == nil {
+			sem.JSONValue = v
+		}
 	}
 	got, want := describeKind(sem), leaf
 	switch {
