@@ -11,7 +11,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"math/big"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -444,9 +443,6 @@ func (s *Server) spendConfirm(tool, confirm string) string {
 	_, _ = s.gate.Consume(confirm, tool, nil)
 	return " The confirmation token is spent; call again without confirm for a new preview."
 }
-
-// chainID as a big.Int for signing.
-func (s *Server) chainIDBig() *big.Int { return new(big.Int).SetUint64(s.chainID) }
 
 // signerKind is the signer's kind, or "watch-only".
 func (s *Server) signerKind() string {

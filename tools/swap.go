@@ -554,11 +554,7 @@ func (s *Server) previewSwap(ctx context.Context, in swapIntent) (*mcp.CallToolR
 		previewCommon: s.newPreviewCommon(p.Spend, fmt.Sprintf("all %d transaction(s) succeed in sequence against block %d; the swap returns %s %s", len(p.Legs), st.Head.Number,
 			policy.FormatAmount(simOut, in.out.Decimals), in.out.Symbol)),
 	}
-	for _, l := range p.Legs {
-		pv.Legs = append(pv.Legs, legPreview{Label: l.Label, To: l.Call.To.Hex(), Value: policy.FormatAmount(valueOrZero(l.Call.Value), 18),
-			GasLimit: l.Call.Gas, MaxFee: policy.FormatAmount(new(big.Int).Mul(new(big.Int).SetUint64(l.Call.Gas), l.Call.MaxFee), 18),
-			Calldata: hexutil.Encode(l.Call.Data)})
-	}
+	pv.Legs = legPreviews(p.Legs)
 	for _, as := range []asset{in.in, in.out} {
 		if !as.Known {
 			pv.Warnings = append(pv.Warnings, "UNVERIFIED token "+as.Address.Hex()+": not in walletgate's known-token table; its symbol is what the contract says")
