@@ -192,6 +192,8 @@ type approvePreview struct {
 	MaxFee            string       `json:"max_fee" pattern:"amount" jsonschema:"the most all legs can cost in network fees, in ETH"`
 	Changes           changesJSON  `json:"changes" jsonschema:"what the simulation shows this does"`
 	previewCommon
+
+	token asset
 }
 
 // approvePreviewResult is its tool's preview result.
@@ -259,11 +261,11 @@ func (s *Server) previewApprove(ctx context.Context, in approveIntent) (*mcp.Cal
 	pv := approvePreview{Action: label, Token: ref(in.token), From: in.from.Hex(), Spender: in.spender.Hex(), SpenderIsContract: len(code) > 0,
 		SpenderKnown: s.knownContract(in.spender), AllowanceBefore: policy.FormatAmount(before, in.token.Decimals),
 		AllowanceAfter: policy.FormatAmount(in.amount, in.token.Decimals), AmountBase: in.amount.String(), Exposure: in.amount.Cmp(before) > 0,
-		MaxFee:        policy.FormatAmount(new(big.Int).Sub(p.MaxCost(), p.Value()), 18),
-		Changes:       s.changesOf(p.Traced),
+		MaxFee:  policy.FormatAmount(maxFees(p), 18),
+		Changes: s.changesOf(p.Traced), token: in.token,
 		previewCommon: s.newPreviewCommon(p.Spend, fmt.Sprintf("all %d transaction(s) succeed in sequence against block %d", len(p.Legs), st.Head.Number)),
 	}
-	pv.Legs = legPreviews(p.Legs)
+	pv.Legs, pv.fee = legPreviews(p.Legs), maxFees(p)
 	if in.amount.Sign() == 0 {
 		pv.Summary = fmt.Sprintf("Revoke %s's %s allowance (now %s) on %s (%s)", pv.Spender, in.token.Marked(), pv.AllowanceBefore, pv.Network, pv.NetworkMarker)
 	} else {
@@ -275,51 +277,31 @@ func (s *Server) previewApprove(ctx context.Context, in approveIntent) (*mcp.Cal
 	if !in.token.Known {
 		pv.Warnings = append(pv.Warnings, "UNVERIFIED token: not in walletgate's known-token table; its symbol is what the contract says")
 	}
-	display := func() approval.Display {
-		d := s.display(pv.Summary, pv.previewCommon)
-		d.Amounts = []approval.Amount{{Label: "Allowance for " + pv.Spender, Rounded: pv.AllowanceBefore + " → " + pv.AllowanceAfter + " " + shownAsset(in.token), Exact: pv.AllowanceBefore + " → " + pv.AllowanceAfter + " " + shownAsset(in.token) + " (" + pv.AmountBase + " base units)"}}
-		d.FeeMax = feeAmount(new(big.Int).Sub(p.MaxCost(), p.Value()))
-		return d
-	}
-	return s.offer(approveTool, s.canonical(in), p, display, func(c confirmation) (any, string) {
-		r := previewFor(pv, c, approveTool)
-		var b strings.Builder
-		b.WriteString("PREVIEW — nothing has been signed or sent.\n")
-		pv.networkLine(&b)
-		fmt.Fprintf(&b, "Action:    %s\n", pv.Summary)
-		kind := "an account without code"
-		if pv.SpenderIsContract {
-			kind = "a contract"
-		}
-		if pv.SpenderKnown != "" {
-			kind += ", " + pv.SpenderKnown
-		}
-		fmt.Fprintf(&b, "Spender:   %s (%s)\n", pv.Spender, kind)
-		fmt.Fprintf(&b, "Token:     %s, contract %s\n", in.token.Marked(), in.token.Address.Hex())
-		fmt.Fprintf(&b, "Allowance: %s → %s %s (exact, never unlimited)\n", pv.AllowanceBefore, pv.AllowanceAfter, in.token.Marked())
-		legsText(&b, pv.Legs)
-		changesText(&b, pv.Changes)
-		fmt.Fprintf(&b, "Max fees:  %s ETH in all, paid in ETH\n", pv.MaxFee)
-		s.previewTail(&b, pv.previewCommon, r.ExpiresAt, approveTool, c)
-		return r, b.String()
-	})
+	return present(s, approveTool, in, p, pv)
 }
 
-// legPreviews lists a plan's legs for a preview.
-func legPreviews(legs []engine.Leg) []legPreview {
-	out := make([]legPreview, 0, len(legs))
-	for _, l := range legs {
-		out = append(out, legPreview{Label: l.Label, To: l.Call.To.Hex(), Value: policy.FormatAmount(valueOrZero(l.Call.Value), 18),
-			GasLimit: l.Call.Gas, MaxFee: policy.FormatAmount(new(big.Int).Mul(new(big.Int).SetUint64(l.Call.Gas), l.Call.MaxFee), 18),
-			Calldata: "0x" + fmt.Sprintf("%x", l.Call.Data)})
+func (pv approvePreview) base() previewCommon { return pv.previewCommon }
+
+func (pv approvePreview) title() string { return pv.Summary }
+
+func (pv approvePreview) body(b *strings.Builder) {
+	fmt.Fprintf(b, "Action:    %s\n", pv.Summary)
+	kind := "an account without code"
+	if pv.SpenderIsContract {
+		kind = "a contract"
 	}
-	return out
+	if pv.SpenderKnown != "" {
+		kind += ", " + pv.SpenderKnown
+	}
+	fmt.Fprintf(b, "Spender:   %s (%s)\n", pv.Spender, kind)
+	fmt.Fprintf(b, "Token:     %s, contract %s\n", pv.Token.marked(), pv.Token.Address)
+	fmt.Fprintf(b, "Allowance: %s → %s %s (exact, never unlimited)\n", pv.AllowanceBefore, pv.AllowanceAfter, pv.Token.marked())
+	legsText(b, pv.Legs)
+	changesText(b, pv.Changes)
+	maxFeesText(b, pv.MaxFee)
 }
 
-// legsText lists the legs in a preview text.
-func legsText(b *strings.Builder, legs []legPreview) {
-	fmt.Fprintf(b, "Transactions, in order (%d):\n", len(legs))
-	for i, l := range legs {
-		fmt.Fprintf(b, "  %d. %s: to %s, value %s ETH, gas limit %d, max fee %s ETH\n", i+1, l.Label, l.To, l.Value, l.GasLimit, l.MaxFee)
-	}
+func (pv approvePreview) page(d *approval.Display) {
+	change := pv.AllowanceBefore + " → " + pv.AllowanceAfter + " " + shownAsset(pv.token)
+	d.Amounts = []approval.Amount{{Label: "Allowance for " + pv.Spender, Rounded: change, Exact: change + " (" + pv.AmountBase + " base units)"}}
 }

@@ -172,7 +172,7 @@ func (s *Server) previewCall(ctx context.Context, in callIntent) (*mcp.CallToolR
 		return nil, bad
 	}
 	pv := callPreview{Action: "call", From: in.from.Hex(), Changes: s.changesOf(p.Traced), AnyCall: s.cfg.AllowCalls.Any,
-		Legs: legPreviews(p.Legs), MaxFee: policy.FormatAmount(new(big.Int).Sub(p.MaxCost(), p.Value()), 18),
+		Legs: legPreviews(p.Legs), MaxFee: policy.FormatAmount(maxFees(p), 18),
 		previewCommon: s.newPreviewCommon(p.Spend, fmt.Sprintf("all %d call(s) succeed in sequence against block %d", len(p.Legs), st.Head.Number))}
 	var names []string
 	for k, c := range in.calls {
@@ -200,35 +200,34 @@ func (s *Server) previewCall(ctx context.Context, in callIntent) (*mcp.CallToolR
 		}
 	}
 	pv.Summary = fmt.Sprintf("%s — this will: %s, on %s (%s)", strings.Join(names, "; "), pv.Changes.Summary, pv.Network, pv.NetworkMarker)
-	display := func() approval.Display {
-		d := s.display(pv.Summary, pv.previewCommon)
-		d.Amounts = []approval.Amount{{Label: "This will", Rounded: pv.Changes.Summary, Exact: pv.Changes.Summary}}
-		d.FeeMax = feeAmount(new(big.Int).Sub(p.MaxCost(), p.Value()))
-		return d
-	}
-	return s.offer(callTool, s.canonical(in), p, display, func(c confirmation) (any, string) {
-		r := previewFor(pv, c, callTool)
-		var b strings.Builder
-		b.WriteString("PREVIEW — nothing has been signed or sent.\n")
-		pv.networkLine(&b)
-		fmt.Fprintf(&b, "From:      %s (this wallet)\n", pv.From)
-		for k, it := range pv.Calls {
-			kind := "a contract"
-			if !it.ToIsContract {
-				kind = "an account WITHOUT code"
-			}
-			if it.ToKnown != "" {
-				kind += ", " + it.ToKnown
-			}
-			fmt.Fprintf(&b, "Call %d:    %s (%s), value %s ETH: %s\n", k+1, it.To, kind, it.Value, it.Decoded.Function)
-			for _, a := range it.Decoded.Args {
-				fmt.Fprintf(&b, "             %s\n", a)
-			}
+	pv.fee = maxFees(p)
+	return present(s, callTool, in, p, pv)
+}
+
+func (pv callPreview) base() previewCommon { return pv.previewCommon }
+
+func (pv callPreview) title() string { return pv.Summary }
+
+func (pv callPreview) body(b *strings.Builder) {
+	fmt.Fprintf(b, "From:      %s (this wallet)\n", pv.From)
+	for k, it := range pv.Calls {
+		kind := "a contract"
+		if !it.ToIsContract {
+			kind = "an account WITHOUT code"
 		}
-		changesText(&b, pv.Changes)
-		legsText(&b, pv.Legs)
-		fmt.Fprintf(&b, "Max fees:  %s ETH in all, paid in ETH\n", pv.MaxFee)
-		s.previewTail(&b, pv.previewCommon, r.ExpiresAt, callTool, c)
-		return r, b.String()
-	})
+		if it.ToKnown != "" {
+			kind += ", " + it.ToKnown
+		}
+		fmt.Fprintf(b, "Call %d:    %s (%s), value %s ETH: %s\n", k+1, it.To, kind, it.Value, it.Decoded.Function)
+		for _, a := range it.Decoded.Args {
+			fmt.Fprintf(b, "             %s\n", a)
+		}
+	}
+	changesText(b, pv.Changes)
+	legsText(b, pv.Legs)
+	maxFeesText(b, pv.MaxFee)
+}
+
+func (pv callPreview) page(d *approval.Display) {
+	d.Amounts = []approval.Amount{{Label: "This will", Rounded: pv.Changes.Summary, Exact: pv.Changes.Summary}}
 }

@@ -94,6 +94,10 @@ type sendPreview struct {
 	MaxFeePerGas   string       `json:"max_fee_per_gas_gwei" pattern:"amount" jsonschema:"its max fee per gas, in gwei"`
 	MaxFee         string       `json:"max_fee" pattern:"amount" jsonschema:"the most it can cost in network fees, in ETH"`
 	ExpectedEffect []effectJSON `json:"expected_effects" jsonschema:"what the receipt must show for the confirm to report success"`
+
+	asset         asset    // what is sent
+	amount        *big.Int // in base units
+	toChecksummed bool     // the recipient's EIP-55 checksum was checked
 }
 
 // previewResult is its tool's preview result.
@@ -136,7 +140,9 @@ func (s *Server) previewSend(ctx context.Context, in sendIntent) (*mcp.CallToolR
 		MaxFee:         policy.FormatAmount(new(big.Int).Mul(new(big.Int).SetUint64(call.Gas), call.MaxFee), 18),
 		previewCommon:  s.newPreviewCommon(spend, fmt.Sprintf("succeeds against block %d", st.Head.Number)),
 		ExpectedEffect: []effectJSON{effectOf(effect.Moved())},
+		asset:          in.asset, amount: in.amount, toChecksummed: in.toChecksummed,
 	}
+	pv.fee = new(big.Int).Mul(new(big.Int).SetUint64(call.Gas), call.MaxFee)
 	pv.Summary = fmt.Sprintf("Send %s %s to %s on %s (%s)", pv.Amount, marked(pv.Symbol, pv.KnownToken), pv.To, pv.Network, pv.NetworkMarker)
 	if pv.ToIsContract {
 		pv.Warnings = append(pv.Warnings, "the recipient is a contract: make sure it can receive "+pv.Symbol+" (tokens sent to a contract that cannot move them are lost)")
@@ -151,41 +157,17 @@ func (s *Server) previewSend(ctx context.Context, in sendIntent) (*mcp.CallToolR
 		pv.Warnings = append(pv.Warnings, "the recipient is this wallet itself")
 	}
 
-	display := func() approval.Display {
-		d := s.display("Send "+pv.Amount+" "+pv.Symbol+" to "+shortAddress(pv.To), pv.previewCommon)
-		d.Action = "Send " + pv.Amount + " " + pv.Symbol
-		party := approval.Party{Role: "Recipient", Address: pv.To, Kind: "an account without code",
-			Checksum: "given in one case: there was no checksum to catch a typo, compare every character"}
-		switch {
-		case in.to == in.from:
-			party.Kind = "this wallet itself"
-		case pv.ToIsContract:
-			party.Kind = "a CONTRACT (it has code)"
-		}
-		if in.toChecksummed {
-			party.Checksum = "its EIP-55 checksum matched"
-		}
-		d.Party = &party
-		d.Amounts = []approval.Amount{shownAmount("Send", in.amount, in.asset.Decimals, shownAsset(in.asset), nearest)}
-		d.FeeMax = feeAmount(new(big.Int).Mul(new(big.Int).SetUint64(call.Gas), call.MaxFee))
-		if !in.asset.Known {
-			d.Unverified = []string{pv.Symbol + " (" + pv.Asset + ")"}
-		}
-		return d
-	}
-	return s.offer(sendTool, s.canonical(in), p, display, func(c confirmation) (any, string) {
-		r := previewFor(pv, c, sendTool)
-		return r, s.previewText(r, c)
-	})
+	return present(s, sendTool, in, p, pv)
 }
 
-// previewText is the preview as a person reads it.
-func (s *Server) previewText(r previewResult, c confirmation) string {
-	pv := r.Preview
-	var b strings.Builder
-	b.WriteString("PREVIEW — nothing has been signed or sent.\n")
-	pv.networkLine(&b)
-	fmt.Fprintf(&b, "Action:    send %s %s (%s base units, %d decimals)\n", pv.Amount, marked(pv.Symbol, pv.KnownToken), pv.AmountBase, pv.Decimals)
+func (pv sendPreview) base() previewCommon { return pv.previewCommon }
+
+func (pv sendPreview) title() string {
+	return "Send " + pv.Amount + " " + pv.Symbol + " to " + shortAddress(pv.To)
+}
+
+func (pv sendPreview) body(b *strings.Builder) {
+	fmt.Fprintf(b, "Action:    send %s %s (%s base units, %d decimals)\n", pv.Amount, marked(pv.Symbol, pv.KnownToken), pv.AmountBase, pv.Decimals)
 	if pv.Asset == policy.NativeSymbol {
 		b.WriteString("Asset:     ETH (native)\n")
 	} else {
@@ -193,15 +175,33 @@ func (s *Server) previewText(r previewResult, c confirmation) string {
 		if !pv.KnownToken {
 			known = "UNVERIFIED token"
 		}
-		fmt.Fprintf(&b, "Asset:     %s, contract %s (%s)\n", pv.Symbol, pv.Asset, known)
+		fmt.Fprintf(b, "Asset:     %s, contract %s (%s)\n", pv.Symbol, pv.Asset, known)
 	}
-	fmt.Fprintf(&b, "From:      %s (this wallet)\n", pv.From)
+	fmt.Fprintf(b, "From:      %s (this wallet)\n", pv.From)
 	kind := "an account without code"
 	if pv.ToIsContract {
 		kind = "a CONTRACT"
 	}
-	fmt.Fprintf(&b, "To:        %s (%s)\n", pv.To, kind)
-	fmt.Fprintf(&b, "Max fee:   %s ETH (gas limit %d × max %s gwei), paid in ETH; the actual fee is usually lower\n", pv.MaxFee, pv.GasLimit, pv.MaxFeePerGas)
-	s.previewTail(&b, pv.previewCommon, r.ExpiresAt, sendTool, c)
-	return b.String()
+	fmt.Fprintf(b, "To:        %s (%s)\n", pv.To, kind)
+	fmt.Fprintf(b, "Max fee:   %s ETH (gas limit %d × max %s gwei), paid in ETH; the actual fee is usually lower\n", pv.MaxFee, pv.GasLimit, pv.MaxFeePerGas)
+}
+
+func (pv sendPreview) page(d *approval.Display) {
+	d.Action = "Send " + pv.Amount + " " + pv.Symbol
+	party := approval.Party{Role: "Recipient", Address: pv.To, Kind: "an account without code",
+		Checksum: "given in one case: there was no checksum to catch a typo, compare every character"}
+	switch {
+	case pv.To == pv.From:
+		party.Kind = "this wallet itself"
+	case pv.ToIsContract:
+		party.Kind = "a CONTRACT (it has code)"
+	}
+	if pv.toChecksummed {
+		party.Checksum = "its EIP-55 checksum matched"
+	}
+	d.Party = &party
+	d.Amounts = []approval.Amount{shownAmount("Send", pv.amount, pv.Decimals, shownAsset(pv.asset), nearest)}
+	if !pv.KnownToken {
+		d.Unverified = []string{pv.Symbol + " (" + pv.Asset + ")"}
+	}
 }

@@ -732,10 +732,7 @@ func (s *Server) swapPreviewText(r swapPreviewResult, c confirmation) string {
 	fmt.Fprintf(&b, "Tokens:    %s %s → %s %s\n", in, q.TokenIn.Address, out, q.TokenOut.Address)
 	fmt.Fprintf(&b, "From/to:   %s (this wallet receives the output)\n", pv.From)
 	fmt.Fprintf(&b, "Router:    %s (Uniswap SwapRouter02); deadline %s\n", pv.Router, pv.Deadline)
-	fmt.Fprintf(&b, "Transactions, in order (%d):\n", len(pv.Legs))
-	for i, l := range pv.Legs {
-		fmt.Fprintf(&b, "  %d. %s: to %s, value %s ETH, gas limit %d, max fee %s ETH\n", i+1, l.Label, l.To, l.Value, l.GasLimit, l.MaxFee)
-	}
+	legsText(&b, pv.Legs)
 	if len(pv.Legs) > 1 {
 		fmt.Fprintf(&b, "  The approval is exact (the router's allowance was %s %s; it returns there after the swap), never unlimited.\n", pv.AllowanceNow, in)
 	}

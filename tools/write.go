@@ -406,6 +406,8 @@ type previewCommon struct {
 	NoCap         []string   `json:"no_cap" jsonschema:"assets this write spends that no cap applies to (the operator allowed uncapped tokens)"`
 	Simulation    string     `json:"simulation" jsonschema:"the simulation's outcome"`
 	Warnings      []string   `json:"warnings" jsonschema:"what the person should know before agreeing"`
+
+	fee *big.Int // the most the network fees can be, in wei, for the page (nil: no transaction)
 }
 
 func (s *Server) newPreviewCommon(spend caps.Spend, simulation string) previewCommon {
@@ -461,8 +463,12 @@ func (s *Server) display(title string, c previewCommon) approval.Display {
 	if sim != "" {
 		sim = strings.ToUpper(sim[:1]) + sim[1:] + "."
 	}
-	return approval.Display{Title: title, Network: fmt.Sprintf("%s, chain id %d", c.Network, c.ChainID), Marker: c.NetworkMarker,
+	d := approval.Display{Title: title, Network: fmt.Sprintf("%s, chain id %d", c.Network, c.ChainID), Marker: c.NetworkMarker,
 		Mainnet: s.network.ValueBearing(), Wallet: s.address.Hex(), CapsLeft: left, Simulation: sim, Warnings: warnings}
+	if c.fee != nil {
+		d.FeeMax = feeAmount(c.fee)
+	}
+	return d
 }
 
 // shownAsset names an asset for the person: an unknown token carries its
