@@ -12,14 +12,13 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 )
 
-// args is the by-name view of a tool's typed arguments, for the handlers
-// not yet written over their struct (see input.go): built from the struct
-// decodeArgs filled, never parsed on its own.
+// args is the by-name view of a tool's typed arguments (strings, small
+// numbers and objects), for the parsers not yet written over their struct
+// (swap, sign, x402: the lanes moving them rewrite them): built from the
+// struct decodeArgs filled, never parsed on its own.
 type args struct {
-	strs  map[string]string
-	lists map[string][]string
-	calls map[string][]args
-	objs  map[string]map[string]any
+	strs map[string]string
+	objs map[string]map[string]any
 }
 
 // untyped runs a handler written over args on A's decoded arguments.
@@ -31,7 +30,7 @@ func untyped[A any](h func(ctx context.Context, a args) (*mcp.CallToolResult, *R
 
 // argsOf builds the by-name view of a decoded argument struct.
 func argsOf(v reflect.Value) args {
-	out := args{strs: map[string]string{}, lists: map[string][]string{}, calls: map[string][]args{}, objs: map[string]map[string]any{}}
+	out := args{strs: map[string]string{}, objs: map[string]map[string]any{}}
 	argFields(v.Type(), func(f reflect.StructField, name string) {
 		fv := v.FieldByIndex(f.Index)
 		switch {
@@ -49,18 +48,6 @@ func argsOf(v reflect.Value) args {
 			} else {
 				out.strs[name] = strconv.FormatUint(e.Uint(), 10)
 			}
-		case fv.Kind() == reflect.Slice && f.Type.Elem().Kind() == reflect.String:
-			if !fv.IsNil() {
-				out.lists[name] = fv.Interface().([]string)
-			}
-		case fv.Kind() == reflect.Slice:
-			if !fv.IsNil() {
-				l := []args{}
-				for k := range fv.Len() {
-					l = append(l, argsOf(fv.Index(k)))
-				}
-				out.calls[name] = l
-			}
 		}
 	})
 	return out
@@ -70,12 +57,6 @@ func argsOf(v reflect.Value) args {
 func (a args) str(name string) (string, bool) {
 	s, ok := a.strs[name]
 	return s, ok
-}
-
-// list returns a string-list argument and whether it was given.
-func (a args) list(name string) ([]string, bool) {
-	l, ok := a.lists[name]
-	return l, ok
 }
 
 // object returns an object argument and whether it was given.

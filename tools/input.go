@@ -181,13 +181,14 @@ func argRefusal(t reflect.Type, raw []byte, err error) *Refusal {
 		}
 		return refuse(CodeBadArgument, "argument %s is not accepted by this tool; allowed: %s", quote(where), argNames(parent))
 	}
-	if sem.JSONKind == '0' && len(sem.JSONValue) == 0 && sem.ByteOffset < int64(len(raw)) {
-		// The number that was given, read where v2 stopped.
+	// What was given, read where v2 stopped (it keeps only strings and numbers).
+	value := []byte(sem.JSONValue)
+	if sem.ByteOffset < int64(len(raw)) {
 		if v, err := jsontext.NewDecoder(bytes.NewReader(raw[sem.ByteOffset:])).ReadValue(); err == nil {
-			sem.JSONValue = v
+			value = v
 		}
 	}
-	got, want := describeKind(sem), leaf
+	got, want := describeJSON(value), leaf
 	switch {
 	case where == "confirm":
 		return refuse(CodeBadArgument, "argument \"confirm\" must be a JSON string, got %s: the preview's confirm_token, or in human mode the person's code as a string, like \"123-456\"", got)
@@ -199,33 +200,11 @@ func argRefusal(t reflect.Type, raw []byte, err error) *Refusal {
 		return refuse(CodeBadArgument, "argument %s must be a non-empty JSON array of objects like {\"to\": \"0x…\", \"data\": \"0x…\", \"value\": \"0.01\"}, got %s", quote(where), got)
 	case want != nil && want.Kind() == reflect.Uint32:
 		if sem.JSONKind == '"' {
-			return refuse(CodeBadArgument, "argument %s must be a JSON number such as 500, got a string (%s); write it without quotes", quote(where), displayInput(string(sem.JSONValue)))
+			return refuse(CodeBadArgument, "argument %s must be a JSON number such as 500, got a string (%s); write it without quotes", quote(where), displayInput(string(value)))
 		}
 		return refuse(CodeBadArgument, "argument %s must be a whole number such as 500, got %s", quote(where), got)
 	}
 	return refuse(CodeBadArgument, "argument %s must be a JSON string, got %s; write amounts and numbers as decimal strings, e.g. \"0.05\"", quote(where), got)
-}
-
-// describeKind names what a semantic error received.
-func describeKind(sem *jsonv2.SemanticError) string {
-	switch sem.JSONKind {
-	case '{':
-		return "an object"
-	case '[':
-		return "an array"
-	case 't', 'f':
-		return "a boolean"
-	case 'n':
-		return "null"
-	case '"':
-		return "a string"
-	case '0':
-		if v := string(sem.JSONValue); v != "" && len(v) <= 40 {
-			return "the number " + v
-		}
-		return "a number"
-	}
-	return "something else"
 }
 
 // checkArgs applies the bounds the types do not carry: list lengths, and

@@ -87,9 +87,10 @@ type balanceArgs struct {
 func (s *Server) balanceTool() Tool {
 	return readTool(s, "wallet_balance", "Balances",
 		"ETH and token balances, nonce and contract status of an address (default: the wallet). Reads walletgate's known tokens unless tokens names others (any token by address).",
-		untyped[balanceArgs](func(ctx context.Context, a args) (*mcp.CallToolResult, *Refusal) {
+		func(ctx context.Context, a balanceArgs) (*mcp.CallToolResult, *Refusal) {
 			addr := s.address
-			if v, ok := a.str("address"); ok {
+			if a.Address != nil {
+				v := *a.Address
 				parsed, err := policy.ParseAddress(v)
 				if err != nil {
 					return nil, refuse(CodeBadAddress, "address %s: %s. Give 0x followed by 40 hex digits, all lower case or with a correct EIP-55 checksum, or omit it for the wallet's own.", displayInput(v), reason(err))
@@ -97,7 +98,7 @@ func (s *Server) balanceTool() Tool {
 				addr = parsed
 			}
 			var assets []asset
-			if list, ok := a.list("tokens"); ok {
+			if list := a.Tokens; list != nil {
 				seen := map[common.Address]bool{}
 				for _, t := range list {
 					as, ref := s.resolveToken(t)
@@ -132,13 +133,13 @@ func (s *Server) balanceTool() Tool {
 				At:         time.Unix(int64(acct.Head.Time), 0).UTC().Format(time.RFC3339),
 				RPC:        s.chain.Host(),
 			}
-			_, asked := a.list("tokens")
+			asked := a.Tokens != nil
 			r.KnownTokens = !asked
 			for i, tb := range acct.Tokens {
 				r.Tokens = append(r.Tokens, s.tokenBalance(assets[i], tb))
 			}
 			return success(r, balanceText(r, s.network)), nil
-		}))
+		})
 }
 
 // tokenBalance renders one token's balance; a known token's table entry wins
