@@ -280,8 +280,6 @@ func (s *Server) previewApprove(ctx context.Context, in approveIntent) (*mcp.Cal
 	return present(s, approveTool, in, p, pv)
 }
 
-func (pv approvePreview) base() previewCommon { return pv.previewCommon }
-
 func (pv approvePreview) title() string { return pv.Summary }
 
 func (pv approvePreview) body(b *strings.Builder) {

@@ -204,8 +204,6 @@ func (s *Server) previewCall(ctx context.Context, in callIntent) (*mcp.CallToolR
 	return present(s, callTool, in, p, pv)
 }
 
-func (pv callPreview) base() previewCommon { return pv.previewCommon }
-
 func (pv callPreview) title() string { return pv.Summary }
 
 func (pv callPreview) body(b *strings.Builder) {

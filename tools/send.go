@@ -160,8 +160,6 @@ func (s *Server) previewSend(ctx context.Context, in sendIntent) (*mcp.CallToolR
 	return present(s, sendTool, in, p, pv)
 }
 
-func (pv sendPreview) base() previewCommon { return pv.previewCommon }
-
 func (pv sendPreview) title() string {
 	return "Send " + pv.Amount + " " + pv.Symbol + " to " + shortAddress(pv.To)
 }

@@ -410,6 +410,9 @@ type previewCommon struct {
 	fee *big.Int // the most the network fees can be, in wei, for the page (nil: no transaction)
 }
 
+// base is the shared frame of a preview value that embeds it (kindPreview).
+func (c previewCommon) base() previewCommon { return c }
+
 func (s *Server) newPreviewCommon(spend caps.Spend, simulation string) previewCommon {
 	after, noCap := s.capsAfter(spend)
 	if after == nil {
