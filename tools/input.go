@@ -40,11 +40,8 @@ import (
 // maxArgsBytes bounds a tool call's arguments.
 const maxArgsBytes = 16 << 10
 
-// maxListLen bounds a string-list argument.
+// maxListLen bounds a list argument whose field has no items tag.
 const maxListLen = 32
-
-// maxCalls bounds wallet_call's list.
-const maxCalls = 8
 
 // confirmArg is every write tool's confirm argument.
 type confirmArg struct {

@@ -37,7 +37,7 @@ func TestStrictArguments(t *testing.T) {
 		{"number in a call", `{"calls":[{"to":5}]}`, dec[callToolArgs], `argument "calls[0].to" must be a JSON string, got the number 5`},
 		{"calls not a list", `{"calls":{"to":"a"}}`, dec[callToolArgs], `argument "calls" must be a non-empty JSON array of objects`},
 		{"no calls", `{"calls":[]}`, dec[callToolArgs], `argument "calls" must be a non-empty JSON array`},
-		{"too many calls", `{"calls":[` + strings.Repeat(`{"to":"a"},`, maxCalls) + `{"to":"a"}]}`, dec[callToolArgs], "has 9 items; at most 8"},
+		{"too many calls", `{"calls":[` + strings.Repeat(`{"to":"a"},`, 8) + `{"to":"a"}]}`, dec[callToolArgs], "has 9 items; at most 8"},
 		{"tokens", `{"tokens":["USDT","DAI"]}`, dec[balanceArgs], ""},
 		{"tokens not a list", `{"tokens":"USDT"}`, dec[balanceArgs], `argument "tokens" must be a JSON array of strings, got a string`},
 		{"a number in tokens", `{"tokens":["USDT",1]}`, dec[balanceArgs], `argument "tokens[1]" must be a JSON string, got the number 1`},
