@@ -8,7 +8,6 @@ package tools
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math/big"
 	"strings"
@@ -43,34 +42,21 @@ type allowanceResult struct {
 	Block             uint64   `json:"block" jsonschema:"the block it was read at"`
 }
 
-func tokenSpenderSchema(withOwner bool, amountHint, confirm string) map[string]any {
-	props := map[string]any{
-		"token":   str("a symbol (e.g. USDT) or a token address"),
-		"spender": strPattern("who may move the tokens", addressPattern),
-	}
-	req := []string{"token", "spender"}
-	if withOwner {
-		props["owner"] = strPattern("whose tokens (default: the wallet)", addressPattern)
-	}
-	if amountHint != "" {
-		props["amount"] = strPattern(amountHint, amountPattern)
-		req = append(req, "amount")
-	}
-	if confirm != "" {
-		props["confirm"] = str(confirm)
-	}
-	return object(props, req...)
+// allowanceArgs are wallet_allowance's arguments.
+type allowanceArgs struct {
+	Token   *string `json:"token" jsonschema:"a symbol (e.g. USDT) or a token address"`
+	Spender *string `json:"spender" pattern:"address" jsonschema:"who may move the tokens"`
+	Owner   *string `json:"owner,omitempty" pattern:"address" jsonschema:"whose tokens (default: the wallet)"`
 }
 
 func (s *Server) allowanceTool() Tool {
-	return s.readTool(allowanceTool, "Token allowance",
-		"How much of an owner's token (default: the wallet's) a spender may move, and who the spender is.",
-		tokenSpenderSchema(true, "", ""), argSpec{"token": argString, "spender": argString, "owner": argString}, s.allowanceHandler)
+	return readTool(s, allowanceTool, "Token allowance",
+		"How much of an owner's token (default: the wallet's) a spender may move, and who the spender is.", s.allowanceHandler)
 }
 
 // parseTokenSpender resolves the token (never ETH) and the spender.
-func (s *Server) parseTokenSpender(ctx context.Context, a args) (asset, common.Address, *Refusal) {
-	tokRaw, _ := a.str("token")
+func (s *Server) parseTokenSpender(ctx context.Context, token, spender *string) (asset, common.Address, *Refusal) {
+	tokRaw := deref(token)
 	if strings.EqualFold(tokRaw, policy.NativeSymbol) {
 		return asset{}, common.Address{}, refuse(CodeBadToken, "token ETH has no allowance: only ERC-20 tokens do. Give a known symbol (%s) or a token address.", s.knownSymbols())
 	}
@@ -78,7 +64,7 @@ func (s *Server) parseTokenSpender(ctx context.Context, a args) (asset, common.A
 	if ref != nil {
 		return asset{}, common.Address{}, ref
 	}
-	spRaw, _ := a.str("spender")
+	spRaw := deref(spender)
 	sp, err := policy.ParseRecipient(spRaw)
 	if err != nil {
 		return asset{}, common.Address{}, refuse(CodeBadAddress, "spender %s: %s. Give the spender as 0x followed by 40 hex digits, all lower case or with a correct EIP-55 checksum.", displayInput(spRaw), reason(err))
@@ -86,13 +72,14 @@ func (s *Server) parseTokenSpender(ctx context.Context, a args) (asset, common.A
 	return tok, sp, nil
 }
 
-func (s *Server) allowanceHandler(ctx context.Context, a args) (*mcp.CallToolResult, *Refusal) {
-	tok, sp, bad := s.parseTokenSpender(ctx, a)
+func (s *Server) allowanceHandler(ctx context.Context, a allowanceArgs) (*mcp.CallToolResult, *Refusal) {
+	tok, sp, bad := s.parseTokenSpender(ctx, a.Token, a.Spender)
 	if bad != nil {
 		return nil, bad
 	}
 	owner := s.address
-	if raw, ok := a.str("owner"); ok {
+	if a.Owner != nil {
+		raw := *a.Owner
 		o, err := policy.ParseAddress(raw)
 		if err != nil {
 			return nil, refuse(CodeBadAddress, "owner %s: %s. Give 0x followed by 40 hex digits.", displayInput(raw), reason(err))
@@ -140,39 +127,37 @@ type approveIntent struct {
 	amount  *big.Int // base units, may be 0 (a revoke)
 }
 
-func (i approveIntent) canonical(chainID uint64) []byte {
-	b, err := json.Marshal(struct {
-		V       int    `json:"v"`
-		ChainID uint64 `json:"chain_id"`
-		From    string `json:"from"`
+func (i approveIntent) key() any {
+	return struct {
 		Token   string `json:"token"`
 		Spender string `json:"spender"`
 		Amount  string `json:"amount"`
-	}{1, chainID, i.from.Hex(), i.token.Address.Hex(), i.spender.Hex(), i.amount.String()})
-	if err != nil {
-		panic(err)
-	}
-	return b
+	}{i.token.Address.Hex(), i.spender.Hex(), i.amount.String()}
+}
+
+// approveArgs are wallet_approve's arguments.
+type approveArgs struct {
+	Token   *string `json:"token" jsonschema:"a symbol (e.g. USDT) or a token address"`
+	Spender *string `json:"spender" pattern:"address" jsonschema:"who may move the tokens"`
+	Amount  *string `json:"amount" pattern:"amount" jsonschema:"the exact allowance in the token's units (\"0\" revokes); a raise {capped}"`
+	confirmArg
 }
 
 func (s *Server) approveTool() Tool {
-	spec := argSpec{"token": argString, "spender": argString, "amount": argString, "confirm": argString}
-	return s.writeTool(approveTool, "Approve or revoke a token allowance",
+	return writeTool(s, approveTool, "Approve or revoke a token allowance",
 		"Set an exact ERC-20 allowance for a spender (\"0\" revokes); never unlimited. "+twoCalls,
-		tokenSpenderSchema(false, "the exact allowance in the token's units (\"0\" revokes); a raise "+capped, s.confirmDescription()),
-		spec,
-		twoStep(s, approveTool, s.parseApprove, func(i approveIntent) []byte { return i.canonical(s.chainID) }, s.previewApprove))
+		twoStep(s, approveTool, s.parseApprove, s.previewApprove, nil))
 }
 
-func (s *Server) parseApprove(ctx context.Context, a args) (approveIntent, *Refusal) {
-	tok, sp, ref := s.parseTokenSpender(ctx, a)
+func (s *Server) parseApprove(ctx context.Context, a approveArgs) (approveIntent, *Refusal) {
+	tok, sp, ref := s.parseTokenSpender(ctx, a.Token, a.Spender)
 	if ref != nil {
 		return approveIntent{}, ref
 	}
-	raw, ok := a.str("amount")
-	if !ok {
+	if a.Amount == nil {
 		return approveIntent{}, refuse(CodeBadAmount, "amount is missing. Give the exact allowance as a decimal string, e.g. \"25\", or \"0\" to revoke.")
 	}
+	raw := *a.Amount
 	amount, err := policy.ParseAmount(raw, tok.Decimals)
 	if err != nil {
 		return approveIntent{}, refuse(CodeBadAmount, "amount %s: %s. Give a decimal string with at most %d decimals for %s, e.g. \"25\", or \"0\" to revoke.", displayInput(raw), reason(err), tok.Decimals, tok.Marked())
@@ -204,6 +189,8 @@ type approvePreview struct {
 	MaxFee            string       `json:"max_fee" pattern:"amount" jsonschema:"the most all legs can cost in network fees, in ETH"`
 	Changes           changesJSON  `json:"changes" jsonschema:"what the simulation shows this does"`
 	previewCommon
+
+	token asset
 }
 
 // approvePreviewResult is its tool's preview result.
@@ -268,11 +255,11 @@ func (s *Server) previewApprove(ctx context.Context, in approveIntent) (*mcp.Cal
 	pv := approvePreview{Action: label, Token: ref(in.token), From: in.from.Hex(), Spender: in.spender.Hex(), SpenderIsContract: len(code) > 0,
 		SpenderKnown: s.knownContract(in.spender), AllowanceBefore: policy.FormatAmount(before, in.token.Decimals),
 		AllowanceAfter: policy.FormatAmount(in.amount, in.token.Decimals), AmountBase: in.amount.String(), Exposure: in.amount.Cmp(before) > 0,
-		MaxFee:        policy.FormatAmount(new(big.Int).Sub(p.MaxCost(), p.Value()), 18),
-		Changes:       s.changesOf(p.Traced),
+		MaxFee:  policy.FormatAmount(maxFees(p), 18),
+		Changes: s.changesOf(p.Traced), token: in.token,
 		previewCommon: s.newPreviewCommon(p.Spend, fmt.Sprintf("all %d transaction(s) succeed in sequence against block %d", len(p.Legs), st.Head.Number)),
 	}
-	pv.Legs = legPreviews(p.Legs)
+	pv.Legs, pv.fee = legPreviews(p.Legs), maxFees(p)
 	if in.amount.Sign() == 0 {
 		pv.Summary = fmt.Sprintf("Revoke %s's %s allowance (now %s) on %s (%s)", pv.Spender, in.token.Marked(), pv.AllowanceBefore, pv.Network, pv.NetworkMarker)
 	} else {
@@ -284,51 +271,29 @@ func (s *Server) previewApprove(ctx context.Context, in approveIntent) (*mcp.Cal
 	if !in.token.Known {
 		pv.Warnings = append(pv.Warnings, "UNVERIFIED token: not in walletgate's known-token table; its symbol is what the contract says")
 	}
-	display := func() approval.Display {
-		d := s.display(pv.Summary, pv.previewCommon)
-		d.Amounts = []approval.Amount{{Label: "Allowance for " + pv.Spender, Rounded: pv.AllowanceBefore + " → " + pv.AllowanceAfter + " " + shownAsset(in.token), Exact: pv.AllowanceBefore + " → " + pv.AllowanceAfter + " " + shownAsset(in.token) + " (" + pv.AmountBase + " base units)"}}
-		d.FeeMax = feeAmount(new(big.Int).Sub(p.MaxCost(), p.Value()))
-		return d
-	}
-	return s.offer(approveTool, in.canonical(s.chainID), p, display, func(c confirmation) (any, string) {
-		r := previewFor(pv, c, approveTool)
-		var b strings.Builder
-		b.WriteString("PREVIEW — nothing has been signed or sent.\n")
-		pv.networkLine(&b)
-		fmt.Fprintf(&b, "Action:    %s\n", pv.Summary)
-		kind := "an account without code"
-		if pv.SpenderIsContract {
-			kind = "a contract"
-		}
-		if pv.SpenderKnown != "" {
-			kind += ", " + pv.SpenderKnown
-		}
-		fmt.Fprintf(&b, "Spender:   %s (%s)\n", pv.Spender, kind)
-		fmt.Fprintf(&b, "Token:     %s, contract %s\n", in.token.Marked(), in.token.Address.Hex())
-		fmt.Fprintf(&b, "Allowance: %s → %s %s (exact, never unlimited)\n", pv.AllowanceBefore, pv.AllowanceAfter, in.token.Marked())
-		legsText(&b, pv.Legs)
-		changesText(&b, pv.Changes)
-		fmt.Fprintf(&b, "Max fees:  %s ETH in all, paid in ETH\n", pv.MaxFee)
-		s.previewTail(&b, pv.previewCommon, r.ExpiresAt, approveTool, c)
-		return r, b.String()
-	})
+	return present(s, approveTool, in, p, pv)
 }
 
-// legPreviews lists a plan's legs for a preview.
-func legPreviews(legs []engine.Leg) []legPreview {
-	out := make([]legPreview, 0, len(legs))
-	for _, l := range legs {
-		out = append(out, legPreview{Label: l.Label, To: l.Call.To.Hex(), Value: policy.FormatAmount(valueOrZero(l.Call.Value), 18),
-			GasLimit: l.Call.Gas, MaxFee: policy.FormatAmount(new(big.Int).Mul(new(big.Int).SetUint64(l.Call.Gas), l.Call.MaxFee), 18),
-			Calldata: "0x" + fmt.Sprintf("%x", l.Call.Data)})
+func (pv approvePreview) title() string { return pv.Summary }
+
+func (pv approvePreview) body(b *strings.Builder) {
+	fmt.Fprintf(b, "Action:    %s\n", pv.Summary)
+	kind := "an account without code"
+	if pv.SpenderIsContract {
+		kind = "a contract"
 	}
-	return out
+	if pv.SpenderKnown != "" {
+		kind += ", " + pv.SpenderKnown
+	}
+	fmt.Fprintf(b, "Spender:   %s (%s)\n", pv.Spender, kind)
+	fmt.Fprintf(b, "Token:     %s, contract %s\n", pv.Token.marked(), pv.Token.Address)
+	fmt.Fprintf(b, "Allowance: %s → %s %s (exact, never unlimited)\n", pv.AllowanceBefore, pv.AllowanceAfter, pv.Token.marked())
+	legsText(b, pv.Legs)
+	changesText(b, pv.Changes)
+	maxFeesText(b, pv.MaxFee)
 }
 
-// legsText lists the legs in a preview text.
-func legsText(b *strings.Builder, legs []legPreview) {
-	fmt.Fprintf(b, "Transactions, in order (%d):\n", len(legs))
-	for i, l := range legs {
-		fmt.Fprintf(b, "  %d. %s: to %s, value %s ETH, gas limit %d, max fee %s ETH\n", i+1, l.Label, l.To, l.Value, l.GasLimit, l.MaxFee)
-	}
+func (pv approvePreview) page(d *approval.Display) {
+	change := pv.AllowanceBefore + " → " + pv.AllowanceAfter + " " + shownAsset(pv.token)
+	d.Amounts = []approval.Amount{{Label: "Allowance for " + pv.Spender, Rounded: change, Exact: change + " (" + pv.AmountBase + " base units)"}}
 }

@@ -26,7 +26,7 @@ func BenchmarkCanonicalSend(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				a, ref := parseArgs(raw, sendSpec)
+				a, ref := decodeArgs[sendArgs](raw)
 				if ref != nil {
 					b.Fatal(ref)
 				}
@@ -34,7 +34,7 @@ func BenchmarkCanonicalSend(b *testing.B) {
 				if ref != nil {
 					b.Fatal(ref)
 				}
-				_ = gate.Fingerprint(sendTool, in.canonical(s.chainID))
+				_ = gate.Fingerprint(sendTool, s.canonical(in))
 			}
 		})
 	}

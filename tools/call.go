@@ -9,7 +9,6 @@ package tools
 import (
 	"context"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"math/big"
 	"strings"
@@ -46,7 +45,7 @@ type callIntent struct {
 	calls []callItem
 }
 
-func (i callIntent) canonical(chainID uint64) []byte {
+func (i callIntent) key() any {
 	type c struct {
 		To    string `json:"to"`
 		Data  string `json:"data"`
@@ -56,52 +55,47 @@ func (i callIntent) canonical(chainID uint64) []byte {
 	for k, x := range i.calls {
 		cs[k] = c{To: x.to.Hex(), Data: "0x" + hex.EncodeToString(x.data), Value: x.value.String()}
 	}
-	b, err := json.Marshal(struct {
-		V       int    `json:"v"`
-		ChainID uint64 `json:"chain_id"`
-		From    string `json:"from"`
-		Calls   []c    `json:"calls"`
-	}{1, chainID, i.from.Hex(), cs})
-	if err != nil {
-		panic(err)
-	}
-	return b
+	return struct {
+		Calls []c `json:"calls"`
+	}{cs}
+}
+
+// callArgs is one transaction request of wallet_call.
+type callArgs struct {
+	To    *string `json:"to" pattern:"address" jsonschema:"the contract"`
+	Data  *string `json:"data,omitempty" pattern:"calldata" jsonschema:"the calldata"`
+	Value *string `json:"value,omitempty" pattern:"amount" jsonschema:"ETH sent with it, e.g. \"0.01\""`
+}
+
+// callToolArgs are wallet_call's arguments.
+type callToolArgs struct {
+	Calls []callArgs `json:"calls" items:"1-8" jsonschema:"the builder's transaction requests in order, only to, data and value (decimal ETH, not hex wei); what they move {capped}"`
+	confirmArg
 }
 
 func (s *Server) callTool() Tool {
-	item := object(map[string]any{
-		"to":    strPattern("the contract", addressPattern),
-		"data":  strPattern("the calldata", `^0x([0-9a-fA-F]{2})*$`),
-		"value": strPattern("ETH sent with it, e.g. \"0.01\"", amountPattern),
-	}, "to")
-	in := object(map[string]any{
-		"calls": map[string]any{"type": "array", "minItems": 1, "maxItems": maxCalls, "items": item,
-			"description": "the builder's transaction requests in order, only to, data and value (decimal ETH, not hex wei); what they move " + capped},
-		"confirm": str(s.confirmDescription()),
-	}, "calls")
-	return s.writeTool(callTool, "Send contract calls",
+	return writeTool(s, callTool, "Send contract calls",
 		"Send contract calls a builder (DEX aggregator, lending protocol) returned, to contracts the operator allows; the preview decodes them and shows what they move. "+twoCalls,
-		in, argSpec{"calls": argCalls, "confirm": argString},
-		twoStep(s, callTool, s.parseCall, func(i callIntent) []byte { return i.canonical(s.chainID) }, s.previewCall))
+		twoStep(s, callTool, s.parseCall, s.previewCall, nil))
 }
 
-func (s *Server) parseCall(_ context.Context, a args) (callIntent, *Refusal) {
-	items, ok := a.callList("calls")
-	if !ok {
+func (s *Server) parseCall(_ context.Context, a callToolArgs) (callIntent, *Refusal) {
+	if a.Calls == nil {
 		return callIntent{}, refuse(CodeBadCall, "calls is missing. Give [{\"to\": \"0x…\", \"data\": \"0x…\", \"value\": \"0.01\"}], as the builder returned them.")
 	}
 	in := callIntent{from: s.address}
-	for k, it := range items {
-		toRaw, ok := it.str("to")
-		if !ok {
+	for k, it := range a.Calls {
+		if it.To == nil {
 			return callIntent{}, refuse(CodeBadCall, "calls[%d].to is missing: give the contract to call.", k)
 		}
+		toRaw := *it.To
 		to, err := policy.ParseRecipient(toRaw)
 		if err != nil {
 			return callIntent{}, refuse(CodeBadAddress, "calls[%d].to %s: %s. Give 0x followed by 40 hex digits, all lower case or with a correct EIP-55 checksum.", k, displayInput(toRaw), reason(err))
 		}
 		var data []byte
-		if raw, ok := it.str("data"); ok {
+		if it.Data != nil {
+			raw := *it.Data
 			if !strings.HasPrefix(raw, "0x") || len(raw)%2 != 0 {
 				return callIntent{}, refuse(CodeBadCall, "calls[%d].data %s is not 0x-hex calldata with whole bytes. Give it as the builder returned it, e.g. \"0x095ea7b3…\".", k, displayInput(raw))
 			}
@@ -113,7 +107,8 @@ func (s *Server) parseCall(_ context.Context, a args) (callIntent, *Refusal) {
 			}
 		}
 		value := new(big.Int)
-		if raw, ok := it.str("value"); ok {
+		if it.Value != nil {
+			raw := *it.Value
 			if value, err = policy.ParseAmount(raw, 18); err != nil {
 				return callIntent{}, refuse(CodeBadAmount, "calls[%d].value %s: %s. Give ETH as a decimal string, e.g. \"0.01\" (a builder's hex wei value must be converted to ETH).", k, displayInput(raw), reason(err))
 			}
@@ -174,7 +169,7 @@ func (s *Server) previewCall(ctx context.Context, in callIntent) (*mcp.CallToolR
 		return nil, bad
 	}
 	pv := callPreview{Action: "call", From: in.from.Hex(), Changes: s.changesOf(p.Traced), AnyCall: s.cfg.AllowCalls.Any,
-		Legs: legPreviews(p.Legs), MaxFee: policy.FormatAmount(new(big.Int).Sub(p.MaxCost(), p.Value()), 18),
+		Legs: legPreviews(p.Legs), MaxFee: policy.FormatAmount(maxFees(p), 18),
 		previewCommon: s.newPreviewCommon(p.Spend, fmt.Sprintf("all %d call(s) succeed in sequence against block %d", len(p.Legs), st.Head.Number))}
 	var names []string
 	for k, c := range in.calls {
@@ -202,35 +197,32 @@ func (s *Server) previewCall(ctx context.Context, in callIntent) (*mcp.CallToolR
 		}
 	}
 	pv.Summary = fmt.Sprintf("%s — this will: %s, on %s (%s)", strings.Join(names, "; "), pv.Changes.Summary, pv.Network, pv.NetworkMarker)
-	display := func() approval.Display {
-		d := s.display(pv.Summary, pv.previewCommon)
-		d.Amounts = []approval.Amount{{Label: "This will", Rounded: pv.Changes.Summary, Exact: pv.Changes.Summary}}
-		d.FeeMax = feeAmount(new(big.Int).Sub(p.MaxCost(), p.Value()))
-		return d
-	}
-	return s.offer(callTool, in.canonical(s.chainID), p, display, func(c confirmation) (any, string) {
-		r := previewFor(pv, c, callTool)
-		var b strings.Builder
-		b.WriteString("PREVIEW — nothing has been signed or sent.\n")
-		pv.networkLine(&b)
-		fmt.Fprintf(&b, "From:      %s (this wallet)\n", pv.From)
-		for k, it := range pv.Calls {
-			kind := "a contract"
-			if !it.ToIsContract {
-				kind = "an account WITHOUT code"
-			}
-			if it.ToKnown != "" {
-				kind += ", " + it.ToKnown
-			}
-			fmt.Fprintf(&b, "Call %d:    %s (%s), value %s ETH: %s\n", k+1, it.To, kind, it.Value, it.Decoded.Function)
-			for _, a := range it.Decoded.Args {
-				fmt.Fprintf(&b, "             %s\n", a)
-			}
+	pv.fee = maxFees(p)
+	return present(s, callTool, in, p, pv)
+}
+
+func (pv callPreview) title() string { return pv.Summary }
+
+func (pv callPreview) body(b *strings.Builder) {
+	fmt.Fprintf(b, "From:      %s (this wallet)\n", pv.From)
+	for k, it := range pv.Calls {
+		kind := "a contract"
+		if !it.ToIsContract {
+			kind = "an account WITHOUT code"
 		}
-		changesText(&b, pv.Changes)
-		legsText(&b, pv.Legs)
-		fmt.Fprintf(&b, "Max fees:  %s ETH in all, paid in ETH\n", pv.MaxFee)
-		s.previewTail(&b, pv.previewCommon, r.ExpiresAt, callTool, c)
-		return r, b.String()
-	})
+		if it.ToKnown != "" {
+			kind += ", " + it.ToKnown
+		}
+		fmt.Fprintf(b, "Call %d:    %s (%s), value %s ETH: %s\n", k+1, it.To, kind, it.Value, it.Decoded.Function)
+		for _, a := range it.Decoded.Args {
+			fmt.Fprintf(b, "             %s\n", a)
+		}
+	}
+	changesText(b, pv.Changes)
+	legsText(b, pv.Legs)
+	maxFeesText(b, pv.MaxFee)
+}
+
+func (pv callPreview) page(d *approval.Display) {
+	d.Amounts = []approval.Amount{{Label: "This will", Rounded: pv.Changes.Summary, Exact: pv.Changes.Summary}}
 }

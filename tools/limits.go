@@ -98,9 +98,6 @@ func (c Caps) Canonical(allowUncapped bool) string {
 	})
 }
 
-// capsRefusal renders a caps error in human units.
-func (s *Server) capsRefusal(err error) *Refusal { return s.engine.CapsRefusal(err) }
-
 // assetInfo is the display info of an asset by address.
 func (s *Server) assetInfo(a common.Address) asset {
 	if as, ok := s.caps.assets[a]; ok {
@@ -210,7 +207,3 @@ func (s *Server) capsHint() string {
 	}
 	return hint
 }
-
-// ledgerUnavailable refuses a write because the journal cannot be trusted
-// or written.
-func (s *Server) ledgerUnavailable(cause error) *Refusal { return s.engine.LedgerUnavailable(cause) }

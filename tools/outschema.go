@@ -98,6 +98,8 @@ var patterns = map[string]string{
 	"hash":    hashPattern,
 	"amount":  amountPattern,
 	"base":    `^[0-9]+$`,
+	// calldata: input only (wallet_call)
+	"calldata": `^0x([0-9a-fA-F]{2})*$`,
 }
 
 // schemaOf derives the strict JSON Schema of T.

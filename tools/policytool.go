@@ -68,10 +68,9 @@ type signingPolicy struct {
 }
 
 func (s *Server) policyTool() Tool {
-	return s.readTool("wallet_policy", "Policy and limits",
+	return readTool(s, "wallet_policy", "Policy and limits",
 		"What this wallet may do now: network, signer, write tools, opt-ins, allow-lists, confirmation mode, and every cap with what is used and what remains.",
-		object(map[string]any{}), argSpec{},
-		func(ctx context.Context, _ args) (*mcp.CallToolResult, *Refusal) {
+		func(ctx context.Context, _ noArgs) (*mcp.CallToolResult, *Refusal) {
 			r := s.policyResult()
 			return success(r, policyText(r)), nil
 		})

@@ -27,10 +27,9 @@ type addressResult struct {
 }
 
 func (s *Server) addressTool() Tool {
-	return s.readTool("wallet_address", "Wallet address",
+	return readTool(s, "wallet_address", "Wallet address",
 		"The wallet's address, chain id, network kind (MAINNET, testnet or dev chain) and signer.",
-		object(map[string]any{}), argSpec{},
-		func(ctx context.Context, _ args) (*mcp.CallToolResult, *Refusal) {
+		func(ctx context.Context, _ noArgs) (*mcp.CallToolResult, *Refusal) {
 			r := addressResult{
 				Address:     s.address.Hex(),
 				ChainID:     s.chainID,
@@ -79,18 +78,19 @@ type balanceResult struct {
 	KnownTokens bool `json:"known_tokens" jsonschema:"true: no tokens were asked for, so tokens holds walletgate's known tokens of this chain (another token is read by passing its address in tokens)" client:"no tokens asked: tokens are walletgate's known ones"`
 }
 
+// balanceArgs are wallet_balance's arguments.
+type balanceArgs struct {
+	Address *string  `json:"address,omitempty" pattern:"address" jsonschema:"default: the wallet"`
+	Tokens  []string `json:"tokens,omitempty" jsonschema:"symbols (e.g. USDT) or token addresses; default: the known tokens"`
+}
+
 func (s *Server) balanceTool() Tool {
-	in := object(map[string]any{
-		"address": strPattern("default: the wallet", addressPattern),
-		"tokens": array("symbols (e.g. USDT) or token addresses; default: the known tokens",
-			map[string]any{"type": "string"}),
-	})
-	return s.readTool("wallet_balance", "Balances",
+	return readTool(s, "wallet_balance", "Balances",
 		"ETH and token balances, nonce and contract status of an address (default: the wallet). Reads walletgate's known tokens unless tokens names others (any token by address).",
-		in, argSpec{"address": argString, "tokens": argStringList},
-		func(ctx context.Context, a args) (*mcp.CallToolResult, *Refusal) {
+		func(ctx context.Context, a balanceArgs) (*mcp.CallToolResult, *Refusal) {
 			addr := s.address
-			if v, ok := a.str("address"); ok {
+			if a.Address != nil {
+				v := *a.Address
 				parsed, err := policy.ParseAddress(v)
 				if err != nil {
 					return nil, refuse(CodeBadAddress, "address %s: %s. Give 0x followed by 40 hex digits, all lower case or with a correct EIP-55 checksum, or omit it for the wallet's own.", displayInput(v), reason(err))
@@ -98,7 +98,7 @@ func (s *Server) balanceTool() Tool {
 				addr = parsed
 			}
 			var assets []asset
-			if list, ok := a.list("tokens"); ok {
+			if list := a.Tokens; list != nil {
 				seen := map[common.Address]bool{}
 				for _, t := range list {
 					as, ref := s.resolveToken(t)
@@ -133,7 +133,7 @@ func (s *Server) balanceTool() Tool {
 				At:         time.Unix(int64(acct.Head.Time), 0).UTC().Format(time.RFC3339),
 				RPC:        s.chain.Host(),
 			}
-			_, asked := a.list("tokens")
+			asked := a.Tokens != nil
 			r.KnownTokens = !asked
 			for i, tb := range acct.Tokens {
 				r.Tokens = append(r.Tokens, s.tokenBalance(assets[i], tb))

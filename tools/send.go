@@ -2,7 +2,6 @@ package tools
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math/big"
 	"strings"
@@ -30,56 +29,45 @@ type sendIntent struct {
 	toChecksummed bool
 }
 
-// canonical is the intent as the gate fingerprints it: every field resolved
-// (addresses as checksummed hex, the asset by address, the amount in base
-// units) and the chain and sender included, in a fixed order. Cosmetic
-// differences in the call cannot change it; any difference in meaning does.
-func (i sendIntent) canonical(chainID uint64) []byte {
-	b, err := json.Marshal(struct {
-		V       int    `json:"v"`
-		ChainID uint64 `json:"chain_id"`
-		From    string `json:"from"`
-		To      string `json:"to"`
-		Asset   string `json:"asset"`
-		Amount  string `json:"amount"`
-	}{1, chainID, i.from.Hex(), i.to.Hex(), assetID(i.asset), i.amount.String()})
-	if err != nil {
-		panic(err) // fixed struct of strings
-	}
-	return b
+func (i sendIntent) key() any {
+	return struct {
+		To     string `json:"to"`
+		Asset  string `json:"asset"`
+		Amount string `json:"amount"`
+	}{i.to.Hex(), assetID(i.asset), i.amount.String()}
+}
+
+// sendArgs are wallet_send's arguments.
+type sendArgs struct {
+	To     *string `json:"to" pattern:"address" jsonschema:"the recipient (EIP-55 checksum when mixed case)"`
+	Amount *string `json:"amount" pattern:"amount" jsonschema:"a decimal string in the asset's units, e.g. \"0.05\"; {capped}"`
+	Asset  *string `json:"asset,omitempty" jsonschema:"ETH (default), a symbol (e.g. USDT) or a token address"`
+	confirmArg
 }
 
 func (s *Server) sendTool() Tool {
-	in := object(map[string]any{
-		"to":      strPattern("the recipient (EIP-55 checksum when mixed case)", addressPattern),
-		"amount":  strPattern("a decimal string in the asset's units, e.g. \"0.05\"; "+capped, amountPattern),
-		"asset":   str("ETH (default), a symbol (e.g. USDT) or a token address"),
-		"confirm": str(s.confirmDescription()),
-	}, "to", "amount")
-	return s.writeTool(sendTool, "Send ETH or a token",
-		"Send ETH or an ERC-20 token. "+twoCalls,
-		in, argSpec{"to": argString, "amount": argString, "asset": argString, "confirm": argString},
-		twoStep(s, sendTool, s.parseSend, func(i sendIntent) []byte { return i.canonical(s.chainID) }, s.previewSend))
+	return writeTool(s, sendTool, "Send ETH or a token", "Send ETH or an ERC-20 token. "+twoCalls,
+		twoStep(s, sendTool, s.parseSend, s.previewSend, nil))
 }
 
 // parseSend validates and resolves wallet_send's arguments.
-func (s *Server) parseSend(ctx context.Context, a args) (sendIntent, *Refusal) {
-	toRaw, _ := a.str("to")
+func (s *Server) parseSend(ctx context.Context, a sendArgs) (sendIntent, *Refusal) {
+	toRaw := deref(a.To)
 	to, err := policy.ParseRecipient(toRaw)
 	if err != nil {
 		return sendIntent{}, refuse(CodeBadAddress, "to %s: %s. Give the recipient as 0x followed by 40 hex digits, all lower case or with a correct EIP-55 checksum.", displayInput(toRaw), reason(err))
 	}
 	as := ethAsset
-	if v, ok := a.str("asset"); ok {
+	if a.Asset != nil {
 		var ref *Refusal
-		if as, ref = s.resolveAsset(ctx, v); ref != nil {
+		if as, ref = s.resolveAsset(ctx, *a.Asset); ref != nil {
 			return sendIntent{}, ref
 		}
 	}
-	amtRaw, ok := a.str("amount")
-	if !ok {
+	if a.Amount == nil {
 		return sendIntent{}, refuse(CodeBadAmount, "amount is missing. Give a decimal string such as \"0.05\".")
 	}
+	amtRaw := *a.Amount
 	amount, err := policy.ParsePositiveAmount(amtRaw, as.Decimals)
 	if err != nil {
 		return sendIntent{}, refuse(CodeBadAmount, "amount %s: %s. Give a decimal string greater than zero with at most %d decimals for %s, e.g. \"0.05\".", displayInput(amtRaw), reason(err), as.Decimals, as.Symbol)
@@ -106,6 +94,10 @@ type sendPreview struct {
 	MaxFeePerGas   string       `json:"max_fee_per_gas_gwei" pattern:"amount" jsonschema:"its max fee per gas, in gwei"`
 	MaxFee         string       `json:"max_fee" pattern:"amount" jsonschema:"the most it can cost in network fees, in ETH"`
 	ExpectedEffect []effectJSON `json:"expected_effects" jsonschema:"what the receipt must show for the confirm to report success"`
+
+	asset         asset    // what is sent
+	amount        *big.Int // in base units
+	toChecksummed bool     // the recipient's EIP-55 checksum was checked
 }
 
 // previewResult is its tool's preview result.
@@ -148,7 +140,9 @@ func (s *Server) previewSend(ctx context.Context, in sendIntent) (*mcp.CallToolR
 		MaxFee:         policy.FormatAmount(new(big.Int).Mul(new(big.Int).SetUint64(call.Gas), call.MaxFee), 18),
 		previewCommon:  s.newPreviewCommon(spend, fmt.Sprintf("succeeds against block %d", st.Head.Number)),
 		ExpectedEffect: []effectJSON{effectOf(effect.Moved())},
+		asset:          in.asset, amount: in.amount, toChecksummed: in.toChecksummed,
 	}
+	pv.fee = new(big.Int).Mul(new(big.Int).SetUint64(call.Gas), call.MaxFee)
 	pv.Summary = fmt.Sprintf("Send %s %s to %s on %s (%s)", pv.Amount, marked(pv.Symbol, pv.KnownToken), pv.To, pv.Network, pv.NetworkMarker)
 	if pv.ToIsContract {
 		pv.Warnings = append(pv.Warnings, "the recipient is a contract: make sure it can receive "+pv.Symbol+" (tokens sent to a contract that cannot move them are lost)")
@@ -163,41 +157,15 @@ func (s *Server) previewSend(ctx context.Context, in sendIntent) (*mcp.CallToolR
 		pv.Warnings = append(pv.Warnings, "the recipient is this wallet itself")
 	}
 
-	display := func() approval.Display {
-		d := s.display("Send "+pv.Amount+" "+pv.Symbol+" to "+shortAddress(pv.To), pv.previewCommon)
-		d.Action = "Send " + pv.Amount + " " + pv.Symbol
-		party := approval.Party{Role: "Recipient", Address: pv.To, Kind: "an account without code",
-			Checksum: "given in one case: there was no checksum to catch a typo, compare every character"}
-		switch {
-		case in.to == in.from:
-			party.Kind = "this wallet itself"
-		case pv.ToIsContract:
-			party.Kind = "a CONTRACT (it has code)"
-		}
-		if in.toChecksummed {
-			party.Checksum = "its EIP-55 checksum matched"
-		}
-		d.Party = &party
-		d.Amounts = []approval.Amount{shownAmount("Send", in.amount, in.asset.Decimals, shownAsset(in.asset), nearest)}
-		d.FeeMax = feeAmount(new(big.Int).Mul(new(big.Int).SetUint64(call.Gas), call.MaxFee))
-		if !in.asset.Known {
-			d.Unverified = []string{pv.Symbol + " (" + pv.Asset + ")"}
-		}
-		return d
-	}
-	return s.offer(sendTool, in.canonical(s.chainID), p, display, func(c confirmation) (any, string) {
-		r := previewFor(pv, c, sendTool)
-		return r, s.previewText(r, c)
-	})
+	return present(s, sendTool, in, p, pv)
 }
 
-// previewText is the preview as a person reads it.
-func (s *Server) previewText(r previewResult, c confirmation) string {
-	pv := r.Preview
-	var b strings.Builder
-	b.WriteString("PREVIEW — nothing has been signed or sent.\n")
-	pv.networkLine(&b)
-	fmt.Fprintf(&b, "Action:    send %s %s (%s base units, %d decimals)\n", pv.Amount, marked(pv.Symbol, pv.KnownToken), pv.AmountBase, pv.Decimals)
+func (pv sendPreview) title() string {
+	return "Send " + pv.Amount + " " + pv.Symbol + " to " + shortAddress(pv.To)
+}
+
+func (pv sendPreview) body(b *strings.Builder) {
+	fmt.Fprintf(b, "Action:    send %s %s (%s base units, %d decimals)\n", pv.Amount, marked(pv.Symbol, pv.KnownToken), pv.AmountBase, pv.Decimals)
 	if pv.Asset == policy.NativeSymbol {
 		b.WriteString("Asset:     ETH (native)\n")
 	} else {
@@ -205,15 +173,33 @@ func (s *Server) previewText(r previewResult, c confirmation) string {
 		if !pv.KnownToken {
 			known = "UNVERIFIED token"
 		}
-		fmt.Fprintf(&b, "Asset:     %s, contract %s (%s)\n", pv.Symbol, pv.Asset, known)
+		fmt.Fprintf(b, "Asset:     %s, contract %s (%s)\n", pv.Symbol, pv.Asset, known)
 	}
-	fmt.Fprintf(&b, "From:      %s (this wallet)\n", pv.From)
+	fmt.Fprintf(b, "From:      %s (this wallet)\n", pv.From)
 	kind := "an account without code"
 	if pv.ToIsContract {
 		kind = "a CONTRACT"
 	}
-	fmt.Fprintf(&b, "To:        %s (%s)\n", pv.To, kind)
-	fmt.Fprintf(&b, "Max fee:   %s ETH (gas limit %d × max %s gwei), paid in ETH; the actual fee is usually lower\n", pv.MaxFee, pv.GasLimit, pv.MaxFeePerGas)
-	s.previewTail(&b, pv.previewCommon, r.ExpiresAt, sendTool, c)
-	return b.String()
+	fmt.Fprintf(b, "To:        %s (%s)\n", pv.To, kind)
+	fmt.Fprintf(b, "Max fee:   %s ETH (gas limit %d × max %s gwei), paid in ETH; the actual fee is usually lower\n", pv.MaxFee, pv.GasLimit, pv.MaxFeePerGas)
+}
+
+func (pv sendPreview) page(d *approval.Display) {
+	d.Action = "Send " + pv.Amount + " " + pv.Symbol
+	party := approval.Party{Role: "Recipient", Address: pv.To, Kind: "an account without code",
+		Checksum: "given in one case: there was no checksum to catch a typo, compare every character"}
+	switch {
+	case pv.To == pv.From:
+		party.Kind = "this wallet itself"
+	case pv.ToIsContract:
+		party.Kind = "a CONTRACT (it has code)"
+	}
+	if pv.toChecksummed {
+		party.Checksum = "its EIP-55 checksum matched"
+	}
+	d.Party = &party
+	d.Amounts = []approval.Amount{shownAmount("Send", pv.amount, pv.Decimals, shownAsset(pv.asset), nearest)}
+	if !pv.KnownToken {
+		d.Unverified = []string{pv.Symbol + " (" + pv.Asset + ")"}
+	}
 }

@@ -11,7 +11,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"math/big"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -321,9 +320,8 @@ func (s *Server) writesDisabledReason() string {
 
 // writeTool builds a destructive tool; its output schema (a preview or an
 // outcome) is servedSchema(name).
-func (s *Server) writeTool(name, title, description string, in map[string]any, spec argSpec,
-	h func(ctx context.Context, a args) (*mcp.CallToolResult, *Refusal)) Tool {
-	t := mcp.NewToolWithRawSchema(name, description, mustJSON(in))
+func writeTool[A any](s *Server, name, title, description string, h typedHandler[A]) Tool {
+	t := mcp.NewToolWithRawSchema(name, description, inputSchema[A](s.confirmDescription()))
 	t.Title = title
 	t.RawOutputSchema = servedSchema(name)
 	t.Annotations = mcp.ToolAnnotation{
@@ -333,14 +331,13 @@ func (s *Server) writeTool(name, title, description string, in map[string]any, s
 		IdempotentHint:  mcp.ToBoolPtr(false),
 		OpenWorldHint:   mcp.ToBoolPtr(true),
 	}
-	return Tool{Tool: t, Handler: s.handler(name, spec, h)}
+	return Tool{Tool: t, Handler: s.handler(name, true, h.run)}
 }
 
 // readTool builds a read-only tool whose handler gets strictly parsed args;
 // its output schema is servedSchema(name).
-func (s *Server) readTool(name, title, description string, in map[string]any, spec argSpec,
-	h func(ctx context.Context, a args) (*mcp.CallToolResult, *Refusal)) Tool {
-	t := mcp.NewToolWithRawSchema(name, description, mustJSON(in))
+func readTool[A any](s *Server, name, title, description string, h typedHandler[A]) Tool {
+	t := mcp.NewToolWithRawSchema(name, description, inputSchema[A](""))
 	t.Title = title
 	t.RawOutputSchema = servedSchema(name)
 	t.Annotations = mcp.ToolAnnotation{
@@ -350,12 +347,12 @@ func (s *Server) readTool(name, title, description string, in map[string]any, sp
 		IdempotentHint:  mcp.ToBoolPtr(true),
 		OpenWorldHint:   mcp.ToBoolPtr(true),
 	}
-	return Tool{Tool: t, Handler: s.handler(name, spec, h)}
+	return Tool{Tool: t, Handler: s.handler(name, false, h.run)}
 }
 
 // handler wraps a tool body: strict argument parsing first, refusals as
 // isError results, a log line per call on stderr.
-func (s *Server) handler(name string, spec argSpec, h func(ctx context.Context, a args) (*mcp.CallToolResult, *Refusal)) server.ToolHandlerFunc {
+func (s *Server) handler(name string, write bool, run runner) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		start := time.Now()
 		ctx = confirm.WithRoundTrip(ctx, req.Params.MultiRoundTripParams)
@@ -368,11 +365,9 @@ func (s *Server) handler(name string, spec argSpec, h func(ctx context.Context, 
 		if err != nil {
 			ref = refuse(CodeBadArgument, "the arguments could not be read")
 		} else {
-			var a args
-			a, ref = parseArgs(raw, spec)
-			if ref == nil {
-				res, ref = h(ctx, a)
-			} else if _, write := spec["confirm"]; write {
+			var bad bool
+			res, ref, bad = run(ctx, raw)
+			if bad && write {
 				ref.Message = strings.TrimSuffix(ref.Message, ".") + ". Nothing was signed or sent." + s.spendRawConfirm(name, raw)
 			}
 		}
@@ -446,9 +441,6 @@ func (s *Server) spendRawConfirm(tool string, raw []byte) string {
 	}
 	return said
 }
-
-// chainID as a big.Int for signing.
-func (s *Server) chainIDBig() *big.Int { return new(big.Int).SetUint64(s.chainID) }
 
 // signerKind is the signer's kind, or "watch-only".
 func (s *Server) signerKind() string {

@@ -25,6 +25,7 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -45,29 +46,22 @@ type signIntent struct {
 	token asset                 // known kinds
 }
 
-func (i signIntent) canonical(chainID uint64) []byte {
-	b, err := json.Marshal(struct {
-		V       int    `json:"v"`
-		ChainID uint64 `json:"chain_id"`
-		From    string `json:"from"`
-		Digest  string `json:"digest"`
-	}{1, chainID, i.from.Hex(), i.doc.Digest.Hex()})
-	if err != nil {
-		panic(err)
-	}
-	return b
+func (i signIntent) key() any {
+	return struct {
+		Digest string `json:"digest"`
+	}{i.doc.Digest.Hex()}
+}
+
+// signArgs are wallet_sign_typed_data's arguments.
+type signArgs struct {
+	TypedData jsontext.Value `json:"typed_data" jsonschema:"the EIP-712 object as given: {types, primaryType, domain, message}; a permit or authorization {capped}"`
+	confirmArg
 }
 
 func (s *Server) signTypedDataTool() Tool {
-	spec := argSpec{"typed_data": argObject, "confirm": argString}
-	in := object(map[string]any{
-		"typed_data": map[string]any{"type": "object", "description": "the EIP-712 object as given: {types, primaryType, domain, message}; a permit or authorization " + capped},
-		"confirm":    str(s.confirmDescription()),
-	}, "typed_data")
-	return s.writeTool(signTypedDataTool, "Sign EIP-712 typed data",
+	return writeTool(s, signTypedDataTool, "Sign EIP-712 typed data",
 		"Sign EIP-712 typed data (eth_signTypedData_v4): permits and transfer authorizations are decoded, capped and time-bounded; other kinds need the operator's opt-in. "+twoCalls,
-		in, spec,
-		twoStepSign(s, signTypedDataTool, s.parseSign, func(i signIntent) []byte { return i.canonical(s.chainID) }, s.previewSign, s.renderSigned))
+		twoStep(s, signTypedDataTool, byName[signArgs](s.parseSign), s.previewSign, s.renderSigned))
 }
 
 // Refusal codes of typed data: typeddata's, and the signature kind's own.
@@ -240,40 +234,6 @@ func signOutputSchema[P, R any](f form) json.RawMessage {
 	})
 }
 
-// twoStepSign is twoStep for signature plans: the confirm's outcome is a
-// signature, rendered by render.
-func twoStepSign[I any](s *Server, tool string, parse func(context.Context, args) (I, *Refusal), canonical func(I) []byte,
-	preview func(context.Context, I) (*mcp.CallToolResult, *Refusal), render func(I, *engine.Outcome) *mcp.CallToolResult) func(context.Context, args) (*mcp.CallToolResult, *Refusal) {
-	return func(ctx context.Context, a args) (*mcp.CallToolResult, *Refusal) {
-		token, confirming := a.str("confirm")
-		in, ref := parse(ctx, a)
-		if ref != nil {
-			if confirming {
-				ref.Message += s.spendConfirm(tool, token)
-			}
-			return nil, ref
-		}
-		if !confirming {
-			return preview(ctx, in)
-		}
-		if res, ref := s.askFirst(ctx, token, tool, canonical(in)); res != nil || ref != nil {
-			return res, ref // 2026-07-28: the person is asked between this call and its retry
-		}
-		out, ref, code := s.confirmWith(ctx, token, tool, canonical(in))
-		var res *mcp.CallToolResult
-		switch {
-		case ref != nil:
-		case out.Signed == nil:
-			// A signature plan always ends signed or refused.
-			ref = refuse(CodeSendFailed, "internal error: the confirm did not return a signature. Nothing was signed.")
-		default:
-			res = render(in, out)
-		}
-		s.finishApproval(code, tool, canonical(in), res, ref)
-		return res, ref
-	}
-}
-
 // signPreviewOf renders what a signature plan allows.
 func (s *Server) signPreviewOf(in signIntent, p *engine.Plan) signPreview {
 	d := in.doc.Data.Domain
@@ -322,7 +282,7 @@ func (s *Server) previewSign(ctx context.Context, in signIntent) (*mcp.CallToolR
 		}
 		return d
 	}
-	return s.offer(signTypedDataTool, in.canonical(s.chainID), p, display, func(c confirmation) (any, string) {
+	return s.offer(signTypedDataTool, s.canonical(in), p, display, func(c confirmation) (any, string) {
 		r := previewFor(pv, c, signTypedDataTool)
 		var b strings.Builder
 		b.WriteString("PREVIEW — nothing has been signed.\n")

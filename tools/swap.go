@@ -2,7 +2,6 @@ package tools
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math/big"
 	"strconv"
@@ -50,38 +49,34 @@ type swapIntent struct{ uniswap.Swap }
 // weth is the network's WETH, or the zero address.
 func (s *Server) weth() common.Address { return s.swaps.WETH() }
 
-func (i swapIntent) canonical(chainID uint64) []byte {
-	b, err := json.Marshal(struct {
-		V        int    `json:"v"`
-		ChainID  uint64 `json:"chain_id"`
-		From     string `json:"from"`
+func (i swapIntent) key() any {
+	return struct {
 		TokenIn  string `json:"token_in"`
 		TokenOut string `json:"token_out"`
 		AmountIn string `json:"amount_in"`
 		Fee      uint32 `json:"fee"`
 		Bps      uint32 `json:"slippage_bps"`
-	}{1, chainID, i.From.Hex(), assetID(i.In), assetID(i.Out), i.AmountIn.String(), i.Fee, i.Bps})
-	if err != nil {
-		panic(err)
-	}
-	return b
+	}{assetID(i.In), assetID(i.Out), i.AmountIn.String(), i.Fee, i.Bps}
 }
 
-func swapInputSchema(amountHint, confirm string) map[string]any {
-	props := map[string]any{
-		"token_in":     str("what you pay: ETH, a symbol (e.g. USDT) or a token address"),
-		"token_out":    str("what you receive: a symbol or a token address (not ETH: use WETH)"),
-		"amount_in":    strPattern("a decimal string in token_in's units, e.g. \"100\""+amountHint, amountPattern),
-		"fee":          map[string]any{"type": "integer", "enum": []int{100, 500, 3000, 10000}, "description": "the pool's fee tier in hundredths of a basis point (default 500)"},
-		"slippage_bps": map[string]any{"type": "integer", "minimum": 0, "maximum": maxSlippage, "description": "basis points the output may fall below the quote (default 50 = 0.5%)"},
-	}
-	if confirm != "" {
-		props["confirm"] = str(confirm)
-	}
-	return object(props, "token_in", "token_out", "amount_in")
+// quoteArgs are wallet_swap_quote's arguments.
+type quoteArgs struct {
+	TokenIn     *string `json:"token_in" jsonschema:"what you pay: ETH, a symbol (e.g. USDT) or a token address"`
+	TokenOut    *string `json:"token_out" jsonschema:"what you receive: a symbol or a token address (not ETH: use WETH)"`
+	AmountIn    *string `json:"amount_in" pattern:"amount" jsonschema:"a decimal string in token_in's units, e.g. \"100\""`
+	Fee         *uint32 `json:"fee,omitempty" enum:"100|500|3000|10000" jsonschema:"the pool's fee tier in hundredths of a basis point (default 500)"`
+	SlippageBps *uint32 `json:"slippage_bps,omitempty" maximum:"1000" jsonschema:"basis points the output may fall below the quote (default 50 = 0.5%)"`
 }
 
-var swapSpec = argSpec{"token_in": argString, "token_out": argString, "amount_in": argString, "fee": argUint, "slippage_bps": argUint}
+// swapArgs are wallet_swap's arguments: a quote's, and confirm.
+type swapArgs struct {
+	TokenIn     *string `json:"token_in" jsonschema:"what you pay: ETH, a symbol (e.g. USDT) or a token address"`
+	TokenOut    *string `json:"token_out" jsonschema:"what you receive: a symbol or a token address (not ETH: use WETH)"`
+	AmountIn    *string `json:"amount_in" pattern:"amount" jsonschema:"a decimal string in token_in's units, e.g. \"100\"; {capped}"`
+	Fee         *uint32 `json:"fee,omitempty" enum:"100|500|3000|10000" jsonschema:"the pool's fee tier in hundredths of a basis point (default 500)"`
+	SlippageBps *uint32 `json:"slippage_bps,omitempty" maximum:"1000" jsonschema:"basis points the output may fall below the quote (default 50 = 0.5%)"`
+	confirmArg
+}
 
 func (s *Server) parseSwap(ctx context.Context, a args) (swapIntent, *Refusal) {
 	if off := s.swaps.Off(); off != "" {
@@ -172,9 +167,9 @@ type quoteResult struct {
 }
 
 func (s *Server) quoteTool() Tool {
-	return s.readTool(quoteTool, "Swap quote",
+	return readTool(s, quoteTool, "Swap quote",
 		"Quote an exact-input swap in one Uniswap v3 pool: amount out, the minimum at a slippage, both rates and the price impact.",
-		swapInputSchema("", ""), swapSpec, s.quoteHandler)
+		untyped[quoteArgs](s.quoteHandler))
 }
 
 func (s *Server) quoteHandler(ctx context.Context, a args) (*mcp.CallToolResult, *Refusal) {
@@ -241,14 +236,9 @@ func rateText(a, x, b string) string {
 }
 
 func (s *Server) swapTool() Tool {
-	spec := argSpec{"confirm": argString}
-	for k, v := range swapSpec {
-		spec[k] = v
-	}
-	return s.writeTool(swapTool, "Swap tokens",
+	return writeTool(s, swapTool, "Swap tokens",
 		"Swap an exact amount in one Uniswap v3 pool; the preview fixes the minimum output and lists each transaction (an exact approval if needed, then the swap). "+twoCalls,
-		swapInputSchema("; "+capped, s.confirmDescription()), spec,
-		twoStep(s, swapTool, s.parseSwap, func(i swapIntent) []byte { return i.canonical(s.chainID) }, s.previewSwap))
+		twoStep(s, swapTool, byName[swapArgs](s.parseSwap), s.previewSwap, nil))
 }
 
 // swapPreview is a swap preview's facts.
@@ -294,11 +284,7 @@ func (s *Server) previewSwap(ctx context.Context, in swapIntent) (*mcp.CallToolR
 		previewCommon: s.newPreviewCommon(p.Spend, fmt.Sprintf("all %d transaction(s) succeed in sequence against block %d; the swap returns %s %s", len(p.Legs), b.Block,
 			policy.FormatAmount(b.SimOut, in.Out.Decimals), in.Out.Symbol)),
 	}
-	for _, l := range p.Legs {
-		pv.Legs = append(pv.Legs, legPreview{Label: l.Label, To: l.Call.To.Hex(), Value: policy.FormatAmount(valueOrZero(l.Call.Value), 18),
-			GasLimit: l.Call.Gas, MaxFee: policy.FormatAmount(new(big.Int).Mul(new(big.Int).SetUint64(l.Call.Gas), l.Call.MaxFee), 18),
-			Calldata: hexutil.Encode(l.Call.Data)})
-	}
+	pv.Legs = legPreviews(p.Legs)
 	for _, as := range []asset{in.In, in.Out} {
 		if !as.Known {
 			pv.Warnings = append(pv.Warnings, "UNVERIFIED token "+as.Address.Hex()+": not in walletgate's known-token table; its symbol is what the contract says")
@@ -356,7 +342,7 @@ func (s *Server) previewSwap(ctx context.Context, in swapIntent) (*mcp.CallToolR
 		}
 		return d
 	}
-	return s.offer(swapTool, in.canonical(s.chainID), p, display, func(c confirmation) (any, string) {
+	return s.offer(swapTool, s.canonical(in), p, display, func(c confirmation) (any, string) {
 		r := previewFor(pv, c, swapTool)
 		return r, s.swapPreviewText(r, c)
 	})
@@ -384,10 +370,7 @@ func (s *Server) swapPreviewText(r swapPreviewResult, c confirmation) string {
 	fmt.Fprintf(&b, "Tokens:    %s %s → %s %s\n", in, q.TokenIn.Address, out, q.TokenOut.Address)
 	fmt.Fprintf(&b, "From/to:   %s (this wallet receives the output)\n", pv.From)
 	fmt.Fprintf(&b, "Router:    %s (Uniswap SwapRouter02); deadline %s\n", pv.Router, pv.Deadline)
-	fmt.Fprintf(&b, "Transactions, in order (%d):\n", len(pv.Legs))
-	for i, l := range pv.Legs {
-		fmt.Fprintf(&b, "  %d. %s: to %s, value %s ETH, gas limit %d, max fee %s ETH\n", i+1, l.Label, l.To, l.Value, l.GasLimit, l.MaxFee)
-	}
+	legsText(&b, pv.Legs)
 	if len(pv.Legs) > 1 {
 		fmt.Fprintf(&b, "  The approval is exact (the router's allowance was %s %s; it returns there after the swap), never unlimited.\n", pv.AllowanceNow, in)
 	}

@@ -53,28 +53,30 @@ type verifyResult struct {
 	AmountMatch   *bool          `json:"amount_match,omitempty" jsonschema:"given expected_amount: whether the transaction succeeded and moved exactly that amount of the asset (to expected_to, if given)"`
 }
 
+// verifyArgs are wallet_verify_tx's arguments.
+type verifyArgs struct {
+	Tx             *string `json:"tx" pattern:"hash" jsonschema:"the transaction hash"`
+	ExpectedTo     *string `json:"expected_to,omitempty" pattern:"address" jsonschema:"the recipient you expect (for a token, the Transfer's)"`
+	ExpectedAmount *string `json:"expected_amount,omitempty" pattern:"amount" jsonschema:"the amount you expect, in the asset's units"`
+	Asset          *string `json:"asset,omitempty" jsonschema:"what expected_amount counts: ETH (default), a symbol or a token address"`
+}
+
 func (s *Server) verifyTool() Tool {
-	in := object(map[string]any{
-		"tx":              strPattern("the transaction hash", hashPattern),
-		"expected_to":     strPattern("the recipient you expect (for a token, the Transfer's)", addressPattern),
-		"expected_amount": strPattern("the amount you expect, in the asset's units", amountPattern),
-		"asset":           str("what expected_amount counts: ETH (default), a symbol or a token address"),
-	}, "tx")
-	return s.readTool("wallet_verify_tx", "Verify a transaction",
+	return readTool(s, "wallet_verify_tx", "Verify a transaction",
 		"A transaction by hash: status, confirmations, from, to, value, fee, token transfers; optionally checked against an expected recipient and amount.",
-		in, argSpec{"tx": argString, "expected_to": argString, "expected_amount": argString, "asset": argString},
 		s.verify)
 }
 
-func (s *Server) verify(ctx context.Context, a args) (*mcp.CallToolResult, *Refusal) {
-	raw, _ := a.str("tx")
+func (s *Server) verify(ctx context.Context, a verifyArgs) (*mcp.CallToolResult, *Refusal) {
+	raw := deref(a.Tx)
 	if !txHashRE().MatchString(raw) {
 		return nil, refuse(CodeBadTx, "tx %s is not a transaction hash. Give 0x followed by 64 hex digits, as returned by a confirmed send.", displayInput(raw))
 	}
 	hash := common.HexToHash(raw)
 
 	var expTo *common.Address
-	if v, ok := a.str("expected_to"); ok {
+	if a.ExpectedTo != nil {
+		v := *a.ExpectedTo
 		addr, err := policy.ParseAddress(v)
 		if err != nil {
 			return nil, refuse(CodeBadAddress, "expected_to %s: %s. Give 0x followed by 40 hex digits (all lower case, or with a correct EIP-55 checksum).", displayInput(v), reason(err))
@@ -82,14 +84,16 @@ func (s *Server) verify(ctx context.Context, a args) (*mcp.CallToolResult, *Refu
 		expTo = &addr
 	}
 	as := ethAsset
-	if v, ok := a.str("asset"); ok {
+	if a.Asset != nil {
+		v := *a.Asset
 		var ref *Refusal
 		if as, ref = s.resolveAsset(ctx, v); ref != nil {
 			return nil, ref
 		}
 	}
 	var expAmount *big.Int
-	if v, ok := a.str("expected_amount"); ok {
+	if a.ExpectedAmount != nil {
+		v := *a.ExpectedAmount
 		amt, err := policy.ParseAmount(v, as.Decimals)
 		if err != nil {
 			return nil, refuse(CodeBadAmount, "expected_amount %s: %s. Give a decimal string with at most %d decimals for %s, e.g. \"1.5\".", displayInput(v), reason(err), as.Decimals, as.Symbol)

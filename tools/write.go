@@ -176,12 +176,13 @@ type measuredJSON struct {
 
 // twoStep is every write tool's handler: parse and resolve the arguments,
 // then either preview (no confirm) or confirm on the engine and render its
-// outcome. A confirm whose arguments do not even parse still spends its
+// outcome: a transaction's by renderOutcome (render nil), a signature's by
+// render. A confirm whose arguments do not even parse still spends its
 // token: tokens are consumed on every outcome.
-func twoStep[I any](s *Server, tool string, parse func(context.Context, args) (I, *Refusal), canonical func(I) []byte,
-	preview func(context.Context, I) (*mcp.CallToolResult, *Refusal)) func(context.Context, args) (*mcp.CallToolResult, *Refusal) {
-	return func(ctx context.Context, a args) (*mcp.CallToolResult, *Refusal) {
-		token, confirming := a.str("confirm")
+func twoStep[A confirmer, I keyed](s *Server, tool string, parse func(context.Context, A) (I, *Refusal),
+	preview func(context.Context, I) (*mcp.CallToolResult, *Refusal), render func(I, *engine.Outcome) *mcp.CallToolResult) typedHandler[A] {
+	return func(ctx context.Context, a A) (*mcp.CallToolResult, *Refusal) {
+		token, confirming := a.confirmToken()
 		in, ref := parse(ctx, a)
 		if ref != nil {
 			if confirming {
@@ -192,15 +193,22 @@ func twoStep[I any](s *Server, tool string, parse func(context.Context, args) (I
 		if !confirming {
 			return preview(ctx, in)
 		}
-		if res, ref := s.askFirst(ctx, token, tool, canonical(in)); res != nil || ref != nil {
+		if res, ref := s.askFirst(ctx, token, tool, s.canonical(in)); res != nil || ref != nil {
 			return res, ref // 2026-07-28: the person is asked between this call and its retry
 		}
-		out, ref, code := s.confirmWith(ctx, token, tool, canonical(in))
+		out, ref, code := s.confirmWith(ctx, token, tool, s.canonical(in))
 		var res *mcp.CallToolResult
-		if ref == nil {
+		switch {
+		case ref != nil:
+		case render == nil:
 			res = s.renderOutcome(out)
+		case out.Signed == nil:
+			// A signature plan always ends signed or refused.
+			ref = refuse(CodeSendFailed, "internal error: the confirm did not return a signature. Nothing was signed.")
+		default:
+			res = render(in, out)
 		}
-		s.finishApproval(code, tool, canonical(in), res, ref)
+		s.finishApproval(code, tool, s.canonical(in), res, ref)
 		return res, ref
 	}
 }
@@ -361,7 +369,12 @@ type previewCommon struct {
 	NoCap         []string   `json:"no_cap" jsonschema:"assets this write spends that no cap applies to (the operator allowed uncapped tokens)"`
 	Simulation    string     `json:"simulation" jsonschema:"the simulation's outcome"`
 	Warnings      []string   `json:"warnings" jsonschema:"what the person should know before agreeing"`
+
+	fee *big.Int // the most the network fees can be, in wei, for the page (nil: no transaction)
 }
+
+// base is the shared frame of a preview value that embeds it (kindPreview).
+func (c previewCommon) base() previewCommon { return c }
 
 func (s *Server) newPreviewCommon(spend caps.Spend, simulation string) previewCommon {
 	after, noCap := s.capsAfter(spend)
@@ -416,8 +429,12 @@ func (s *Server) display(title string, c previewCommon) approval.Display {
 	if sim != "" {
 		sim = strings.ToUpper(sim[:1]) + sim[1:] + "."
 	}
-	return approval.Display{Title: title, Network: fmt.Sprintf("%s, chain id %d", c.Network, c.ChainID), Marker: c.NetworkMarker,
+	d := approval.Display{Title: title, Network: fmt.Sprintf("%s, chain id %d", c.Network, c.ChainID), Marker: c.NetworkMarker,
 		Mainnet: s.network.ValueBearing(), Wallet: s.address.Hex(), CapsLeft: left, Simulation: sim, Warnings: warnings}
+	if c.fee != nil {
+		d.FeeMax = feeAmount(c.fee)
+	}
+	return d
 }
 
 // shownAsset names an asset for the person: an unknown token carries its

@@ -20,7 +20,6 @@ package tools
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math/big"
 	"slices"
@@ -28,6 +27,7 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/walletgate/walletgate/approval"
@@ -56,29 +56,22 @@ type payIntent struct {
 	digest string           // SHA-256 of the canonical requirement: what the token binds
 }
 
-func (i payIntent) canonical(chainID uint64, from common.Address) []byte {
-	b, err := json.Marshal(struct {
-		V           int    `json:"v"`
-		ChainID     uint64 `json:"chain_id"`
-		From        string `json:"from"`
+func (i payIntent) key() any {
+	return struct {
 		Requirement string `json:"requirement"`
-	}{1, chainID, from.Hex(), i.digest})
-	if err != nil {
-		panic(err)
-	}
-	return b
+	}{i.digest}
+}
+
+// payArgs are wallet_pay_x402's arguments.
+type payArgs struct {
+	PaymentRequired jsontext.Value `json:"payment_required" jsonschema:"the x402 v2 requirement (decoded PAYMENT-REQUIRED header or 402 body): {x402Version, resource, accepts: [{scheme, network, asset, amount, payTo, …}]}; the cheapest payable option is paid and {capped}"`
+	confirmArg
 }
 
 func (s *Server) payX402Tool() Tool {
-	spec := argSpec{"payment_required": argObject, "confirm": argString}
-	in := object(map[string]any{
-		"payment_required": map[string]any{"type": "object", "description": "the x402 v2 requirement (decoded PAYMENT-REQUIRED header or 402 body): {x402Version, resource, accepts: [{scheme, network, asset, amount, payTo, …}]}; the cheapest payable option is paid and " + capped},
-		"confirm":          str(s.confirmDescription()),
-	}, "payment_required")
-	return s.writeTool(payX402Tool, "Pay for an x402 resource",
+	return writeTool(s, payX402Tool, "Pay for an x402 resource",
 		"Pay an x402 requirement (HTTP 402) with an EIP-3009 authorization (the \"exact\" EVM scheme). "+twoCalls+" The answer carries the PAYMENT-SIGNATURE header to retry with.",
-		in, spec,
-		twoStepSign(s, payX402Tool, s.parsePay, func(i payIntent) []byte { return i.canonical(s.chainID, s.address) }, s.previewPay, s.renderPaid))
+		twoStep(s, payX402Tool, byName[payArgs](s.parsePay), s.previewPay, s.renderPaid))
 }
 
 // Why an option of a requirement was not paid (x402OptionJSON.NotTaken).
@@ -270,7 +263,7 @@ func (s *Server) previewPay(ctx context.Context, in payIntent) (*mcp.CallToolRes
 		d.Amounts = []approval.Amount{{Label: "Pay", Rounded: txt, Exact: txt}}
 		return d
 	}
-	return s.offer(payX402Tool, in.canonical(s.chainID, s.address), p, display, func(c confirmation) (any, string) {
+	return s.offer(payX402Tool, s.canonical(in), p, display, func(c confirmation) (any, string) {
 		r := previewFor(pv, c, payX402Tool)
 		var b strings.Builder
 		b.WriteString("PREVIEW — nothing has been signed or paid.\n")
