@@ -187,7 +187,7 @@ func cmdPolicy(argv []string, stdout, stderr io.Writer) error {
 		defer n.close()
 	}
 	var deps tools.Deps
-	cleanup, err := wireOnItsChain(context.Background(), cfg, dev, n, slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})), nil,
+	cleanup, err := wireOnItsChain(context.Background(), cfg, dev, n, slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		func(d tools.Deps, _ string, ready func() error) error {
 			deps = d
 			return ready()

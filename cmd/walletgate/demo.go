@@ -45,7 +45,7 @@ func cmdDemo(argv []string, stdout, stderr io.Writer) error {
 	}
 	defer ln.Close()
 	cfg.AllowPayTo = policy.PayeesAllowed{Pins: []policy.HostPin{{Host: ln.Addr().String(), PayTo: demoPayee}}}
-	deps, _, _, cleanup, err := wire(ctx, cfg, true, nil, slog.New(slog.DiscardHandler), nil, common.Hash{})
+	deps, _, _, cleanup, err := wire(ctx, cfg, true, nil, slog.New(slog.DiscardHandler), common.Hash{})
 	defer cleanup()
 	if err != nil {
 		return err

@@ -45,12 +45,10 @@ func cmdServe(argv []string, stderr io.Writer) error {
 		}
 	}
 
-	// The node's chain id is asked for before anything else is done, even
-	// before the signal handler: the round trip is the one step of a start
-	// that waits on the network, and sent this early it overlaps the stall
-	// of the runtime's first threads (measured: 0.9 ms less to tools/list
-	// than sending it after the handler). A signal ends the check as it
-	// ends everything else.
+	// The node's chain id is asked for before anything else is done: the
+	// round trip is the one step of a start that waits on the network, and
+	// the rest of the start is built while it is in flight. A signal ends
+	// the check as it ends everything else.
 	base, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var n *node
@@ -61,9 +59,6 @@ func cmdServe(argv []string, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(base, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	defer context.AfterFunc(ctx, cancel)()
-	releaseGC := holdGC()
-	defer releaseGC()
-	shaken := newHandshake()
 
 	var (
 		deps tools.Deps
@@ -71,7 +66,7 @@ func cmdServe(argv []string, stderr io.Writer) error {
 		ms   *server.MCPServer
 		page *approvals
 	)
-	cleanup, err := wireOnItsChain(ctx, cfg, *dev, n, logger, shaken, func(d tools.Deps, root string, ready func() error) error {
+	cleanup, err := wireOnItsChain(ctx, cfg, *dev, n, logger, func(d tools.Deps, root string, ready func() error) error {
 		deps = d
 		if cfg.Confirm == policy.ConfirmHuman && deps.Signer != nil && cfg.Tools != "read" {
 			if err := ready(); err != nil { // no approval page for a node on another chain
@@ -84,10 +79,6 @@ func cmdServe(argv []string, stderr io.Writer) error {
 				page = a
 				deps.Approvals, deps.ApprovalPage, deps.Way = a.broker, a.pageURL, a.way
 			}
-		}
-		deps.Listed = func() {
-			shaken.done()
-			time.AfterFunc(listedGCDelay, releaseGC)
 		}
 		srv = tools.New(deps)
 		ms = srv.MCP(deps.Version)
@@ -106,8 +97,7 @@ func cmdServe(argv []string, stderr io.Writer) error {
 	logger.Info("serving MCP on stdio", "wallet", deps.Address.Hex(), "network", net.Name, "kind", string(net.Kind), "rpc", deps.Chain.Host())
 	// What a crash or a lost connection left open is settled in the
 	// background: answering initialize waits for no network work. A client
-	// that left before its handshake leaves it to the next start; one that
-	// leaves while it is under way stops it (a receipt awaited is not
+	// that leaves while it is under way stops it (a receipt awaited is not
 	// awaited further; nothing is decided on a lookup cut short) before the
 	// journal is closed, and the next start goes on from there.
 	recovering, stopRecovery := context.WithCancel(ctx)
@@ -115,10 +105,6 @@ func cmdServe(argv []string, stderr io.Writer) error {
 	recovered := make(chan struct{})
 	go func() {
 		defer close(recovered)
-		shaken.wait(recovering)
-		if recovering.Err() != nil {
-			return
-		}
 		lines, err := srv.Reconcile(recovering)
 		for _, l := range lines {
 			logger.Warn("recovered: " + l)
@@ -132,7 +118,6 @@ func cmdServe(argv []string, stderr io.Writer) error {
 	}()
 	err = serveStdio(ctx, ms, os.Stdin, os.Stdout, stderr)
 	stopRecovery()
-	shaken.done() // a client that left before its handshake waits for nothing
 	<-recovered
 	// A confirm past its signature finishes before the process stops.
 	if !srv.Drain(drainTimeout) {
@@ -167,11 +152,11 @@ func parseFlags(fs *flag.FlagSet, argv []string) error {
 // the second wire knows the node's genesis and opens that chain's own
 // namespace, and the first is undone having written nothing. It returns
 // the cleanup of the wiring in use.
-func wireOnItsChain(ctx context.Context, cfg policy.Config, dev bool, n *node, logger *slog.Logger, shaken *handshake,
+func wireOnItsChain(ctx context.Context, cfg policy.Config, dev bool, n *node, logger *slog.Logger,
 	build func(deps tools.Deps, root string, ready func() error) error) (cleanup func(), err error) {
 	var genesis common.Hash
 	for {
-		deps, root, ready, cleanup, err := wire(ctx, cfg, dev, n, logger, shaken, genesis)
+		deps, root, ready, cleanup, err := wire(ctx, cfg, dev, n, logger, genesis)
 		if err == nil {
 			err = build(deps, root, ready)
 		}
@@ -189,8 +174,7 @@ func wireOnItsChain(ctx context.Context, cfg policy.Config, dev bool, n *node, l
 // (the embedded dev chain, or the configured node after the chain-id check:
 // n, opened by the caller, or opened here when n is nil),
 // the key, the caps and the journal. It returns the state root in use ("" for
-// a watch-only wallet). cleanup undoes it, in every case. The journal's
-// session start and phantom release wait for shaken (nil: they do not wait).
+// a watch-only wallet). cleanup undoes it, in every case.
 //
 // The journal's namespace is the chain's genesis's (chooseNamespace). With
 // the configured node, genesis is zero the first time: the journal of the
@@ -200,7 +184,7 @@ func wireOnItsChain(ctx context.Context, cfg policy.Config, dev bool, n *node, l
 // wireOnItsChain). On the dev chain, or with genesis set, the namespace is
 // known before the journal is opened. Nothing is written to a journal
 // before its binding is settled.
-func wire(ctx context.Context, cfg policy.Config, dev bool, n *node, logger *slog.Logger, shaken *handshake, genesis common.Hash) (deps tools.Deps, root string, ready func() error, cleanup func(), err error) {
+func wire(ctx context.Context, cfg policy.Config, dev bool, n *node, logger *slog.Logger, genesis common.Hash) (deps tools.Deps, root string, ready func() error, cleanup func(), err error) {
 	var undo []func()
 	cleanup = func() {
 		for i := len(undo) - 1; i >= 0; i-- {
@@ -308,14 +292,14 @@ func wire(ctx context.Context, cfg policy.Config, dev bool, n *node, logger *slo
 					logger.Info("the journal is bound to its chain: it is used on this chain only (another chain with the same id gets a journal namespace of its own)", "dir", ns.dir, "chain_id", chainID, "genesis", g.Hex())
 				}
 				// The session's start is the first record this session
-				// writes; it is written (fsync'd, the head replaced)
-				// after the handshake, with the release of phantom
-				// reservations (CPU: the live state), rather than compete
-				// with it — or before, should a call write first. Held
-				// back only now: Close writes what is held back, and a
-				// journal of another chain gets nothing.
-				j.Preface(tools.KindSessionStart, journal.SessionStart{V: journal.Version, Version: versionString(), PID: os.Getpid(),
-					ChainID: chainID, Genesis: g.Hex(), Wallet: deps.Address.Hex(), Signer: deps.Signer.Kind()})
+				// writes, once the journal is known to be this chain's
+				// (another chain's journal gets nothing). It is written
+				// without an fsync: nothing waits on it, and the session's
+				// next synced record (or Close) makes it durable.
+				if _, err := j.AppendUnsynced(tools.KindSessionStart, journal.SessionStart{V: journal.Version, Version: versionString(), PID: os.Getpid(),
+					ChainID: chainID, Genesis: g.Hex(), Wallet: deps.Address.Hex(), Signer: deps.Signer.Kind()}); err != nil {
+					logger.Error("recording the session's start in the journal failed", "err", err)
+				}
 				return nil
 			})
 		}
@@ -328,10 +312,6 @@ func wire(ctx context.Context, cfg policy.Config, dev bool, n *node, logger *slo
 				defer close(started)
 				if bound() != nil {
 					return // not this chain's journal, or no chain at all
-				}
-				shaken.wait(ctx)
-				if err := j.WritePreface(); err != nil {
-					logger.Error("recording the session's start in the journal failed", "err", err)
 				}
 				// A reservation whose process died before it signed sent
 				// nothing: give it back, on the record.

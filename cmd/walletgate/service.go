@@ -125,14 +125,12 @@ func serveService(cfg policy.Config, sc service.Config, dev, once, serviceMode b
 	}
 	ctx, stop := signal.NotifyContext(base, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	shaken := newHandshake()
-	shaken.done() // no client to race: what a start put off runs now
 
 	var (
 		deps tools.Deps
 		page *approvals
 	)
-	cleanup, err := wireOnItsChain(ctx, cfg, dev, n, logger, shaken, func(d tools.Deps, root string, ready func() error) error {
+	cleanup, err := wireOnItsChain(ctx, cfg, dev, n, logger, func(d tools.Deps, root string, ready func() error) error {
 		deps = d
 		if cfg.Confirm == policy.ConfirmHuman && deps.Signer != nil && cfg.Tools != "read" {
 			if err := ready(); err != nil {
