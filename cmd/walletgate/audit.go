@@ -12,9 +12,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/walletgate/walletgate/internal/app"
 	"github.com/walletgate/walletgate/journal"
 	"github.com/walletgate/walletgate/policy"
-	"github.com/walletgate/walletgate/tools"
 )
 
 // cmdAudit is `walletgate audit verify|show|repair`.
@@ -72,7 +72,7 @@ func journalFiles(args []string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	root, err := stateRoot(cfg)
+	root, err := app.StateRoot(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -125,7 +125,7 @@ func auditVerify(files []string, stdout io.Writer) error {
 // boundTo says which chain a journal directory belongs to, for audit
 // verify (which asks no node: every namespace is verified).
 func boundTo(dir string) string {
-	b, err := loadBinding(dir)
+	b, err := app.LoadBinding(dir)
 	switch {
 	case err != nil:
 		return "; its chain binding cannot be read, so walletgate refuses writes with it: " + err.Error()
@@ -181,22 +181,18 @@ func cmdPolicy(argv []string, stdout, stderr io.Writer) error {
 	}
 	// The same namespace as the server's: the node is asked for its chain
 	// id and genesis, as at a start.
-	var n *node
+	var n *app.Node
 	if !dev {
-		n = openNode(context.Background(), cfg)
-		defer n.close()
+		n = app.OpenNode(context.Background(), cfg)
+		defer n.Close()
 	}
-	var deps tools.Deps
-	cleanup, err := wireOnItsChain(context.Background(), cfg, dev, n, slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
-		func(d tools.Deps, _ string, ready func() error) error {
-			deps = d
-			return ready()
-		})
-	defer cleanup()
+	a, err := app.New(context.Background(), app.Options{Config: cfg, Dev: dev, Node: n, Version: versionString(), Shared: shared(),
+		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	if err != nil {
 		return err
 	}
-	text, err := tools.New(deps).PolicyText(context.Background())
+	defer a.Close()
+	text, err := a.Server().PolicyText(context.Background())
 	if err != nil {
 		return err
 	}
