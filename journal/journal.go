@@ -40,13 +40,6 @@ type Journal struct {
 	chain    chain       // the verified chain of the active segment: its end and size
 	unsynced int         // records appended by j without an fsync since the last one
 	broken   *UnavailableError
-	preface  *preface // written before j's next record (Preface)
-}
-
-// preface is a record held back by Preface.
-type preface struct {
-	kind string
-	data any
 }
 
 // Options tune a Journal; the zero value is the default.
@@ -506,36 +499,6 @@ func (j *Journal) Append(kind string, data any) (Record, error) {
 	return j.appendLocked(kind, data, true)
 }
 
-// Preface holds back the record a handle begins with (a session's start):
-// it is written, in its place, before the handle's first other record — by
-// WritePreface, or by whichever Append, AppendUnsynced or Update comes
-// first, within that record's fsync (an AppendUnsynced one included) — so
-// that its fsync, head update and the catching up before it need not happen
-// while nothing else could. Its time is when it is written.
-func (j *Journal) Preface(kind string, data any) {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	j.preface = &preface{kind: kind, data: data}
-}
-
-// WritePreface writes the record Preface held back, if it is not written
-// yet, as Append does.
-func (j *Journal) WritePreface() error {
-	end, err := j.begin(lockEx)
-	if err != nil {
-		return err
-	}
-	defer end()
-	written, err := j.writePrefaceLocked()
-	if err != nil || !written {
-		return err
-	}
-	if err := j.syncLocked(j.chain.seq); err != nil {
-		return err
-	}
-	return j.headAndSealLocked(j.chain.seq)
-}
-
 // AppendUnsynced is Append without an fsync or a head update of its own,
 // for records nothing waits on (a read's tool_start and tool_end): the next
 // Append, Close or every 256th unsynced record makes them durable. A crash of
@@ -561,19 +524,12 @@ func (j *Journal) appendLocked(kind string, data any, sync bool) (Record, error)
 	if kind == KindCheckpoint {
 		return Record{}, errors.New("journal: append: checkpoints are written by the journal")
 	}
-	prefaced, err := j.writePrefaceLocked()
+	written, err := j.writeLocked(kind, data, maxLine)
 	if err != nil {
 		return Record{}, err
 	}
-	// A preface is durable as Append makes it: this record's fsync covers
-	// both, even one AppendUnsynced would leave without.
-	sync = sync || prefaced
-	written, err := j.writeFoldLocked(kind, data)
-	if err != nil {
-		if prefaced && j.broken == nil && j.syncLocked(j.chain.seq) == nil {
-			_ = j.writeHeadLocked() // the preface stays durable though this record was refused
-		}
-		return Record{}, err
+	if err := foldInto(&j.live, written, j.path, j.chain.lines); err != nil {
+		return Record{}, j.breakLocked(j.unavailable(err, err.Error()))
 	}
 	reached("append: line written")
 	if !sync {
@@ -605,35 +561,6 @@ func (j *Journal) headAndSealLocked(seq uint64) error {
 		}
 	}
 	return nil
-}
-
-// writeFoldLocked writes one record's line and folds it into the live
-// state, without an fsync.
-func (j *Journal) writeFoldLocked(kind string, data any) (Record, error) {
-	written, err := j.writeLocked(kind, data, maxLine)
-	if err != nil {
-		return Record{}, err
-	}
-	if err := foldInto(&j.live, written, j.path, j.chain.lines); err != nil {
-		return Record{}, j.breakLocked(j.unavailable(err, err.Error()))
-	}
-	return written, nil
-}
-
-// writePrefaceLocked writes the record Preface held back, if any, without
-// an fsync: the caller's record's covers it. It reports whether it wrote
-// one; one it could not write stays held back.
-func (j *Journal) writePrefaceLocked() (bool, error) {
-	p := j.preface
-	if p == nil {
-		return false, nil
-	}
-	if _, err := j.writeFoldLocked(p.kind, p.data); err != nil {
-		return false, fmt.Errorf("journal: %s, the first record of this handle, could not be written, so neither was the next: %w", p.kind, err)
-	}
-	j.preface = nil
-	j.unsynced++
-	return true, nil
 }
 
 // writeLocked builds the next record and writes its line to the active
@@ -799,17 +726,13 @@ func (j *Journal) Close() error {
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if j.file != nil && j.broken == nil && (j.unsynced > 0 || j.preface != nil) {
-		// Write a preface still held back (a handle that wrote nothing
-		// else), make the unsynced records durable, and the head current.
+	if j.file != nil && j.broken == nil && j.unsynced > 0 {
+		// Make the unsynced records durable, and the head current.
 		// Catch up first: a head written from a stale chain would move
 		// backwards past what other processes appended.
 		if unlock, err := j.lock(lockEx); err == nil {
-			if j.catchUpLocked(nil) == nil {
-				_, _ = j.writePrefaceLocked()
-				if j.unsynced > 0 && j.syncLocked(j.chain.seq) == nil {
-					_ = j.writeHeadLocked()
-				}
+			if j.catchUpLocked(nil) == nil && j.syncLocked(j.chain.seq) == nil {
+				_ = j.writeHeadLocked()
 			}
 			unlock()
 		}

@@ -1,13 +1,10 @@
 package tools_test
 
 import (
-	"encoding/json"
 	"math/big"
 	"strings"
-	"sync/atomic"
 	"testing"
 
-	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/require"
 
 	"github.com/walletgate/walletgate/chain"
@@ -305,32 +302,4 @@ func TestWatchOnlyServesReads(t *testing.T) {
 	require.Equal(t, watched.Hex(), out.Address)
 	require.Equal(t, "watch-only", out.Signer)
 	require.False(t, out.Writes)
-}
-
-// Deps.Listed runs once, after the client's first tools/list (the end of
-// its handshake) or before its first tools/call, and never again.
-func TestListedRunsOnceAfterTheFirstToolsList(t *testing.T) {
-	var calls atomic.Int32
-	e := newEnv(t, func(d *tools.Deps) { d.Listed = func() { calls.Add(1) } })
-	require.Equal(t, int32(1), calls.Load(), "the handshake's tools/list")
-	_, err := e.mcp.ListTools(e.ctx, mcp.ListToolsRequest{})
-	require.NoError(t, err)
-	require.Equal(t, int32(1), calls.Load(), "a later tools/list does not call it again")
-	res, err := e.mcp.CallTool(e.ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "wallet_address"}})
-	require.NoError(t, err)
-	require.False(t, res.IsError)
-	require.Equal(t, int32(1), calls.Load(), "nor a tool call")
-
-	// A client that never lists: its first tools/call ends the handshake.
-	cfg, err := policy.Load(nil)
-	require.NoError(t, err)
-	var unlisted atomic.Int32
-	deps := tools.Deps{Chain: e.chain, Signer: signer.Dev(), Address: signer.DevAddress, Config: cfg, Listed: func() { unlisted.Add(1) }}
-	deps.Caps, err = tools.ResolveCaps(e.ctx, e.chain, cfg, tools.DevCaps)
-	require.NoError(t, err)
-	ms := tools.NewMCPServer(deps)
-	ms.HandleMessage(e.ctx, json.RawMessage(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`))
-	require.Equal(t, int32(0), unlisted.Load(), "not at initialize")
-	ms.HandleMessage(e.ctx, json.RawMessage(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"wallet_address","arguments":{}}}`))
-	require.Equal(t, int32(1), unlisted.Load(), "at the first tools/call")
 }

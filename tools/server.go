@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -80,10 +79,6 @@ type Deps struct {
 	Logger  *slog.Logger     // stderr only; nil discards
 	Now     func() time.Time // nil: time.Now
 	Version string
-	// Listed, when set, is called once, after the first tools/list has been
-	// handled or before the first tools/call (a client that never lists):
-	// the client's handshake is done, so what a start put off may run now.
-	Listed func()
 }
 
 // Server holds the tools' shared state. It is safe for concurrent use: mcp-go
@@ -115,9 +110,6 @@ type Server struct {
 	session       string
 	service       bool
 	calls         atomic.Uint64
-
-	// listed is Deps.Listed, at most once; nil when not set.
-	listed func()
 
 	// outputs are the tools' compiled output schemas (set by MCP before it
 	// serves); every answer is checked against its tool's before it leaves.
@@ -191,9 +183,6 @@ func New(d Deps) *Server {
 	}
 	s.service = d.Service
 	s.haveApprovals = d.Approvals != nil
-	if d.Listed != nil {
-		s.listed = sync.OnceFunc(d.Listed)
-	}
 	if s.session == "" {
 		s.session = "s"
 	}
@@ -247,7 +236,7 @@ func (s *Server) MCP(version string) *server.MCPServer {
 		server.WithElicitation(),
 		server.WithInstructions(s.instructions()+s.capsInstructions()),
 		server.WithRecovery(),
-		server.WithHooks((&handshake{listed: s.listed}).hooks()),
+		server.WithHooks((&initFirst{}).hooks()),
 	)
 	tools := s.Tools()
 	schemas := map[string]json.RawMessage{}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/walletgate/walletgate/approval"
 	"github.com/walletgate/walletgate/approval/terminal"
+	"github.com/walletgate/walletgate/internal/app"
 	"github.com/walletgate/walletgate/internal/service"
 	"github.com/walletgate/walletgate/policy"
 	"github.com/walletgate/walletgate/tools"
@@ -200,7 +201,7 @@ func cmdApprovals(argv []string, stdin io.Reader, stdout, stderr io.Writer) erro
 		if err != nil {
 			return err
 		}
-		root, err := stateRoot(cfg)
+		root, err := app.StateRoot(cfg)
 		if err != nil {
 			return err
 		}

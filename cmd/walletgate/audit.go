@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/walletgate/walletgate/internal/app"
 	"github.com/walletgate/walletgate/journal"
 	"github.com/walletgate/walletgate/journal/audit"
 	"github.com/walletgate/walletgate/policy"
@@ -70,7 +71,7 @@ func journalFiles(args []string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	root, err := stateRoot(cfg)
+	root, err := app.StateRoot(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -123,7 +124,7 @@ func auditVerify(files []string, stdout io.Writer) error {
 // boundTo says which chain a journal directory belongs to, for audit
 // verify (which asks no node: every namespace is verified).
 func boundTo(dir string) string {
-	b, err := loadBinding(dir)
+	b, err := app.LoadBinding(dir)
 	switch {
 	case err != nil:
 		return "; its chain binding cannot be read, so walletgate refuses writes with it: " + err.Error()

@@ -16,8 +16,8 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/walletgate/walletgate/internal/app"
 	"github.com/walletgate/walletgate/policy"
-	"github.com/walletgate/walletgate/tools"
 )
 
 // demoRecipient receives the demo's transfers.
@@ -45,18 +45,19 @@ func cmdDemo(argv []string, stdout, stderr io.Writer) error {
 	}
 	defer ln.Close()
 	cfg.AllowPayTo = policy.PayeesAllowed{Pins: []policy.HostPin{{Host: ln.Addr().String(), PayTo: demoPayee}}}
-	deps, _, _, cleanup, err := wire(ctx, cfg, true, nil, slog.New(slog.DiscardHandler), nil, common.Hash{})
-	defer cleanup()
+	a, err := app.New(ctx, app.Options{Config: cfg, Dev: true, Logger: slog.New(slog.DiscardHandler), Version: versionString()})
 	if err != nil {
 		return err
 	}
+	defer a.Close()
+	deps := a.Deps()
 	party, err := newDemoParty(deps.Chain)
 	if err != nil {
 		return err
 	}
 	resource := serveDemoResource(ln, party)
 	defer resource.close()
-	ms := tools.NewMCPServer(deps)
+	ms := a.Server().MCP(deps.Version)
 	mc, err := client.NewInProcessClient(ms)
 	if err != nil {
 		return err
@@ -83,7 +84,7 @@ func cmdDemo(argv []string, stdout, stderr io.Writer) error {
 
 	p := &demoPrinter{w: stdout, ctx: ctx, c: mc}
 	fmt.Fprintf(stdout, "walletgate demo: %s %s on the embedded dev chain (chain id %d, walletgate-devnet on 127.0.0.1; nothing leaves this machine).\n",
-		res.ServerInfo.Name, res.ServerInfo.Version, devChainID)
+		res.ServerInfo.Name, res.ServerInfo.Version, app.DevChainID)
 	fmt.Fprintf(stdout, "An MCP client is connected in-process; the server offers: %s.\n", strings.Join(names, ", "))
 
 	p.call("Who am I?", "wallet_address", nil)

@@ -27,6 +27,7 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 
 	"github.com/walletgate/walletgate/chain"
+	"github.com/walletgate/walletgate/internal/app"
 	"github.com/walletgate/walletgate/policy"
 	"github.com/walletgate/walletgate/signer"
 	"github.com/walletgate/walletgate/testdata"
@@ -49,7 +50,7 @@ type demoParty struct {
 }
 
 func newDemoParty(c *chain.Client) (*demoParty, error) {
-	usdc, ok := policy.TokenBySymbol(devChainID, "USDC")
+	usdc, ok := policy.TokenBySymbol(app.DevChainID, "USDC")
 	if !ok {
 		return nil, errors.New("demo: the dev chain has no USDC in the known-token table")
 	}
@@ -135,7 +136,7 @@ func (p *demoPrinter) demoPermit(d *demoParty) {
 			"Permit":       []any{field("owner", "address"), field("spender", "address"), field("value", "uint256"), field("nonce", "uint256"), field("deadline", "uint256")},
 		},
 		"primaryType": "Permit",
-		"domain":      map[string]any{"name": "USD Coin", "version": "2", "chainId": devChainID, "verifyingContract": d.usdc.Hex()},
+		"domain":      map[string]any{"name": "USD Coin", "version": "2", "chainId": app.DevChainID, "verifyingContract": d.usdc.Hex()},
 		"message": map[string]any{"owner": signer.DevAddress.Hex(), "spender": spender.Hex(), "value": "10000000", "nonce": nonce.String(),
 			"deadline": fmt.Sprint(time.Now().Add(10 * time.Minute).Unix())},
 	}
@@ -198,7 +199,7 @@ func (r *demoResource) close()       { r.srv.Close() }
 func (r *demoResource) requirement() map[string]any {
 	return map[string]any{"x402Version": 2, "error": "PAYMENT-SIGNATURE header is required",
 		"resource": map[string]any{"url": r.url(), "description": "walletgate demo report", "mimeType": "application/json"},
-		"accepts": []any{map[string]any{"scheme": "exact", "network": x402.Network(devChainID), "asset": r.party.usdc.Hex(),
+		"accepts": []any{map[string]any{"scheme": "exact", "network": x402.Network(app.DevChainID), "asset": r.party.usdc.Hex(),
 			"amount": demoPrice.String(), "payTo": demoPayee.Hex(), "maxTimeoutSeconds": 120,
 			"extra": map[string]any{"name": "USD Coin", "version": "2"}}}}
 }
@@ -226,7 +227,7 @@ func (r *demoResource) serve(w http.ResponseWriter, req *http.Request) {
 	case r.settled <- hash:
 	default:
 	}
-	resp, _ := json.Marshal(map[string]any{"success": true, "transaction": hash.Hex(), "network": x402.Network(devChainID), "payer": signer.DevAddress.Hex()})
+	resp, _ := json.Marshal(map[string]any{"success": true, "transaction": hash.Hex(), "network": x402.Network(app.DevChainID), "payer": signer.DevAddress.Hex()})
 	w.Header().Set(x402.HeaderResponse, base64.StdEncoding.EncodeToString(resp))
 	w.Header().Set("Content-Type", "application/json")
 	fmt.Fprint(w, `{"report":"the dev chain is up; this answer cost 1 USDC"}`)

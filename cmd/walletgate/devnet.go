@@ -7,6 +7,8 @@ import (
 	"os/exec"
 	"os/signal"
 	"syscall"
+
+	"github.com/walletgate/walletgate/internal/app"
 )
 
 // cmdDevnet runs `walletgate devnet ARGS…` as `walletgate-devnet ARGS…`: the
@@ -14,7 +16,7 @@ import (
 // keeps working for scripts and muscle memory. Its stdout, stderr and exit
 // status are the child's; Ctrl-C and SIGTERM are passed on to it.
 func cmdDevnet(argv []string, stdout, stderr io.Writer) error {
-	bin, err := findDevnet()
+	bin, err := app.FindDevnet()
 	if err != nil {
 		return err
 	}

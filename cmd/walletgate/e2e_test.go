@@ -529,6 +529,35 @@ func TestClientLeavingAtOnceStopsCleanly(t *testing.T) {
 	require.Equal(t, strings.Repeat("session_start session_end ", 3), strings.Join(kinds, " ")+" ")
 }
 
+// The session's start is journaled before anything is served (once the
+// journal is bound to the node's chain), so it is there when initialize is
+// answered, and it is the session's first record: a first tool call's
+// records follow it.
+func TestSessionStartIsJournaledBeforeServing(t *testing.T) {
+	info := startDevnet(t)
+	state := t.TempDir()
+	c := startServer(t, cleanEnv("WALLETGATE_RPC="+info.RPC, "WALLETGATE_CHAIN_ID=1337", "WALLETGATE_KEY_FILE="+info.KeyFile, "WALLETGATE_STATE_DIR="+state))
+	kinds := func() string {
+		t.Helper()
+		raw, err := os.ReadFile(filepath.Join(state, "1337-"+info.DevAccount, "journal.jsonl"))
+		require.NoError(t, err)
+		var out []string
+		for _, l := range strings.Split(string(raw), "\n") {
+			if l == "" {
+				continue // the end of the last line, or no record yet
+			}
+			var r struct{ Kind string }
+			require.NoError(t, json.Unmarshal([]byte(l), &r))
+			out = append(out, r.Kind)
+		}
+		return strings.Join(out, " ")
+	}
+	c.initialize()
+	require.Equal(t, "session_start", kinds(), "written before initialize was answered")
+	c.callTool("wallet_address", map[string]any{})
+	require.Equal(t, "session_start tool_start tool_end", kinds())
+}
+
 // A node that accepts the connection and never answers eth_chainId: a
 // SIGTERM during the start-up check stops walletgate at once (the check
 // ends with the signal), not after the check's 15 s bound; nothing is

@@ -23,9 +23,6 @@ type lineLimiter struct {
 	line    []byte // the line being collected
 	pending []byte // output not yet returned
 	err     error
-	// divert, when set, sees each whole line within the limit first; a
-	// line it returns true for is answered by it and not passed on.
-	divert func(line []byte) bool
 }
 
 func newLineLimiter(r io.Reader, max int) *lineLimiter {
@@ -58,26 +55,15 @@ func (l *lineLimiter) fill() {
 				l.line = append(l.line, chunk...)
 			}
 		}
-		switch err {
-		case bufio.ErrBufferFull:
+		if err == bufio.ErrBufferFull {
 			continue
-		case nil:
-			switch {
-			case dropping:
-				l.pending = []byte(oversizedLine)
-			case l.divert != nil && l.divert(l.line):
-			default:
-				l.pending = append([]byte(nil), l.line...)
-			}
-			return
-		default:
-			if dropping {
-				l.pending = []byte(oversizedLine)
-			} else {
-				l.pending = append([]byte(nil), l.line...)
-			}
-			l.err = err
-			return
 		}
+		if dropping {
+			l.pending = []byte(oversizedLine)
+		} else {
+			l.pending = append([]byte(nil), l.line...)
+		}
+		l.err = err // nil: a whole line, more may follow
+		return
 	}
 }

@@ -1,9 +1,10 @@
 // Command walletgate is an MCP server that lets an AI assistant read and move
 // funds on an EVM chain inside limits its operator sets.
 //
-// This file only parses the command line and dispatches; serve.go wires the
-// server, devchild.go runs the dev chain (walletgate-devnet) as a child
-// process for --dev, demo.go and devnet.go.
+// This file only parses the command line and dispatches; internal/app builds
+// the server (and runs the dev chain, walletgate-devnet, as a child process
+// for --dev and demo); serve.go serves it on stdio, service.go on the
+// service's socket.
 package main
 
 import (
@@ -14,6 +15,7 @@ import (
 	"runtime/debug"
 	"strings"
 
+	"github.com/walletgate/walletgate/internal/app"
 	"github.com/walletgate/walletgate/policy"
 )
 
@@ -87,7 +89,8 @@ func exitCode(err error, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "walletgate: %v\n", err)
 		var ue *usageError
-		if errors.As(err, &ue) || isConfigError(err) {
+		var aue *app.UsageError
+		if errors.As(err, &ue) || errors.As(err, &aue) || isConfigError(err) {
 			return exitUsage
 		}
 		return 1

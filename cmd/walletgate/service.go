@@ -22,6 +22,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/walletgate/walletgate/internal/app"
 	"github.com/walletgate/walletgate/internal/service"
 	"github.com/walletgate/walletgate/policy"
 	"github.com/walletgate/walletgate/tools"
@@ -118,59 +119,43 @@ func cmdServiceRun(argv []string, stderr io.Writer) error {
 func serveService(cfg policy.Config, sc service.Config, dev, once, serviceMode bool, logger *slog.Logger, stderr io.Writer) error {
 	base, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var n *node
+	var n *app.Node
 	if !dev {
-		n = openNode(base, cfg)
-		defer n.close()
+		n = app.OpenNode(base, cfg)
+		defer n.Close()
 	}
 	ctx, stop := signal.NotifyContext(base, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	shaken := newHandshake()
-	shaken.done() // no client to race: what a start put off runs now
 
-	var (
-		deps tools.Deps
-		page *approvals
-	)
-	cleanup, err := wireOnItsChain(ctx, cfg, dev, n, logger, shaken, func(d tools.Deps, root string, ready func() error) error {
-		deps = d
-		if cfg.Confirm == policy.ConfirmHuman && deps.Signer != nil && cfg.Tools != "read" {
-			if err := ready(); err != nil {
-				return err
-			}
+	a, err := app.New(ctx, app.Options{Config: cfg, Dev: dev, Node: n, Logger: logger, Version: versionString(), Shared: shared(), Service: serviceMode,
+		Approvals: func(root string, deps tools.Deps) (*app.Approvals, error) {
 			pk := sc.PagePort // 0: no passkey page, the page keeps a secret address
 			secretPage := !serviceMode && pk == 0
 			where := ""
 			if !secretPage {
 				where = "on the approval page"
 			}
-			a, err := startApprovalsWith(root, deps, logger, stderr, pk, where)
+			p, err := startApprovalsWith(root, deps, logger, stderr, pk, where)
 			if err != nil {
-				logger.Error("human approval cannot start: write tools stay off", "err", err)
-			} else {
-				page = a
-				deps.Approvals = a.hub
-				if secretPage {
-					deps.ApprovalPage = a.pageURL
-				}
-				// In service mode the page's address is not handed to
-				// clients (URL-mode elicitation): a client is the
-				// assistant's own process.
+				return nil, err
 			}
-		}
-		deps.Service = serviceMode
-		return ready()
-	})
-	defer cleanup()
-	if page != nil {
-		defer page.Close()
-	}
+			page := &app.Approvals{Hub: p.hub, Close: p.Close}
+			if secretPage {
+				page.Page = p.pageURL
+			}
+			// In service mode the page's address is not handed to
+			// clients (URL-mode elicitation): a client is the
+			// assistant's own process.
+			return page, nil
+		}})
 	if err != nil {
 		return err
 	}
+	defer a.Close()
+	deps := a.Deps()
 	// The journal's transactions left open are followed up once, by a
 	// server that serves no connection.
-	first := tools.New(deps)
+	first := a.Server()
 	recovered := make(chan struct{})
 	go func() {
 		defer close(recovered)
@@ -198,7 +183,7 @@ func serveService(cfg policy.Config, sc service.Config, dev, once, serviceMode b
 			break
 		}
 		d := deps
-		d.Session = newSession()
+		d.Session = app.NewSession()
 		srv := tools.New(d) // joins the broker: a rejection spends its tokens
 		ms := srv.MCP(d.Version)
 		logger.Info("session started", "session", d.Session)

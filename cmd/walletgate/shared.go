@@ -13,18 +13,13 @@ package main
 // anything: one client configuration works with either binary.
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
-	"runtime"
 
-	"github.com/ethereum/go-ethereum/common"
-
-	"github.com/walletgate/walletgate/engine"
+	"github.com/walletgate/walletgate/internal/app"
 	"github.com/walletgate/walletgate/policy"
 )
 
@@ -34,52 +29,24 @@ var sharedState sharedBackend
 
 // sharedBackend opens and verifies the shared state.
 type sharedBackend interface {
-	// open opens the wallet's shared state on the chain (its id and
-	// genesis hash) for this session, records its start and releases the
-	// reservations of hosts that died before signing; an error refuses
-	// every write. capsInForce is this host's caps (caps.Canonical): the
-	// wallet's first host's are the wallet's, and a host whose caps differ
-	// writes nothing.
-	open(ctx context.Context, cfg policy.Config, chainID uint64, genesis common.Hash, wallet common.Address, session, signerKind, capsInForce string, logger *slog.Logger) (sharedRecorder, error)
+	app.SharedOpener
 	// verify is `audit verify` of the database (and the local journals).
 	verify(cfg policy.Config, stdout io.Writer) error
-	// view opens the wallet's shared state on the chain for reading only
-	// (`walletgate policy`): nothing is written to the database.
-	view(ctx context.Context, cfg policy.Config, chainID uint64, genesis common.Hash, wallet common.Address) (sharedRecorder, error)
 }
 
-// sharedRecorder is the engine's recorder on the shared state.
-type sharedRecorder interface {
-	engine.Recorder
-	Connected() bool // whether the database has answered
-	Close()
+// shared is sharedState for app.Options: nil (no interface holding a nil)
+// in walletgate.
+func shared() app.SharedOpener {
+	if sharedState == nil {
+		return nil
+	}
+	return sharedState
 }
 
 // envSharedExec marks a process that walletgate replaced with
 // walletgate-shared: one that still has no backend was built without the tag,
 // and must not replace itself again.
 const envSharedExec = "_WALLETGATE_SHARED_EXEC" // outside WALLETGATE_*: not an operator setting
-
-// sharedBinary is walletgate-shared's executable name on this platform.
-func sharedBinary() string {
-	if runtime.GOOS == "windows" {
-		return "walletgate-shared.exe"
-	}
-	return "walletgate-shared"
-}
-
-// buildSharedHint is the exact command that builds walletgate-shared.
-func buildSharedHint(dir string) string {
-	return fmt.Sprintf("build it beside walletgate with 'go build -tags shared -o %s ./cmd/walletgate' in the walletgate source tree",
-		filepath.Join(dir, sharedBinary()))
-}
-
-// errNoSharedState is why a walletgate without the backend refuses writes
-// when WALLETGATE_STATE_URL is set.
-func errNoSharedState() error {
-	return usagef("WALLETGATE_STATE_URL is set, but this binary has no PostgreSQL client (it is walletgate, not walletgate-shared): %s, and start that, or walletgate beside it",
-		buildSharedHint("."))
-}
 
 // needsShared reports whether cmd, with this environment, must run as
 // walletgate-shared.
@@ -92,23 +59,23 @@ func needsShared(cmd string) bool {
 // argv and the environment. It returns only why it could not.
 func becomeShared(argv []string) error {
 	if os.Getenv(envSharedExec) != "" {
-		return fmt.Errorf("WALLETGATE_STATE_URL is set, and %s was started for it, but it has no PostgreSQL client either: it was built without -tags shared; %s", sharedBinary(), buildSharedHint("."))
+		return fmt.Errorf("WALLETGATE_STATE_URL is set, and %s was started for it, but it has no PostgreSQL client either: it was built without -tags shared; %s", app.SharedBinary(), app.BuildSharedHint("."))
 	}
 	exe, err := os.Executable()
 	if err != nil {
-		return fmt.Errorf("WALLETGATE_STATE_URL is set and needs %s, but this executable's path is unknown (%v): start %s directly", sharedBinary(), err, sharedBinary())
+		return fmt.Errorf("WALLETGATE_STATE_URL is set and needs %s, but this executable's path is unknown (%v): start %s directly", app.SharedBinary(), err, app.SharedBinary())
 	}
 	if real, err := filepath.EvalSymlinks(exe); err == nil {
 		exe = real
 	}
 	dir := filepath.Dir(exe)
-	p := filepath.Join(dir, sharedBinary())
+	p := filepath.Join(dir, app.SharedBinary())
 	if st, err := os.Stat(p); err != nil || !st.Mode().IsRegular() {
-		return usagef("WALLETGATE_STATE_URL is set: the shared state needs %s, not found beside walletgate (in %s): %s", sharedBinary(), dir, buildSharedHint(dir))
+		return usagef("WALLETGATE_STATE_URL is set: the shared state needs %s, not found beside walletgate (in %s): %s", app.SharedBinary(), dir, app.BuildSharedHint(dir))
 	}
 	err = execImage(p, append([]string{p}, argv...), append(os.Environ(), envSharedExec+"=1"))
 	if errors.Is(err, errNoExec) {
-		return usagef("WALLETGATE_STATE_URL is set: on this platform walletgate cannot become %s; start %s (in %s) instead of walletgate, with the same configuration", sharedBinary(), sharedBinary(), dir)
+		return usagef("WALLETGATE_STATE_URL is set: on this platform walletgate cannot become %s; start %s (in %s) instead of walletgate, with the same configuration", app.SharedBinary(), app.SharedBinary(), dir)
 	}
 	return fmt.Errorf("WALLETGATE_STATE_URL is set, but starting %s failed: %w", p, err)
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/walletgate/walletgate/caps"
 	"github.com/walletgate/walletgate/engine"
+	"github.com/walletgate/walletgate/internal/app"
 	"github.com/walletgate/walletgate/journal"
 	"github.com/walletgate/walletgate/pgstate"
 	"github.com/walletgate/walletgate/policy"
@@ -29,7 +30,7 @@ func init() { sharedState = pgBackend{} }
 // pgBackend is sharedBackend on pgstate.
 type pgBackend struct{}
 
-func (pgBackend) open(ctx context.Context, cfg policy.Config, chainID uint64, genesis common.Hash, wallet common.Address, session, signerKind, capsInForce string, logger *slog.Logger) (sharedRecorder, error) {
+func (pgBackend) Open(ctx context.Context, cfg policy.Config, chainID uint64, genesis common.Hash, wallet common.Address, session, signerKind, capsInForce string, logger *slog.Logger) (app.SharedRecorder, error) {
 	r, err := openShared(ctx, cfg, chainID, genesis, wallet, session, signerKind, capsInForce, logger)
 	if err != nil {
 		return nil, err // never a typed nil in the interface
@@ -41,7 +42,7 @@ func (pgBackend) verify(cfg policy.Config, stdout io.Writer) error {
 	return auditVerifyShared(cfg, stdout)
 }
 
-func (pgBackend) view(ctx context.Context, cfg policy.Config, chainID uint64, genesis common.Hash, wallet common.Address) (sharedRecorder, error) {
+func (pgBackend) View(ctx context.Context, cfg policy.Config, chainID uint64, genesis common.Hash, wallet common.Address) (app.SharedRecorder, error) {
 	r, err := pgstate.Open(ctx, pgstate.Options{URL: cfg.StateURL, PasswordFile: cfg.StatePasswordFile, ChainID: chainID, Genesis: genesis, Address: wallet, ReadOnly: true})
 	if err != nil {
 		return nil, err // never a typed nil in the interface

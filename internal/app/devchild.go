@@ -1,4 +1,4 @@
-package main
+package app
 
 // The dev chain as a child process: `walletgate --dev`, `walletgate demo` and
 // `walletgate devnet` run walletgate-devnet, so this binary — which holds keys
@@ -27,9 +27,9 @@ import (
 	"time"
 )
 
-// devChainID is the dev chain's id (walletgate-devnet's devnet.ChainID,
+// DevChainID is the dev chain's id (walletgate-devnet's devnet.ChainID,
 // repeated so that this binary need not link the chain to know it).
-const devChainID = 1337
+const DevChainID = 1337
 
 // devStartTimeout bounds the child's start, Uniswap deployment included
 // (about a second; minutes only on a machine that is swapping).
@@ -49,8 +49,8 @@ func buildDevnetHint(dir string) string {
 		filepath.Join(dir, devnetBinary()))
 }
 
-// findDevnet finds walletgate-devnet beside this executable, else on PATH.
-func findDevnet() (string, error) {
+// FindDevnet finds walletgate-devnet beside this executable, else on PATH.
+func FindDevnet() (string, error) {
 	dir := "."
 	if exe, err := os.Executable(); err == nil {
 		if real, err := filepath.EvalSymlinks(exe); err == nil {
@@ -92,7 +92,7 @@ type devChild struct {
 // in memory; the file is only for the chain's own report), and waits for its
 // JSON line. artifacts, when set, is passed on as --artifacts.
 func startDevChild(ctx context.Context, artifacts string, stderr io.Writer) (*devChild, error) {
-	bin, err := findDevnet()
+	bin, err := FindDevnet()
 	if err != nil {
 		return nil, err
 	}
@@ -153,9 +153,9 @@ func startDevChild(ctx context.Context, artifacts string, stderr io.Writer) (*de
 		c.Close()
 		return nil, fmt.Errorf("dev chain: %s printed %q, not its JSON line: %w", bin, strings.TrimSpace(got.line), err)
 	}
-	if c.Info.ChainID != devChainID || !strings.HasPrefix(c.Info.RPC, "http://127.0.0.1:") {
+	if c.Info.ChainID != DevChainID || !strings.HasPrefix(c.Info.RPC, "http://127.0.0.1:") {
 		c.Close()
-		return nil, fmt.Errorf("dev chain: %s reported chain id %d at %q; expected chain id %d on http://127.0.0.1", bin, c.Info.ChainID, c.Info.RPC, devChainID)
+		return nil, fmt.Errorf("dev chain: %s reported chain id %d at %q; expected chain id %d on http://127.0.0.1", bin, c.Info.ChainID, c.Info.RPC, DevChainID)
 	}
 	return c, nil
 }

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"crypto/rand"
@@ -18,8 +18,8 @@ import (
 	"github.com/walletgate/walletgate/policy"
 )
 
-// stateRoot is WALLETGATE_STATE_DIR, or the user's state directory.
-func stateRoot(cfg policy.Config) (string, error) {
+// StateRoot is WALLETGATE_STATE_DIR, or the user's state directory.
+func StateRoot(cfg policy.Config) (string, error) {
 	if cfg.StateDir != "" {
 		return cfg.StateDir, nil
 	}
@@ -59,8 +59,8 @@ const bindingName = "chain.json"
 // maxBinding bounds what is read of a binding file.
 const maxBinding = 4 << 10
 
-// chainBinding is the content of a binding file.
-type chainBinding struct {
+// ChainBinding is the content of a binding file.
+type ChainBinding struct {
 	V       int         `json:"v"`
 	ChainID uint64      `json:"chain_id"`
 	Genesis common.Hash `json:"genesis"`
@@ -90,7 +90,7 @@ func (e *otherChainError) Error() string {
 // has no binding (or does not exist). A binding that cannot be read, or that
 // names another chain id, is an error: the journal is not used.
 func readBinding(dir string, chainID uint64) (common.Hash, error) {
-	b, err := loadBinding(dir)
+	b, err := LoadBinding(dir)
 	if err != nil || b == nil {
 		return common.Hash{}, err
 	}
@@ -100,8 +100,8 @@ func readBinding(dir string, chainID uint64) (common.Hash, error) {
 	return b.Genesis, nil
 }
 
-// loadBinding is a journal directory's binding, nil when it has none.
-func loadBinding(dir string) (*chainBinding, error) {
+// LoadBinding is a journal directory's binding, nil when it has none.
+func LoadBinding(dir string) (*ChainBinding, error) {
 	f, err := os.Open(filepath.Join(dir, bindingName))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
@@ -114,7 +114,7 @@ func loadBinding(dir string) (*chainBinding, error) {
 	if err != nil {
 		return nil, bindingUnavailable(dir, err.Error())
 	}
-	var b chainBinding
+	var b ChainBinding
 	if err := json.Unmarshal(raw, &b); err != nil || b.V != 1 || b.Genesis == (common.Hash{}) {
 		return nil, bindingUnavailable(dir, "it is not a chain binding this walletgate reads")
 	}
@@ -165,7 +165,7 @@ func bindJournal(ns namespace, chainID uint64, genesis common.Hash) error {
 	if ns.bound != (common.Hash{}) {
 		return &otherChainError{Dir: ns.dir, ChainID: chainID, Bound: ns.bound, Genesis: genesis}
 	}
-	raw, err := json.Marshal(chainBinding{V: 1, ChainID: chainID, Genesis: genesis})
+	raw, err := json.Marshal(ChainBinding{V: 1, ChainID: chainID, Genesis: genesis})
 	if err != nil {
 		return err
 	}
@@ -211,8 +211,8 @@ func syncDir(dir string) error {
 	return nil
 }
 
-// newSession is a random id for this process's journal records.
-func newSession() string {
+// NewSession is a random id for this process's journal records.
+func NewSession() string {
 	var b [6]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return fmt.Sprintf("p%d", os.Getpid())

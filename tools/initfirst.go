@@ -10,7 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 )
 
-// handshake refuses, with a JSON-RPC error, a legacy-era request (one whose
+// initFirst refuses, with a JSON-RPC error, a legacy-era request (one whose
 // _meta names no 2026-07-28-era protocol version) that arrives on a session
 // before initialize was answered there: those protocol versions begin with
 // initialize, and mcp-go serves such requests anyway. A 2026-07-28-era
@@ -22,9 +22,8 @@ import (
 // which mcp-go may handle after the next request): mcp-go marks the session
 // then, and done remembers it for requests that come without a session.
 // Safe for concurrent use.
-type handshake struct {
-	done   sync.Map // session id ("" without a session) → struct{}
-	listed func()   // called after each tools/list and before each tools/call; nil for none
+type initFirst struct {
+	done sync.Map // session id ("" without a session) → struct{}
 }
 
 // errNotInitialized is the refusal; mcp-go answers it as -32600 (invalid
@@ -38,15 +37,11 @@ func sessionKey(ctx context.Context) string {
 	return ""
 }
 
-func (h *handshake) hooks() *server.Hooks {
+func (h *initFirst) hooks() *server.Hooks {
 	hooks := &server.Hooks{}
 	hooks.AddAfterInitialize(func(ctx context.Context, _ any, _ *mcp.InitializeRequest, _ *mcp.InitializeResult) {
 		h.done.Store(sessionKey(ctx), struct{}{})
 	})
-	if h.listed != nil {
-		hooks.AddAfterListTools(func(context.Context, any, *mcp.ListToolsRequest, *mcp.ListToolsResult) { h.listed() })
-		hooks.AddBeforeCallTool(func(context.Context, any, *mcp.CallToolRequest) { h.listed() }) // a client that never lists
-	}
 	hooks.AddOnUnregisterSession(func(_ context.Context, s server.ClientSession) {
 		h.done.Delete(s.SessionID())
 	})
