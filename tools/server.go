@@ -1,7 +1,8 @@
-// Package tools speaks MCP: it defines walletgate's tools, parses their
-// arguments strictly, renders previews and results, and runs the write
-// pipeline in its fixed order. It holds no policy of its own: the rules come
-// from policy, the limits from caps and gate, the chain from chain.
+// Package tools is walletgate's MCP adapter: it defines the tools, decodes
+// their arguments strictly into typed structs, hands each write's intent to
+// the engine and renders what comes back — previews, outcomes, refusals — as
+// model text, JSON and the approval page's facts. It decides nothing: the
+// rules are policy's, the sequence the engine's, the chain chain's.
 package tools
 
 import (

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/stretchr/testify/require"
@@ -56,7 +55,9 @@ func TestURLElicitationOpensTheApprovalPage(t *testing.T) {
 	require.Equal(t, page+"p/"+id, params["url"], "the page of exactly this preview")
 	reply, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": elicit["id"], "result": map[string]any{"action": "accept"}})
 	c.send(string(reply))
-	time.Sleep(200 * time.Millisecond)
+	waitForOr(t, "walletgate to wait for the person's decision", func() bool {
+		return strings.Contains(c.stderr.String(), "waiting for the person's decision")
+	}, func() string { return c.stderr.String() })
 	require.Equal(t, nonce, view.nonce(), "nothing is sent before the person approves")
 
 	tab := newTab(t, browser)

@@ -60,6 +60,9 @@ func (h *humanMode) approveInClient(ctx context.Context, id, tool string, canoni
 	if res == nil || res.Action != mcp.ElicitationResponseActionAccept {
 		return "", refuse(CodeHumanDeclined, "the person did not open the approval page for preview %s. Nothing was signed or sent.", id)
 	}
+	// The line a test waits for before it asserts that nothing was sent
+	// while the person had not decided.
+	m.log.Info("the client opened the approval page; waiting for the person's decision", "preview", id)
 	token, code, err := m.approvals.AwaitApproval(ctx, id, gate.Fingerprint(tool, canonical))
 	if err != nil {
 		return "", approvalRefusal(err)
