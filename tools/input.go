@@ -109,10 +109,61 @@ func decodeArgs[A any](raw []byte) (A, *Refusal) {
 	if err := jsonv2.Unmarshal(raw, &a, jsonv2.RejectUnknownMembers(true)); err != nil {
 		return a, argRefusal(t, raw, err)
 	}
+	if where, ok := nullArgument(t, raw); ok {
+		return a, refuse(CodeBadArgument, "argument %s is null, which its input schema does not allow: leave it out (when it is optional) or give a value of its type", quote(where))
+	}
 	if r := checkArgs(reflect.ValueOf(a), ""); r != nil {
 		return a, r
 	}
 	return a, nil
+}
+
+// nullArgument names the first argument given as JSON null, outside an
+// object passed as data (whose rules are decodeObject's). json/v2 reads a
+// null as "absent"; the input schemas allow none, so a null is refused
+// rather than taken for a default.
+func nullArgument(t reflect.Type, raw []byte) (string, bool) {
+	d := jsontext.NewDecoder(bytes.NewReader(raw))
+	if tok, err := d.ReadToken(); err != nil || tok.Kind() != '{' {
+		return "", false
+	}
+	for d.PeekKind() == '"' {
+		tok, err := d.ReadToken()
+		if err != nil {
+			return "", false
+		}
+		name := tok.String()
+		if f, ok := argField(t, name); ok && f.Type == textValueType {
+			if d.SkipValue() != nil {
+				return "", false
+			}
+			continue
+		}
+		v, err := d.ReadValue()
+		if err != nil {
+			return "", false
+		}
+		inner := jsontext.NewDecoder(bytes.NewReader(v))
+		for {
+			tok, err := inner.ReadToken()
+			if err != nil {
+				break
+			}
+			if tok.Kind() != 'n' {
+				continue
+			}
+			where := name
+			for part := range inner.StackPointer().Tokens() {
+				if _, err := strconv.Atoi(part); err == nil {
+					where += "[" + part + "]"
+				} else {
+					where += "." + part
+				}
+			}
+			return where, true
+		}
+	}
+	return "", false
 }
 
 // argRefusal puts a decoding error into words: which argument, what was

@@ -15,7 +15,9 @@ func TestStrictArguments(t *testing.T) {
 		want      string // "" accepts
 	}{
 		{"send", `{"to":"0xabc","amount":"1","asset":"USDT","confirm":"x"}`, dec[sendArgs], ""},
-		{"null is absent", `{"to":"0xabc","amount":"1","asset":null}`, dec[sendArgs], ""},
+		{"null", `{"to":"0xabc","amount":"1","asset":null}`, dec[sendArgs], `argument "asset" is null, which its input schema does not allow`},
+		{"null in a call", `{"calls":[{"to":"a"},{"to":"b","value":null}]}`, dec[callToolArgs], `argument "calls[1].value" is null`},
+		{"null inside data", `{"typed_data":{"types":{},"primaryType":"X","domain":{},"message":{"a":null}}}`, dec[signArgs], ""},
 		{"duplicate", `{"to":"a","amount":"1","amount":"2"}`, dec[sendArgs], `argument "amount" is given twice`},
 		{"case variant", `{"to":"a","amount":"1","AMOUNT":"2"}`, dec[sendArgs], `argument "AMOUNT" is not known; argument names are lower case: did you mean "amount"?`},
 		{"case variant of confirm", `{"to":"a","amount":"1","Confirm":"t"}`, dec[sendArgs], `did you mean "confirm"?`},
