@@ -53,6 +53,10 @@ func present[P kindPreview](s *Server, tool string, in keyed, p *engine.Plan, pv
 	})
 }
 
+// unverifiedWarning is every preview's warning about a token not in the
+// known-token table.
+const unverifiedWarning = "UNVERIFIED token: not in walletgate's known-token table; its symbol is what the contract says"
+
 // headline is a transaction's: a kind that sends none says its own.
 func (previewCommon) headline() string { return "PREVIEW — nothing has been signed or sent.\n" }
 

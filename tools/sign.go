@@ -267,7 +267,7 @@ func (s *Server) signPreviewOf(in signIntent, p *engine.Plan) signPreview {
 		pv.Summary = fmt.Sprintf("Authorize a payment of %s %s to %s, valid until %s, %s (no transaction: whoever holds the signature submits it)", pv.Amount, shownAsset(in.token), pv.Counterparty, pv.ValidUntil, where)
 	}
 	if !in.token.Known {
-		pv.Warnings = append(pv.Warnings, "UNVERIFIED token: not in walletgate's known-token table; its symbol is what the contract says")
+		pv.Warnings = append(pv.Warnings, unverifiedWarning)
 	}
 	return pv
 }
