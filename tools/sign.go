@@ -26,7 +26,6 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/go-json-experiment/json/jsontext"
-	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/walletgate/walletgate/approval"
@@ -220,23 +219,6 @@ type signedResult struct {
 	S          string `json:"s" pattern:"hash" jsonschema:"s"`
 	ValidUntil string `json:"valid_until,omitempty" jsonschema:"until when it can be used (RFC 3339, UTC)"`
 	Message    string `json:"message" jsonschema:"what was signed and what stays counted, in words"`
-}
-
-// signOutputSchema is a signing tool's result: the preview P or the signed
-// result R, told apart by status.
-func signOutputSchema[P, R any](f form) json.RawMessage {
-	desc := "a preview (status confirmation_required) or the signature (status signed)"
-	statusDesc := "confirmation_required: a preview, nothing signed; signed: the signature"
-	if f == served {
-		desc, statusDesc = "A preview (nothing signed) or the signature. "+unitsNote, ""
-	}
-	return mustJSON(&jsonschema.Schema{
-		Type:        "object",
-		Description: desc,
-		Properties:  map[string]*jsonschema.Schema{"status": {Type: "string", Enum: []any{"confirmation_required", "signed"}, Description: statusDesc}},
-		Required:    []string{"status"},
-		OneOf:       []*jsonschema.Schema{schemaFor[P](f), schemaFor[R](f)},
-	})
 }
 
 // signPreviewOf renders what a signature plan allows.
