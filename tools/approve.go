@@ -269,7 +269,7 @@ func (s *Server) previewApprove(ctx context.Context, in approveIntent) (*mcp.Cal
 		pv.Warnings = append(pv.Warnings, "the spender is an account without code: a person or bot holding its key could move the tokens at any time")
 	}
 	if !in.token.Known {
-		pv.Warnings = append(pv.Warnings, "UNVERIFIED token: not in walletgate's known-token table; its symbol is what the contract says")
+		pv.Warnings = append(pv.Warnings, unverifiedWarning)
 	}
 	return present(s, approveTool, in, p, pv)
 }

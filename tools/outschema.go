@@ -235,19 +235,34 @@ const unitsNote = "Amounts: decimal strings in the asset's units; raw, *_base: b
 // of a confirm.
 func writeOutputSchema[P any](f form) json.RawMessage {
 	confirm := schemaFor[confirmResult](f)
-	// status at the top too, for clients that read only properties (the Go
-	// SDK's Tool type drops a top-level oneOf).
-	statuses := append([]any{"confirmation_required"}, confirm.Properties["status"].Enum...)
-	desc := "a preview (status confirmation_required) or the outcome of a confirm (status confirmed, effect_mismatch, reverted or pending)"
-	statusDesc := "confirmation_required: a preview, nothing signed; otherwise the confirm's outcome (see the second shape)"
+	return previewOrSchema(f, append([]any{"confirmation_required"}, confirm.Properties["status"].Enum...),
+		"a preview (status confirmation_required) or the outcome of a confirm (status confirmed, effect_mismatch, reverted or pending)",
+		"confirmation_required: a preview, nothing signed; otherwise the confirm's outcome (see the second shape)",
+		"A preview (nothing signed) or an outcome.", schemaFor[P](f), confirm)
+}
+
+// signOutputSchema is a signing tool's result: the preview P or the signed
+// result R, told apart by status.
+func signOutputSchema[P, R any](f form) json.RawMessage {
+	return previewOrSchema(f, []any{"confirmation_required", "signed"},
+		"a preview (status confirmation_required) or the signature (status signed)",
+		"confirmation_required: a preview, nothing signed; signed: the signature",
+		"A preview (nothing signed) or the signature.", schemaFor[P](f), schemaFor[R](f))
+}
+
+// previewOrSchema is a write tool's result: its preview or what its confirm
+// returns, told apart by status, which stands at the top too, for clients
+// that read only properties (the Go SDK's Tool type drops a top-level
+// oneOf). A served schema says what amounts are once, instead of desc.
+func previewOrSchema(f form, statuses []any, desc, statusDesc, servedDesc string, preview, confirmed *jsonschema.Schema) json.RawMessage {
 	if f == served {
-		desc, statusDesc = "A preview (nothing signed) or an outcome. "+unitsNote, ""
+		desc, statusDesc = servedDesc+" "+unitsNote, ""
 	}
 	return mustJSON(&jsonschema.Schema{
 		Type:        "object",
 		Description: desc,
 		Properties:  map[string]*jsonschema.Schema{"status": {Type: "string", Enum: statuses, Description: statusDesc}},
 		Required:    []string{"status"},
-		OneOf:       []*jsonschema.Schema{schemaFor[P](f), confirm},
+		OneOf:       []*jsonschema.Schema{preview, confirmed},
 	})
 }

@@ -24,6 +24,8 @@ import (
 // kindPreview is a write kind's preview value.
 type kindPreview interface {
 	base() previewCommon
+	// headline is the text's first line: what has not happened yet.
+	headline() string
 	// title is the page's one line for lists.
 	title() string
 	// body writes the kind's own lines of the text, after the network.
@@ -43,13 +45,20 @@ func present[P kindPreview](s *Server, tool string, in keyed, p *engine.Plan, pv
 	return s.offer(tool, s.canonical(in), p, display, func(c confirmation) (any, string) {
 		r := previewFor(pv, c, tool)
 		var b strings.Builder
-		b.WriteString("PREVIEW — nothing has been signed or sent.\n")
+		b.WriteString(pv.headline())
 		pv.base().networkLine(&b)
 		pv.body(&b)
 		s.previewTail(&b, pv.base(), r.ExpiresAt, tool, c)
 		return r, b.String()
 	})
 }
+
+// unverifiedWarning is every preview's warning about a token not in the
+// known-token table.
+const unverifiedWarning = "UNVERIFIED token: not in walletgate's known-token table; its symbol is what the contract says"
+
+// headline is a transaction's: a kind that sends none says its own.
+func (previewCommon) headline() string { return "PREVIEW — nothing has been signed or sent.\n" }
 
 // maxFees is the most a plan's legs can cost in network fees, in wei.
 func maxFees(p *engine.Plan) *big.Int { return new(big.Int).Sub(p.MaxCost(), p.Value()) }

@@ -151,7 +151,7 @@ func (s *Server) previewSend(ctx context.Context, in sendIntent) (*mcp.CallToolR
 		pv.Warnings = append(pv.Warnings, "the recipient is the token contract itself: tokens sent there are usually lost")
 	}
 	if !in.asset.Known {
-		pv.Warnings = append(pv.Warnings, "UNVERIFIED token: not in walletgate's known-token table; its symbol is what the contract says")
+		pv.Warnings = append(pv.Warnings, unverifiedWarning)
 	}
 	if in.to == in.from {
 		pv.Warnings = append(pv.Warnings, "the recipient is this wallet itself")

@@ -26,7 +26,6 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/go-json-experiment/json/jsontext"
-	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/walletgate/walletgate/approval"
@@ -61,7 +60,7 @@ type signArgs struct {
 func (s *Server) signTypedDataTool() Tool {
 	return writeTool(s, signTypedDataTool, "Sign EIP-712 typed data",
 		"Sign EIP-712 typed data (eth_signTypedData_v4): permits and transfer authorizations are decoded, capped and time-bounded; other kinds need the operator's opt-in. "+twoCalls,
-		twoStep(s, signTypedDataTool, byName[signArgs](s.parseSign), s.previewSign, s.renderSigned))
+		twoStep(s, signTypedDataTool, s.parseSign, s.previewSign, s.renderSigned))
 }
 
 // Refusal codes of typed data: typeddata's, and the signature kind's own.
@@ -77,14 +76,17 @@ const (
 )
 
 // parseSign reads typed_data and decodes its kind.
-func (s *Server) parseSign(ctx context.Context, a args) (signIntent, *Refusal) {
-	tree, ok := a.object("typed_data")
-	if !ok {
+func (s *Server) parseSign(ctx context.Context, a signArgs) (signIntent, *Refusal) {
+	if len(a.TypedData) == 0 {
 		return signIntent{}, refuse(CodeTypedDataInvalid, "typed_data is missing. Nothing was signed. Give the standard EIP-712 object {types, primaryType, domain, message}, as eth_signTypedData_v4 takes it.")
 	}
-	doc, ref := typeddata.Read(tree, s.typedChain())
+	tree, ref := decodeObject("typed_data", json.RawMessage(a.TypedData)) // accepted by checkArgs already
 	if ref != nil {
-		return signIntent{}, adopt(ref.Code, ref.Message)
+		return signIntent{}, ref
+	}
+	doc, tref := typeddata.Read(tree, s.typedChain())
+	if tref != nil {
+		return signIntent{}, adopt(tref.Code, tref.Message)
 	}
 	return s.decodeSignature(ctx, doc)
 }
@@ -198,6 +200,8 @@ type signPreview struct {
 	NoCapApplies bool            `json:"no_cap_applies" jsonschema:"true for an unknown kind: walletgate cannot tell what it allows, and no cap counts it"`
 	Message      string          `json:"message" jsonschema:"the whole message, keys sorted, strings made inert (untrusted text)"`
 	previewCommon
+
+	token asset // a known kind's token
 }
 
 // signPreviewResult is its tool's preview result.
@@ -217,23 +221,6 @@ type signedResult struct {
 	Message    string `json:"message" jsonschema:"what was signed and what stays counted, in words"`
 }
 
-// signOutputSchema is a signing tool's result: the preview P or the signed
-// result R, told apart by status.
-func signOutputSchema[P, R any](f form) json.RawMessage {
-	desc := "a preview (status confirmation_required) or the signature (status signed)"
-	statusDesc := "confirmation_required: a preview, nothing signed; signed: the signature"
-	if f == served {
-		desc, statusDesc = "A preview (nothing signed) or the signature. "+unitsNote, ""
-	}
-	return mustJSON(&jsonschema.Schema{
-		Type:        "object",
-		Description: desc,
-		Properties:  map[string]*jsonschema.Schema{"status": {Type: "string", Enum: []any{"confirmation_required", "signed"}, Description: statusDesc}},
-		Required:    []string{"status"},
-		OneOf:       []*jsonschema.Schema{schemaFor[P](f), schemaFor[R](f)},
-	})
-}
-
 // signPreviewOf renders what a signature plan allows.
 func (s *Server) signPreviewOf(in signIntent, p *engine.Plan) signPreview {
 	d := in.doc.Data.Domain
@@ -250,6 +237,7 @@ func (s *Server) signPreviewOf(in signIntent, p *engine.Plan) signPreview {
 		pv.Warnings = append(pv.Warnings, "UNKNOWN typed data: read the whole message; a signature can grant or move funds without any transaction, and no cap counts it")
 		return pv
 	}
+	pv.token = in.token
 	tr := ref(in.token)
 	pv.Token, pv.Counterparty = &tr, in.sig.Counterparty.Hex()
 	pv.Amount, pv.AmountBase = policy.FormatAmount(in.sig.Amount, in.token.Decimals), in.sig.Amount.String()
@@ -261,7 +249,7 @@ func (s *Server) signPreviewOf(in signIntent, p *engine.Plan) signPreview {
 		pv.Summary = fmt.Sprintf("Authorize a payment of %s %s to %s, valid until %s, %s (no transaction: whoever holds the signature submits it)", pv.Amount, shownAsset(in.token), pv.Counterparty, pv.ValidUntil, where)
 	}
 	if !in.token.Known {
-		pv.Warnings = append(pv.Warnings, "UNVERIFIED token: not in walletgate's known-token table; its symbol is what the contract says")
+		pv.Warnings = append(pv.Warnings, unverifiedWarning)
 	}
 	return pv
 }
@@ -271,30 +259,14 @@ func (s *Server) previewSign(ctx context.Context, in signIntent) (*mcp.CallToolR
 	if ref != nil {
 		return nil, ref
 	}
-	pv := s.signPreviewOf(in, p)
-	display := func() approval.Display {
-		d := s.display(pv.Summary, pv.previewCommon)
-		if pv.Amount != "" {
-			txt := pv.Amount + " " + shownAsset(in.token) + " to " + pv.Counterparty + " until " + pv.ValidUntil
-			d.Amounts = []approval.Amount{{Label: "Signs away", Rounded: txt, Exact: txt}}
-		} else {
-			d.Amounts = []approval.Amount{{Label: "Signs", Rounded: "NO CAP APPLIES: unknown typed data", Exact: "NO CAP APPLIES: unknown typed data"}}
-		}
-		return d
-	}
-	return s.offer(signTypedDataTool, s.canonical(in), p, display, func(c confirmation) (any, string) {
-		r := previewFor(pv, c, signTypedDataTool)
-		var b strings.Builder
-		b.WriteString("PREVIEW — nothing has been signed.\n")
-		pv.networkLine(&b)
-		signPreviewText(&b, pv)
-		s.previewTail(&b, pv.previewCommon, r.ExpiresAt, signTypedDataTool, c)
-		return r, b.String()
-	})
+	return present(s, signTypedDataTool, in, p, s.signPreviewOf(in, p))
 }
 
-// signPreviewText writes a signature preview's own lines.
-func signPreviewText(b *strings.Builder, pv signPreview) {
+func (pv signPreview) headline() string { return "PREVIEW — nothing has been signed.\n" }
+
+func (pv signPreview) title() string { return pv.Summary }
+
+func (pv signPreview) body(b *strings.Builder) {
 	fmt.Fprintf(b, "Action:    %s\n", pv.Summary)
 	fmt.Fprintf(b, "Typed data: %s, domain %q version %q, chain id %d", pv.PrimaryType, pv.Domain.Name, pv.Domain.Version, pv.Domain.ChainID)
 	if pv.Domain.VerifyingContract != "" {
@@ -309,6 +281,15 @@ func signPreviewText(b *strings.Builder, pv signPreview) {
 		b.WriteString("Caps:      NO CAP APPLIES to this signature (unknown kind)\n")
 	}
 	fmt.Fprintf(b, "Message:   %s\n", pv.Message)
+}
+
+func (pv signPreview) page(d *approval.Display) {
+	txt := "NO CAP APPLIES: unknown typed data"
+	label := "Signs"
+	if pv.Amount != "" {
+		txt, label = pv.Amount+" "+shownAsset(pv.token)+" to "+pv.Counterparty+" until "+pv.ValidUntil, "Signs away"
+	}
+	d.Amounts = []approval.Amount{{Label: label, Rounded: txt, Exact: txt}}
 }
 
 // signedOf renders a signature.

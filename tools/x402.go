@@ -20,6 +20,7 @@ package tools
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/big"
 	"slices"
@@ -71,7 +72,7 @@ type payArgs struct {
 func (s *Server) payX402Tool() Tool {
 	return writeTool(s, payX402Tool, "Pay for an x402 resource",
 		"Pay an x402 requirement (HTTP 402) with an EIP-3009 authorization (the \"exact\" EVM scheme). "+twoCalls+" The answer carries the PAYMENT-SIGNATURE header to retry with.",
-		twoStep(s, payX402Tool, byName[payArgs](s.parsePay), s.previewPay, s.renderPaid))
+		twoStep(s, payX402Tool, s.parsePay, s.previewPay, s.renderPaid))
 }
 
 // Why an option of a requirement was not paid (x402OptionJSON.NotTaken).
@@ -112,10 +113,13 @@ type x402Candidate struct {
 // none fits, the cheapest, which the caps then refuse. Amounts in different
 // tokens compare in the tokens' units (x402 prices in dollar stablecoins);
 // a tie goes to the earlier option.
-func (s *Server) parsePay(ctx context.Context, a args) (payIntent, *Refusal) {
-	tree, ok := a.object("payment_required")
-	if !ok {
+func (s *Server) parsePay(ctx context.Context, a payArgs) (payIntent, *Refusal) {
+	if len(a.PaymentRequired) == 0 {
 		return payIntent{}, refuse(CodeX402Invalid, "payment_required is missing. Give the x402 payment requirement the resource answered with.")
+	}
+	tree, ref := decodeObject("payment_required", json.RawMessage(a.PaymentRequired)) // accepted by checkArgs already
+	if ref != nil {
+		return payIntent{}, ref
 	}
 	req, xref := x402.Parse(tree)
 	if xref != nil {
@@ -237,6 +241,8 @@ type payPreview struct {
 	Option       int              `json:"option" jsonschema:"the index in the requirement's accepts of the option paid: the cheapest walletgate can pay within the caps"`
 	OtherOptions []x402OptionJSON `json:"other_options" jsonschema:"the requirement's other options, and why each was not paid"`
 	signPreview
+
+	url string // the resource URL as given
 }
 
 // payPreviewResult is wallet_pay_x402's preview result.
@@ -248,7 +254,7 @@ func (s *Server) previewPay(ctx context.Context, in payIntent) (*mcp.CallToolRes
 		return nil, ref
 	}
 	pv := payPreview{PayTo: in.sign.sig.Counterparty.Hex(), Resource: inert(in.req.Resource.URL, 300), ResourceHost: inert(in.req.Host, 100), Option: in.option,
-		OtherOptions: in.others, signPreview: s.signPreviewOf(in.sign, p)}
+		OtherOptions: in.others, signPreview: s.signPreviewOf(in.sign, p), url: in.req.Resource.URL}
 	if pv.OtherOptions == nil {
 		pv.OtherOptions = []x402OptionJSON{}
 	}
@@ -257,33 +263,30 @@ func (s *Server) previewPay(ctx context.Context, in payIntent) (*mcp.CallToolRes
 	if desc := in.req.Resource.Description; desc != "" {
 		pv.Warnings = append(pv.Warnings, "the resource describes itself as: "+inert(desc, 200)+" (untrusted text)")
 	}
-	display := func() approval.Display {
-		d := s.display(pv.Summary, pv.previewCommon)
-		txt := pv.Amount + " " + shownAsset(in.sign.token) + " to " + pv.PayTo + ", for " + inert(in.req.Resource.URL, 200) + " (as the paying server states it)"
-		d.Amounts = []approval.Amount{{Label: "Pay", Rounded: txt, Exact: txt}}
-		return d
-	}
-	return s.offer(payX402Tool, s.canonical(in), p, display, func(c confirmation) (any, string) {
-		r := previewFor(pv, c, payX402Tool)
-		var b strings.Builder
-		b.WriteString("PREVIEW — nothing has been signed or paid.\n")
-		pv.networkLine(&b)
-		fmt.Fprintf(&b, "Pay to:    %s (the payee address, the option's payTo: the authorization pays this address)\n", pv.PayTo)
-		fmt.Fprintf(&b, "Resource:  %s (as the paying server states it; host %s)\n", pv.Resource, pv.ResourceHost)
-		x402OptionsText(&b, in, pv)
-		signPreviewText(&b, pv.signPreview)
-		s.previewTail(&b, pv.previewCommon, r.ExpiresAt, payX402Tool, c)
-		return r, b.String()
-	})
+	return present(s, payX402Tool, in, p, pv)
 }
 
-// x402OptionsText lists the option paid and the others.
-func x402OptionsText(b *strings.Builder, in payIntent, pv payPreview) {
+func (pv payPreview) headline() string { return "PREVIEW — nothing has been signed or paid.\n" }
+
+func (pv payPreview) body(b *strings.Builder) {
+	fmt.Fprintf(b, "Pay to:    %s (the payee address, the option's payTo: the authorization pays this address)\n", pv.PayTo)
+	fmt.Fprintf(b, "Resource:  %s (as the paying server states it; host %s)\n", pv.Resource, pv.ResourceHost)
+	pv.optionsText(b)
+	pv.signPreview.body(b)
+}
+
+func (pv payPreview) page(d *approval.Display) {
+	txt := pv.Amount + " " + shownAsset(pv.token) + " to " + pv.PayTo + ", for " + inert(pv.url, 200) + " (as the paying server states it)"
+	d.Amounts = []approval.Amount{{Label: "Pay", Rounded: txt, Exact: txt}}
+}
+
+// optionsText lists the option paid and the others.
+func (pv payPreview) optionsText(b *strings.Builder) {
 	n := len(pv.OtherOptions) + 1
 	if n == 1 {
 		return
 	}
-	fmt.Fprintf(b, "Options:   paying option %d of %d (%s %s), the cheapest walletgate can pay within the caps; the others:\n", pv.Option+1, n, pv.Amount, shownAsset(in.sign.token))
+	fmt.Fprintf(b, "Options:   paying option %d of %d (%s %s), the cheapest walletgate can pay within the caps; the others:\n", pv.Option+1, n, pv.Amount, shownAsset(pv.token))
 	for _, o := range pv.OtherOptions {
 		price := o.AmountBase + " base units of " + o.Asset
 		if o.Amount != "" {
