@@ -2,9 +2,9 @@ package tools
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/big"
-	"strconv"
 	"strings"
 	"time"
 
@@ -14,7 +14,10 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/walletgate/walletgate/approval"
+	"github.com/walletgate/walletgate/caps"
+	"github.com/walletgate/walletgate/chain"
 	"github.com/walletgate/walletgate/chain/uniswap"
+	"github.com/walletgate/walletgate/engine"
 	"github.com/walletgate/walletgate/policy"
 )
 
@@ -43,8 +46,21 @@ const (
 
 var feeTiers = map[uint32]bool{100: true, 500: true, 3000: true, 10000: true}
 
-// swapIntent is a swap's validated, resolved arguments.
-type swapIntent struct{ uniswap.Swap }
+// swapIntent is a swap's validated, resolved arguments: From pays
+// AmountIn of In for Out in the Fee tier's pool, accepting Bps basis points
+// below the quote.
+type swapIntent struct {
+	From     common.Address
+	In, Out  asset
+	AmountIn *big.Int
+	Fee      uint32
+	Bps      uint32
+}
+
+// pool is the swap in the pool's terms.
+func (i swapIntent) pool() uniswap.Swap {
+	return uniswap.Swap{From: i.From, Native: i.In.Native, In: i.In.Address, Out: i.Out.Address, AmountIn: i.AmountIn, Fee: i.Fee, Bps: i.Bps}
+}
 
 // weth is the network's WETH, or the zero address.
 func (s *Server) weth() common.Address { return s.swaps.WETH() }
@@ -78,16 +94,21 @@ type swapArgs struct {
 	confirmArg
 }
 
-func (s *Server) parseSwap(ctx context.Context, a args) (swapIntent, *Refusal) {
+// quoteArgs is swapArgs without confirm: a quote reads the same arguments.
+func (a quoteArgs) swap() swapArgs {
+	return swapArgs{TokenIn: a.TokenIn, TokenOut: a.TokenOut, AmountIn: a.AmountIn, Fee: a.Fee, SlippageBps: a.SlippageBps}
+}
+
+// parseSwap validates and resolves a swap's (or a quote's) arguments.
+func (s *Server) parseSwap(ctx context.Context, a swapArgs) (swapIntent, *Refusal) {
 	if off := s.swaps.Off(); off != "" {
 		return swapIntent{}, refuse(CodeSwapsUnavailable, "%s. Nothing was signed or sent.", off)
 	}
-	inRaw, _ := a.str("token_in")
-	outRaw, _ := a.str("token_out")
-	in, ref := s.resolveAsset(ctx, inRaw)
+	in, ref := s.resolveAsset(ctx, deref(a.TokenIn))
 	if ref != nil {
 		return swapIntent{}, ref
 	}
+	outRaw := deref(a.TokenOut)
 	if strings.EqualFold(outRaw, policy.NativeSymbol) {
 		return swapIntent{}, refuse(CodeBadSwap, "token_out ETH is not supported: walletgate swaps into tokens only. Use token_out WETH (%s).", s.weth().Hex())
 	}
@@ -95,34 +116,30 @@ func (s *Server) parseSwap(ctx context.Context, a args) (swapIntent, *Refusal) {
 	if ref != nil {
 		return swapIntent{}, ref
 	}
-	if s.swaps.RouterIn(in) == out.Address {
+	if s.swaps.RouterIn(in.Native, in.Address) == out.Address {
 		return swapIntent{}, refuse(CodeBadSwap, "token_in and token_out are the same token (%s). Choose two different tokens.", out.Address.Hex())
 	}
-	amtRaw, ok := a.str("amount_in")
-	if !ok {
+	if a.AmountIn == nil {
 		return swapIntent{}, refuse(CodeBadAmount, "amount_in is missing. Give a decimal string such as \"100\".")
 	}
+	amtRaw := *a.AmountIn
 	amount, err := policy.ParsePositiveAmount(amtRaw, in.Decimals)
 	if err != nil {
 		return swapIntent{}, refuse(CodeBadAmount, "amount_in %s: %s. Give a decimal string greater than zero with at most %d decimals for %s.", displayInput(amtRaw), reason(err), in.Decimals, in.Symbol)
 	}
 	fee := uint32(defaultFee)
-	if v, ok := a.str("fee"); ok {
-		n, _ := strconv.ParseUint(v, 10, 32)
-		if !feeTiers[uint32(n)] {
-			return swapIntent{}, refuse(CodeBadSwap, "fee %s is not a Uniswap v3 fee tier. Use 100, 500, 3000 or 10000 (hundredths of a basis point; 500 = 0.05%%).", displayInput(v))
+	if a.Fee != nil {
+		if fee = *a.Fee; !feeTiers[fee] {
+			return swapIntent{}, refuse(CodeBadSwap, "fee %s is not a Uniswap v3 fee tier. Use 100, 500, 3000 or 10000 (hundredths of a basis point; 500 = 0.05%%).", displayInput(fmt.Sprint(fee)))
 		}
-		fee = uint32(n)
 	}
 	bps := uint32(defaultSlippage)
-	if v, ok := a.str("slippage_bps"); ok {
-		n, _ := strconv.ParseUint(v, 10, 32)
-		if n > maxSlippage {
-			return swapIntent{}, refuse(CodeBadSwap, "slippage_bps %s is above the most walletgate allows (%d = 10%%). Use a smaller value, e.g. 50 for 0.5%%.", displayInput(v), maxSlippage)
+	if a.SlippageBps != nil {
+		if bps = *a.SlippageBps; bps > maxSlippage {
+			return swapIntent{}, refuse(CodeBadSwap, "slippage_bps %s is above the most walletgate allows (%d = 10%%). Use a smaller value, e.g. 50 for 0.5%%.", displayInput(fmt.Sprint(bps)), maxSlippage)
 		}
-		bps = uint32(n)
 	}
-	return swapIntent{uniswap.Swap{From: s.address, In: in, Out: out, AmountIn: amount, Fee: fee, Bps: bps}}, nil
+	return swapIntent{From: s.address, In: in, Out: out, AmountIn: amount, Fee: fee, Bps: bps}, nil
 }
 
 // tokenRef is an asset in a swap result.
@@ -169,17 +186,17 @@ type quoteResult struct {
 func (s *Server) quoteTool() Tool {
 	return readTool(s, quoteTool, "Swap quote",
 		"Quote an exact-input swap in one Uniswap v3 pool: amount out, the minimum at a slippage, both rates and the price impact.",
-		untyped[quoteArgs](s.quoteHandler))
+		s.quoteHandler)
 }
 
-func (s *Server) quoteHandler(ctx context.Context, a args) (*mcp.CallToolResult, *Refusal) {
-	in, ref := s.parseSwap(ctx, a)
+func (s *Server) quoteHandler(ctx context.Context, a quoteArgs) (*mcp.CallToolResult, *Refusal) {
+	in, ref := s.parseSwap(ctx, a.swap())
 	if ref != nil {
 		return nil, ref
 	}
-	q, ref := s.swaps.Quote(ctx, in.Swap)
-	if ref != nil {
-		return nil, ref
+	q, err := s.swaps.Quote(ctx, in.pool())
+	if err != nil {
+		return nil, s.swapRefusal(in, err)
 	}
 	r := s.quoteResult(in, q)
 	return success(r, quoteText(r)), nil
@@ -189,7 +206,7 @@ func (s *Server) quoteResult(in swapIntent, q *uniswap.Quote) quoteResult {
 	minOut := uniswap.MinOut(q.AmountOut, in.Bps)
 	rate := decimal.NewFromBigInt(q.AmountOut, -int32(in.Out.Decimals)).
 		Div(decimal.NewFromBigInt(in.AmountIn, -int32(in.In.Decimals))).Round(8)
-	p := uniswap.Price(s.swaps.RouterIn(in.In), in.Out.Address, in.In.Decimals, in.Out.Decimals, in.AmountIn, q.AmountOut, q.SqrtPriceX96)
+	p := uniswap.Price(s.swaps.RouterIn(in.In.Native, in.In.Address), in.Out.Address, in.In.Decimals, in.Out.Decimals, in.AmountIn, q.AmountOut, q.SqrtPriceX96)
 	return quoteResult{
 		RateInverse: p.Inverse, MidRate: p.Mid, PriceImpactPct: p.ImpactPct, SqrtPriceX96: p.SqrtPrice,
 		TokenIn: ref(in.In), TokenOut: ref(in.Out),
@@ -238,7 +255,7 @@ func rateText(a, x, b string) string {
 func (s *Server) swapTool() Tool {
 	return writeTool(s, swapTool, "Swap tokens",
 		"Swap an exact amount in one Uniswap v3 pool; the preview fixes the minimum output and lists each transaction (an exact approval if needed, then the swap). "+twoCalls,
-		twoStep(s, swapTool, byName[swapArgs](s.parseSwap), s.previewSwap, nil))
+		twoStep(s, swapTool, s.parseSwap, s.previewSwap, nil))
 }
 
 // swapPreview is a swap preview's facts.
@@ -268,21 +285,141 @@ type legPreview struct {
 // swapPreviewResult is its tool's preview result.
 type swapPreviewResult = previewOf[swapPreview]
 
+// swapRefusal words a failure of the uniswap package as a refusal.
+func (s *Server) swapRefusal(in swapIntent, err error) *Refusal {
+	var noCode *uniswap.NoCodeError
+	var noQuote *uniswap.NoQuoteError
+	var changed *uniswap.AllowanceChangedError
+	switch {
+	case errors.As(err, &noCode):
+		return refuse(CodeSwapsUnavailable, "the Uniswap contract %s that walletgate expects on %s has no code on this node, so swaps are unavailable. Nothing was signed or sent.", noCode.Contract.Hex(), noCode.Network)
+	case errors.As(err, &noQuote) && noQuote.Reverted != nil:
+		return refuse(CodeNoQuote, "no quote for %s → %s at fee tier %d: there is no such pool, or it lacks liquidity for %s %s (%s). Try another fee tier or a smaller amount.",
+			in.In.Symbol, in.Out.Symbol, in.Fee, policy.FormatAmount(in.AmountIn, in.In.Decimals), in.In.Symbol, noQuote.Reverted)
+	case errors.As(err, &noQuote):
+		return refuse(CodeNoQuote, "the pool would give nothing for %s %s. Try a larger amount or another fee tier.", policy.FormatAmount(in.AmountIn, in.In.Decimals), in.In.Symbol)
+	case errors.As(err, &changed):
+		return refuse(CodeAllowanceChanged, "the router's allowance for %s changed since the preview (was %s, now %s base units), so the previewed approvals no longer fit. Nothing was signed or sent. Call wallet_swap again without confirm for a new preview.",
+			in.In.Symbol, changed.Was, changed.Now)
+	}
+	return engine.RPCRefusal(err)
+}
+
+// explainSwap turns Uniswap's terse revert reasons into plain words; nil
+// for a revert it does not know.
+func explainSwap(re *chain.RevertError) *Refusal {
+	switch uniswap.Revert(re) {
+	case uniswap.ErrTooLittleReceived:
+		return refuse(CodePriceMoved, "the price moved: the swap would now return less than the previewed minimum, so it was not sent. Nothing was signed or spent, and the caps are as before. Call wallet_swap again without confirm for a fresh quote.").Because("the price moved: the swap would now return less than the previewed minimum")
+	case uniswap.ErrTooOld:
+		return refuse(CodeDeadlinePassed, "the swap's deadline has passed. Nothing was signed or sent. Call wallet_swap again without confirm for a fresh preview.").Because("the swap's deadline has passed")
+	case uniswap.ErrSTF:
+		return refuse(engine.CodeSimulationReverted, "the router could not take the input tokens (STF: the wallet's balance or its allowance to the router is short). Nothing was signed or sent. Check the balance with wallet_balance.").Because("the router could not take the input tokens (STF)")
+	}
+	return nil
+}
+
+// swapPlan builds in's plan on the engine from the uniswap package's legs:
+// the operator's rules first (a swap gives value to no one but the router,
+// walletgate's own table's, and brings its output back to the wallet), then
+// the legs' simulation and caps check, the expected effects, the minimum
+// output, and the confirm's hooks (the allowance re-check, the undo of an
+// approval, the receipt check). simOut is what the simulated swap returns.
+func (s *Server) swapPlan(ctx context.Context, in swapIntent) (b *uniswap.Built, p *engine.Plan, simOut *big.Int, ref *Refusal) {
+	if ref := s.engine.Allowed(nil); ref != nil {
+		return nil, nil, nil, ref
+	}
+	b, err := s.swaps.Build(ctx, in.pool())
+	if err != nil {
+		return nil, nil, nil, s.swapRefusal(in, err)
+	}
+	p = &engine.Plan{Explain: explainSwap}
+	for _, l := range b.Legs {
+		p.Legs = append(p.Legs, engine.Leg{Label: l.Label, Call: l.Call})
+	}
+	spendOf := func(legs []engine.Leg) caps.Spend {
+		sp := caps.Spend{policy.NativeAsset: new(big.Int)}
+		for _, l := range legs {
+			sp[policy.NativeAsset].Add(sp[policy.NativeAsset], l.Call.MaxCost())
+		}
+		if !in.In.Native {
+			sp[in.In.Address] = new(big.Int).Set(in.AmountIn)
+		}
+		return sp
+	}
+	ret, ref := s.engine.BuildLegs(ctx, p, b.State, spendOf)
+	if ref != nil {
+		return nil, nil, nil, ref
+	}
+	p.Spend = spendOf(p.Legs)
+	p.Effects = []engine.Effect{{Asset: in.In, From: in.From, To: b.Router, Amount: in.AmountIn}}
+	if !in.In.Native {
+		p.Undo = func(i int) []engine.Leg {
+			var legs []engine.Leg
+			for _, a := range b.Undo(i) {
+				legs = append(legs, engine.Leg{Label: "approval back to " + policy.FormatAmount(a.Amount, in.In.Decimals) + " " + in.In.Symbol, Call: a.Call})
+			}
+			return legs
+		}
+		p.Recheck = func() ([]*chain.View, func() *Refusal) {
+			v := b.RecheckView()
+			return []*chain.View{v}, func() *Refusal {
+				if err := b.CheckAllowance(v); err != nil {
+					return s.swapRefusal(in, err)
+				}
+				return nil
+			}
+		}
+	}
+	p.Verify = s.swapVerifier(in, b)
+	p.MinIn = caps.Spend{in.Out.Address: new(big.Int).Set(b.MinOut)}
+	return b, p, uniswap.Output(ret), nil
+}
+
+// swapVerifier reports a swap's receipt as the uniswap package reads it:
+// the input left the wallet and at least the minimum of the output arrived,
+// in the logs and in the balance.
+func (s *Server) swapVerifier(in swapIntent, b *uniswap.Built) func(context.Context, *chain.TxInfo, caps.Spend) ([]engine.Moved, []string) {
+	return func(ctx context.Context, info *chain.TxInfo, measuredIn caps.Spend) ([]engine.Moved, []string) {
+		r := s.swaps.Read(ctx, b, info, measuredIn[in.Out.Address])
+		var found []engine.Moved
+		var missing []string
+		if r.Paid == nil {
+			missing = append(missing, fmt.Sprintf("no Transfer of exactly %s %s paid in", policy.FormatAmount(in.AmountIn, in.In.Decimals), in.In.Marked()))
+		} else {
+			found = append(found, engine.Moved{Kind: engine.MovedSwapIn, Asset: in.In.ID(), Symbol: in.In.Symbol, From: in.From.Hex(), To: r.Paid.To.Hex(),
+				Amount: policy.FormatAmount(in.AmountIn, in.In.Decimals), Raw: in.AmountIn.String(), Known: in.In.Native || in.In.Known})
+		}
+		if r.Got == nil {
+			missing = append(missing, fmt.Sprintf("no Transfer of at least %s %s to the wallet", policy.FormatAmount(b.MinOut, in.Out.Decimals), in.Out.Marked()))
+			return found, missing
+		}
+		switch {
+		case r.OutGrew == nil:
+			missing = append(missing, "the output balance could not be read to confirm the log")
+		case r.OutGrew.Cmp(r.Got.Amount) < 0:
+			missing = append(missing, fmt.Sprintf("the %s balance grew by %s, less than the logged %s", in.Out.Marked(), policy.FormatAmount(r.OutGrew, in.Out.Decimals), policy.FormatAmount(r.Got.Amount, in.Out.Decimals)))
+		}
+		found = append(found, engine.Moved{Kind: engine.MovedSwapOut, Asset: in.Out.Address.Hex(), Symbol: in.Out.Symbol, From: r.Got.From.Hex(), To: in.From.Hex(),
+			Amount: policy.FormatAmount(r.Got.Amount, in.Out.Decimals), Raw: r.Got.Amount.String(), Known: in.Out.Known})
+		return found, missing
+	}
+}
+
 func (s *Server) previewSwap(ctx context.Context, in swapIntent) (*mcp.CallToolResult, *Refusal) {
-	b, ref := s.swaps.Build(ctx, in.Swap)
+	b, p, simOut, ref := s.swapPlan(ctx, in)
 	if ref != nil {
 		return nil, ref
 	}
-	p, q, minOut, deadline, allowance := b.Plan, b.Quote, b.MinOut, b.Deadline, b.Allowance
-	router := s.swaps.Deployment().SwapRouter02
+	q, minOut, deadline, allowance, router := b.Quote, b.MinOut, b.Deadline, b.Allowance, b.Router
 	qr := s.quoteResult(in, q)
 	pv := swapPreview{
 		Action: "swap", Quote: qr, From: in.From.Hex(), Router: router.Hex(),
 		Deadline:     time.Unix(int64(deadline), 0).UTC().Format(time.RFC3339),
 		AllowanceNow: policy.FormatAmount(allowance, in.In.Decimals),
 		MaxFee:       policy.FormatAmount(new(big.Int).Sub(p.MaxCost(), p.Value()), 18),
-		previewCommon: s.newPreviewCommon(p.Spend, fmt.Sprintf("all %d transaction(s) succeed in sequence against block %d; the swap returns %s %s", len(p.Legs), b.Block,
-			policy.FormatAmount(b.SimOut, in.Out.Decimals), in.Out.Symbol)),
+		previewCommon: s.newPreviewCommon(p.Spend, fmt.Sprintf("all %d transaction(s) succeed in sequence against block %d; the swap returns %s %s", len(p.Legs), b.State.Head.Number,
+			policy.FormatAmount(simOut, in.Out.Decimals), in.Out.Symbol)),
 	}
 	pv.Legs = legPreviews(p.Legs)
 	for _, as := range []asset{in.In, in.Out} {
