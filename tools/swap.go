@@ -270,6 +270,11 @@ type swapPreview struct {
 	AllowanceNow string       `json:"allowance_before" pattern:"amount" jsonschema:"the router's allowance of token_in before these transactions"`
 	MaxFee       string       `json:"max_fee" pattern:"amount" jsonschema:"the most all legs together can cost in network fees, in ETH"`
 	previewCommon
+
+	in    swapIntent     // what is swapped
+	built *uniswap.Built // the legs' facts: the quote, the minimum, the allowance before
+	legs  []engine.Leg   // the plan's legs, with their gas and fees
+	fees  *big.Int       // the most all legs can cost in network fees, in wei
 }
 
 // legPreview is one transaction of a swap preview.
@@ -411,15 +416,15 @@ func (s *Server) previewSwap(ctx context.Context, in swapIntent) (*mcp.CallToolR
 	if ref != nil {
 		return nil, ref
 	}
-	q, minOut, deadline, allowance, router := b.Quote, b.MinOut, b.Deadline, b.Allowance, b.Router
-	qr := s.quoteResult(in, q)
+	qr := s.quoteResult(in, b.Quote)
 	pv := swapPreview{
-		Action: "swap", Quote: qr, From: in.From.Hex(), Router: router.Hex(),
-		Deadline:     time.Unix(int64(deadline), 0).UTC().Format(time.RFC3339),
-		AllowanceNow: policy.FormatAmount(allowance, in.In.Decimals),
-		MaxFee:       policy.FormatAmount(new(big.Int).Sub(p.MaxCost(), p.Value()), 18),
+		Action: "swap", Quote: qr, From: in.From.Hex(), Router: b.Router.Hex(),
+		Deadline:     time.Unix(int64(b.Deadline), 0).UTC().Format(time.RFC3339),
+		AllowanceNow: policy.FormatAmount(b.Allowance, in.In.Decimals),
+		MaxFee:       policy.FormatAmount(maxFees(p), 18),
 		previewCommon: s.newPreviewCommon(p.Spend, fmt.Sprintf("all %d transaction(s) succeed in sequence against block %d; the swap returns %s %s", len(p.Legs), b.State.Head.Number,
 			policy.FormatAmount(simOut, in.Out.Decimals), in.Out.Symbol)),
+		in: in, built: b, legs: p.Legs, fees: maxFees(p),
 	}
 	pv.Legs = legPreviews(p.Legs)
 	for _, as := range []asset{in.In, in.Out} {
@@ -428,61 +433,61 @@ func (s *Server) previewSwap(ctx context.Context, in swapIntent) (*mcp.CallToolR
 		}
 	}
 	pv.Summary = fmt.Sprintf("Swap %s %s for at least %s %s (quoted %s) on %s (%s)", qr.AmountIn, qr.TokenIn.marked(), qr.MinOut, qr.TokenOut.marked(), qr.AmountOut, pv.Network, pv.NetworkMarker)
+	return present(s, swapTool, in, p, pv)
+}
 
-	display := func() approval.Display {
-		inName, outName := shownAsset(in.In), shownAsset(in.Out)
-		minText, _ := readableAmount(minOut, in.Out.Decimals, roundDown)
-		d := s.display("Swap "+qr.AmountIn+" "+qr.TokenIn.Symbol+" for at least "+minText+" "+qr.TokenOut.Symbol, pv.previewCommon)
-		d.Action = "Swap " + qr.AmountIn + " " + qr.TokenIn.Symbol + " for " + qr.TokenOut.Symbol
-		d.Party = &approval.Party{Role: "Router (receives the " + qr.TokenIn.Symbol + ")", Address: pv.Router, Kind: "a contract: Uniswap SwapRouter02; the output comes back to this wallet",
-			Checksum: "from walletgate's own table of Uniswap contracts, not typed by anyone"}
-		d.Amounts = []approval.Amount{
-			shownAmount("Pay", in.AmountIn, in.In.Decimals, inName, nearest),
-			shownAmount("Receive", minOut, in.Out.Decimals, outName, roundDown),
-			shownAmount("Quoted", q.AmountOut, in.Out.Decimals, outName, nearest),
-		}
-		d.Amounts[2].Label = "Quoted (expected)"
-		rate := decimal.NewFromBigInt(q.AmountOut, -int32(in.Out.Decimals)).Div(decimal.NewFromBigInt(in.AmountIn, -int32(in.In.Decimals)))
-		if !rate.IsZero() {
-			fwd, _ := readableDecimal(rate, nearest)
-			back, _ := readableDecimal(decimal.NewFromInt(1).DivRound(rate, 18), nearest)
-			d.Rate = "1 " + qr.TokenIn.Symbol + " ≈ " + fwd + " " + qr.TokenOut.Symbol + " · 1 " + qr.TokenOut.Symbol + " ≈ " + back + " " + qr.TokenIn.Symbol
-		}
-		d.Slippage = decimal.New(int64(in.Bps), -2).String() + "% (" + fmt.Sprint(in.Bps) + " bps) below the quote at most"
-		d.FeeMax = feeAmount(new(big.Int).Sub(p.MaxCost(), p.Value()))
-		d.FeeMax.Label = fmt.Sprintf("Network fees (%d transaction(s))", len(p.Legs))
-		amountText := func(v *big.Int) string { return policy.FormatAmount(v, in.In.Decimals) + " " + qr.TokenIn.Symbol }
-		for _, l := range p.Legs {
-			fee, _ := readableAmount(new(big.Int).Mul(new(big.Int).SetUint64(l.Call.Gas), l.Call.MaxFee), 18, roundUp)
-			lg := approval.Leg{Label: l.Label, To: l.Call.To.Hex(), FeeMax: fee + " ETH"}
-			switch l.Label {
-			case "reset approval":
-				lg.What = "set the router's allowance of " + qr.TokenIn.Symbol + " to 0 first (tokens like USDT require it)"
-			case "approve":
-				lg.What = "let the router take " + amountText(new(big.Int).Add(allowance, in.AmountIn)) + ", exactly"
-			default:
-				lg.What = "pay " + qr.AmountIn + " " + qr.TokenIn.Symbol + " for at least " + qr.MinOut + " " + qr.TokenOut.Symbol + ", to this wallet, before " + pv.Deadline
-			}
-			d.Legs = append(d.Legs, lg)
-		}
-		if !in.In.Native {
-			after := new(big.Int).Set(allowance)
-			if len(p.Legs) == 1 { // no approval: the swap uses part of what was there
-				after.Sub(after, in.AmountIn)
-			}
-			d.AllowanceBefore, d.AllowanceAfter = amountText(allowance), amountText(after)
-		}
-		for _, as := range []asset{in.In, in.Out} {
-			if !as.Known {
-				d.Unverified = append(d.Unverified, as.Symbol+" ("+as.Address.Hex()+")")
-			}
-		}
-		return d
+func (pv swapPreview) title() string {
+	minText, _ := readableAmount(pv.built.MinOut, pv.in.Out.Decimals, roundDown)
+	return "Swap " + pv.Quote.AmountIn + " " + pv.Quote.TokenIn.Symbol + " for at least " + minText + " " + pv.Quote.TokenOut.Symbol
+}
+
+func (pv swapPreview) page(d *approval.Display) {
+	in, qr, b := pv.in, pv.Quote, pv.built
+	inName, outName := shownAsset(in.In), shownAsset(in.Out)
+	d.Action = "Swap " + qr.AmountIn + " " + qr.TokenIn.Symbol + " for " + qr.TokenOut.Symbol
+	d.Party = &approval.Party{Role: "Router (receives the " + qr.TokenIn.Symbol + ")", Address: pv.Router, Kind: "a contract: Uniswap SwapRouter02; the output comes back to this wallet",
+		Checksum: "from walletgate's own table of Uniswap contracts, not typed by anyone"}
+	d.Amounts = []approval.Amount{
+		shownAmount("Pay", in.AmountIn, in.In.Decimals, inName, nearest),
+		shownAmount("Receive", b.MinOut, in.Out.Decimals, outName, roundDown),
+		shownAmount("Quoted", b.Quote.AmountOut, in.Out.Decimals, outName, nearest),
 	}
-	return s.offer(swapTool, s.canonical(in), p, display, func(c confirmation) (any, string) {
-		r := previewFor(pv, c, swapTool)
-		return r, s.swapPreviewText(r, c)
-	})
+	d.Amounts[2].Label = "Quoted (expected)"
+	rate := decimal.NewFromBigInt(b.Quote.AmountOut, -int32(in.Out.Decimals)).Div(decimal.NewFromBigInt(in.AmountIn, -int32(in.In.Decimals)))
+	if !rate.IsZero() {
+		fwd, _ := readableDecimal(rate, nearest)
+		back, _ := readableDecimal(decimal.NewFromInt(1).DivRound(rate, 18), nearest)
+		d.Rate = "1 " + qr.TokenIn.Symbol + " ≈ " + fwd + " " + qr.TokenOut.Symbol + " · 1 " + qr.TokenOut.Symbol + " ≈ " + back + " " + qr.TokenIn.Symbol
+	}
+	d.Slippage = decimal.New(int64(in.Bps), -2).String() + "% (" + fmt.Sprint(in.Bps) + " bps) below the quote at most"
+	d.FeeMax = feeAmount(pv.fees)
+	d.FeeMax.Label = fmt.Sprintf("Network fees (%d transaction(s))", len(pv.legs))
+	amountText := func(v *big.Int) string { return policy.FormatAmount(v, in.In.Decimals) + " " + qr.TokenIn.Symbol }
+	for _, l := range pv.legs {
+		fee, _ := readableAmount(new(big.Int).Mul(new(big.Int).SetUint64(l.Call.Gas), l.Call.MaxFee), 18, roundUp)
+		lg := approval.Leg{Label: l.Label, To: l.Call.To.Hex(), FeeMax: fee + " ETH"}
+		switch l.Label {
+		case uniswap.LegResetApproval:
+			lg.What = "set the router's allowance of " + qr.TokenIn.Symbol + " to 0 first (tokens like USDT require it)"
+		case uniswap.LegApprove:
+			lg.What = "let the router take " + amountText(new(big.Int).Add(b.Allowance, in.AmountIn)) + ", exactly"
+		default:
+			lg.What = "pay " + qr.AmountIn + " " + qr.TokenIn.Symbol + " for at least " + qr.MinOut + " " + qr.TokenOut.Symbol + ", to this wallet, before " + pv.Deadline
+		}
+		d.Legs = append(d.Legs, lg)
+	}
+	if !in.In.Native {
+		after := new(big.Int).Set(b.Allowance)
+		if len(pv.legs) == 1 { // no approval: the swap uses part of what was there
+			after.Sub(after, in.AmountIn)
+		}
+		d.AllowanceBefore, d.AllowanceAfter = amountText(b.Allowance), amountText(after)
+	}
+	for _, as := range []asset{in.In, in.Out} {
+		if !as.Known {
+			d.Unverified = append(d.Unverified, as.Symbol+" ("+as.Address.Hex()+")")
+		}
+	}
 }
 
 func valueOrZero(v *big.Int) *big.Int {
@@ -492,26 +497,20 @@ func valueOrZero(v *big.Int) *big.Int {
 	return v
 }
 
-func (s *Server) swapPreviewText(r swapPreviewResult, c confirmation) string {
-	pv := r.Preview
+func (pv swapPreview) body(b *strings.Builder) {
 	q := pv.Quote
-	var b strings.Builder
-	b.WriteString("PREVIEW — nothing has been signed or sent.\n")
-	pv.networkLine(&b)
 	in, out := q.TokenIn.marked(), q.TokenOut.marked()
-	fmt.Fprintf(&b, "Action:    swap %s %s (%s base units) for at least %s %s (%s base units)\n", q.AmountIn, in, q.AmountInBase, q.MinOut, out, q.MinOutBase)
-	fmt.Fprintf(&b, "Quote:     %s %s at block %d (fee tier %d, slippage %d bps; 1 %s ≈ %s %s)\n", q.AmountOut, out, q.Block, q.Fee, q.SlippageBps, in, q.Rate, out)
+	fmt.Fprintf(b, "Action:    swap %s %s (%s base units) for at least %s %s (%s base units)\n", q.AmountIn, in, q.AmountInBase, q.MinOut, out, q.MinOutBase)
+	fmt.Fprintf(b, "Quote:     %s %s at block %d (fee tier %d, slippage %d bps; 1 %s ≈ %s %s)\n", q.AmountOut, out, q.Block, q.Fee, q.SlippageBps, in, q.Rate, out)
 	qm := q
 	qm.TokenIn.Symbol, qm.TokenOut.Symbol = in, out
-	fmt.Fprintf(&b, "           %s %s\n", ratesLine(qm), impactLine(qm))
-	fmt.Fprintf(&b, "Tokens:    %s %s → %s %s\n", in, q.TokenIn.Address, out, q.TokenOut.Address)
-	fmt.Fprintf(&b, "From/to:   %s (this wallet receives the output)\n", pv.From)
-	fmt.Fprintf(&b, "Router:    %s (Uniswap SwapRouter02); deadline %s\n", pv.Router, pv.Deadline)
-	legsText(&b, pv.Legs)
+	fmt.Fprintf(b, "           %s %s\n", ratesLine(qm), impactLine(qm))
+	fmt.Fprintf(b, "Tokens:    %s %s → %s %s\n", in, q.TokenIn.Address, out, q.TokenOut.Address)
+	fmt.Fprintf(b, "From/to:   %s (this wallet receives the output)\n", pv.From)
+	fmt.Fprintf(b, "Router:    %s (Uniswap SwapRouter02); deadline %s\n", pv.Router, pv.Deadline)
+	legsText(b, pv.Legs)
 	if len(pv.Legs) > 1 {
-		fmt.Fprintf(&b, "  The approval is exact (the router's allowance was %s %s; it returns there after the swap), never unlimited.\n", pv.AllowanceNow, in)
+		fmt.Fprintf(b, "  The approval is exact (the router's allowance was %s %s; it returns there after the swap), never unlimited.\n", pv.AllowanceNow, in)
 	}
-	fmt.Fprintf(&b, "Max fees:  %s ETH in all, paid in ETH\n", pv.MaxFee)
-	s.previewTail(&b, pv.previewCommon, r.ExpiresAt, swapTool, c)
-	return b.String()
+	maxFeesText(b, pv.MaxFee)
 }
