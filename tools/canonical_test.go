@@ -6,7 +6,6 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 
-	"github.com/walletgate/walletgate/chain/uniswap"
 	"github.com/walletgate/walletgate/policy"
 	"github.com/walletgate/walletgate/signer"
 )
@@ -31,7 +30,7 @@ func TestCanonicalFormIsStable(t *testing.T) {
 			`{"v":1,"chain_id":1337,"from":"` + from.Hex() + `","token":"` + usdt.Address.Hex() + `","spender":"` + to.Hex() + `","amount":"0"}`},
 		{"call", s.canonical(callIntent{from: from, calls: []callItem{{to: to, data: []byte{0xab}, value: big.NewInt(7)}}}),
 			`{"v":1,"chain_id":1337,"from":"` + from.Hex() + `","calls":[{"to":"` + to.Hex() + `","data":"0xab","value":"7"}]}`},
-		{"swap", s.canonical(swapIntent{uniswap.Swap{From: from, In: ethAsset, Out: tok, AmountIn: big.NewInt(9), Fee: 500, Bps: 50}}),
+		{"swap", s.canonical(swapIntent{From: from, In: ethAsset, Out: tok, AmountIn: big.NewInt(9), Fee: 500, Bps: 50}),
 			`{"v":1,"chain_id":1337,"from":"` + from.Hex() + `","token_in":"ETH","token_out":"` + usdt.Address.Hex() + `","amount_in":"9","fee":500,"slippage_bps":50}`},
 		{"pay", s.canonical(payIntent{digest: "abc"}),
 			`{"v":1,"chain_id":1337,"from":"` + from.Hex() + `","requirement":"abc"}`},

@@ -213,7 +213,7 @@ func New(d Deps) *Server {
 		PageURL: d.ApprovalPage, Way: d.Way, Service: d.Service, Logger: s.log, Now: s.now,
 	})
 	weth, _ := policy.TokenBySymbol(s.chainID, "WETH")
-	s.swaps = uniswap.New(uniswap.Config{Chain: s.chain, Engine: s.engine, Deployment: s.network.Uniswap, WETH: weth.Address,
+	s.swaps = uniswap.New(uniswap.Config{Chain: s.chain, Deployment: s.network.Uniswap, WETH: weth.Address,
 		Network: s.network.Name, Off: d.SwapsOff, Deadline: s.cfg.ConfirmTTL + 10*time.Minute, Now: s.now})
 	return s
 }

@@ -2,9 +2,9 @@ package tools
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/big"
-	"strconv"
 	"strings"
 	"time"
 
@@ -14,7 +14,10 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/walletgate/walletgate/approval"
+	"github.com/walletgate/walletgate/caps"
+	"github.com/walletgate/walletgate/chain"
 	"github.com/walletgate/walletgate/chain/uniswap"
+	"github.com/walletgate/walletgate/engine"
 	"github.com/walletgate/walletgate/policy"
 )
 
@@ -43,8 +46,21 @@ const (
 
 var feeTiers = map[uint32]bool{100: true, 500: true, 3000: true, 10000: true}
 
-// swapIntent is a swap's validated, resolved arguments.
-type swapIntent struct{ uniswap.Swap }
+// swapIntent is a swap's validated, resolved arguments: From pays
+// AmountIn of In for Out in the Fee tier's pool, accepting Bps basis points
+// below the quote.
+type swapIntent struct {
+	From     common.Address
+	In, Out  asset
+	AmountIn *big.Int
+	Fee      uint32
+	Bps      uint32
+}
+
+// pool is the swap in the pool's terms.
+func (i swapIntent) pool() uniswap.Swap {
+	return uniswap.Swap{From: i.From, Native: i.In.Native, In: i.In.Address, Out: i.Out.Address, AmountIn: i.AmountIn, Fee: i.Fee, Bps: i.Bps}
+}
 
 // weth is the network's WETH, or the zero address.
 func (s *Server) weth() common.Address { return s.swaps.WETH() }
@@ -78,16 +94,21 @@ type swapArgs struct {
 	confirmArg
 }
 
-func (s *Server) parseSwap(ctx context.Context, a args) (swapIntent, *Refusal) {
+// quoteArgs is swapArgs without confirm: a quote reads the same arguments.
+func (a quoteArgs) swap() swapArgs {
+	return swapArgs{TokenIn: a.TokenIn, TokenOut: a.TokenOut, AmountIn: a.AmountIn, Fee: a.Fee, SlippageBps: a.SlippageBps}
+}
+
+// parseSwap validates and resolves a swap's (or a quote's) arguments.
+func (s *Server) parseSwap(ctx context.Context, a swapArgs) (swapIntent, *Refusal) {
 	if off := s.swaps.Off(); off != "" {
 		return swapIntent{}, refuse(CodeSwapsUnavailable, "%s. Nothing was signed or sent.", off)
 	}
-	inRaw, _ := a.str("token_in")
-	outRaw, _ := a.str("token_out")
-	in, ref := s.resolveAsset(ctx, inRaw)
+	in, ref := s.resolveAsset(ctx, deref(a.TokenIn))
 	if ref != nil {
 		return swapIntent{}, ref
 	}
+	outRaw := deref(a.TokenOut)
 	if strings.EqualFold(outRaw, policy.NativeSymbol) {
 		return swapIntent{}, refuse(CodeBadSwap, "token_out ETH is not supported: walletgate swaps into tokens only. Use token_out WETH (%s).", s.weth().Hex())
 	}
@@ -95,34 +116,30 @@ func (s *Server) parseSwap(ctx context.Context, a args) (swapIntent, *Refusal) {
 	if ref != nil {
 		return swapIntent{}, ref
 	}
-	if s.swaps.RouterIn(in) == out.Address {
+	if s.swaps.RouterIn(in.Native, in.Address) == out.Address {
 		return swapIntent{}, refuse(CodeBadSwap, "token_in and token_out are the same token (%s). Choose two different tokens.", out.Address.Hex())
 	}
-	amtRaw, ok := a.str("amount_in")
-	if !ok {
+	if a.AmountIn == nil {
 		return swapIntent{}, refuse(CodeBadAmount, "amount_in is missing. Give a decimal string such as \"100\".")
 	}
+	amtRaw := *a.AmountIn
 	amount, err := policy.ParsePositiveAmount(amtRaw, in.Decimals)
 	if err != nil {
 		return swapIntent{}, refuse(CodeBadAmount, "amount_in %s: %s. Give a decimal string greater than zero with at most %d decimals for %s.", displayInput(amtRaw), reason(err), in.Decimals, in.Symbol)
 	}
 	fee := uint32(defaultFee)
-	if v, ok := a.str("fee"); ok {
-		n, _ := strconv.ParseUint(v, 10, 32)
-		if !feeTiers[uint32(n)] {
-			return swapIntent{}, refuse(CodeBadSwap, "fee %s is not a Uniswap v3 fee tier. Use 100, 500, 3000 or 10000 (hundredths of a basis point; 500 = 0.05%%).", displayInput(v))
+	if a.Fee != nil {
+		if fee = *a.Fee; !feeTiers[fee] {
+			return swapIntent{}, refuse(CodeBadSwap, "fee %s is not a Uniswap v3 fee tier. Use 100, 500, 3000 or 10000 (hundredths of a basis point; 500 = 0.05%%).", displayInput(fmt.Sprint(fee)))
 		}
-		fee = uint32(n)
 	}
 	bps := uint32(defaultSlippage)
-	if v, ok := a.str("slippage_bps"); ok {
-		n, _ := strconv.ParseUint(v, 10, 32)
-		if n > maxSlippage {
-			return swapIntent{}, refuse(CodeBadSwap, "slippage_bps %s is above the most walletgate allows (%d = 10%%). Use a smaller value, e.g. 50 for 0.5%%.", displayInput(v), maxSlippage)
+	if a.SlippageBps != nil {
+		if bps = *a.SlippageBps; bps > maxSlippage {
+			return swapIntent{}, refuse(CodeBadSwap, "slippage_bps %s is above the most walletgate allows (%d = 10%%). Use a smaller value, e.g. 50 for 0.5%%.", displayInput(fmt.Sprint(bps)), maxSlippage)
 		}
-		bps = uint32(n)
 	}
-	return swapIntent{uniswap.Swap{From: s.address, In: in, Out: out, AmountIn: amount, Fee: fee, Bps: bps}}, nil
+	return swapIntent{From: s.address, In: in, Out: out, AmountIn: amount, Fee: fee, Bps: bps}, nil
 }
 
 // tokenRef is an asset in a swap result.
@@ -169,17 +186,17 @@ type quoteResult struct {
 func (s *Server) quoteTool() Tool {
 	return readTool(s, quoteTool, "Swap quote",
 		"Quote an exact-input swap in one Uniswap v3 pool: amount out, the minimum at a slippage, both rates and the price impact.",
-		untyped[quoteArgs](s.quoteHandler))
+		s.quoteHandler)
 }
 
-func (s *Server) quoteHandler(ctx context.Context, a args) (*mcp.CallToolResult, *Refusal) {
-	in, ref := s.parseSwap(ctx, a)
+func (s *Server) quoteHandler(ctx context.Context, a quoteArgs) (*mcp.CallToolResult, *Refusal) {
+	in, ref := s.parseSwap(ctx, a.swap())
 	if ref != nil {
 		return nil, ref
 	}
-	q, ref := s.swaps.Quote(ctx, in.Swap)
-	if ref != nil {
-		return nil, ref
+	q, err := s.swaps.Quote(ctx, in.pool())
+	if err != nil {
+		return nil, s.swapRefusal(in, err)
 	}
 	r := s.quoteResult(in, q)
 	return success(r, quoteText(r)), nil
@@ -189,7 +206,7 @@ func (s *Server) quoteResult(in swapIntent, q *uniswap.Quote) quoteResult {
 	minOut := uniswap.MinOut(q.AmountOut, in.Bps)
 	rate := decimal.NewFromBigInt(q.AmountOut, -int32(in.Out.Decimals)).
 		Div(decimal.NewFromBigInt(in.AmountIn, -int32(in.In.Decimals))).Round(8)
-	p := uniswap.Price(s.swaps.RouterIn(in.In), in.Out.Address, in.In.Decimals, in.Out.Decimals, in.AmountIn, q.AmountOut, q.SqrtPriceX96)
+	p := uniswap.Price(s.swaps.RouterIn(in.In.Native, in.In.Address), in.Out.Address, in.In.Decimals, in.Out.Decimals, in.AmountIn, q.AmountOut, q.SqrtPriceX96)
 	return quoteResult{
 		RateInverse: p.Inverse, MidRate: p.Mid, PriceImpactPct: p.ImpactPct, SqrtPriceX96: p.SqrtPrice,
 		TokenIn: ref(in.In), TokenOut: ref(in.Out),
@@ -238,7 +255,7 @@ func rateText(a, x, b string) string {
 func (s *Server) swapTool() Tool {
 	return writeTool(s, swapTool, "Swap tokens",
 		"Swap an exact amount in one Uniswap v3 pool; the preview fixes the minimum output and lists each transaction (an exact approval if needed, then the swap). "+twoCalls,
-		twoStep(s, swapTool, byName[swapArgs](s.parseSwap), s.previewSwap, nil))
+		twoStep(s, swapTool, s.parseSwap, s.previewSwap, nil))
 }
 
 // swapPreview is a swap preview's facts.
@@ -253,6 +270,11 @@ type swapPreview struct {
 	AllowanceNow string       `json:"allowance_before" pattern:"amount" jsonschema:"the router's allowance of token_in before these transactions"`
 	MaxFee       string       `json:"max_fee" pattern:"amount" jsonschema:"the most all legs together can cost in network fees, in ETH"`
 	previewCommon
+
+	in    swapIntent     // what is swapped
+	built *uniswap.Built // the legs' facts: the quote, the minimum, the allowance before
+	legs  []engine.Leg   // the plan's legs, with their gas and fees
+	fees  *big.Int       // the most all legs can cost in network fees, in wei
 }
 
 // legPreview is one transaction of a swap preview.
@@ -268,21 +290,141 @@ type legPreview struct {
 // swapPreviewResult is its tool's preview result.
 type swapPreviewResult = previewOf[swapPreview]
 
+// swapRefusal words a failure of the uniswap package as a refusal.
+func (s *Server) swapRefusal(in swapIntent, err error) *Refusal {
+	var noCode *uniswap.NoCodeError
+	var noQuote *uniswap.NoQuoteError
+	var changed *uniswap.AllowanceChangedError
+	switch {
+	case errors.As(err, &noCode):
+		return refuse(CodeSwapsUnavailable, "the Uniswap contract %s that walletgate expects on %s has no code on this node, so swaps are unavailable. Nothing was signed or sent.", noCode.Contract.Hex(), noCode.Network)
+	case errors.As(err, &noQuote) && noQuote.Reverted != nil:
+		return refuse(CodeNoQuote, "no quote for %s → %s at fee tier %d: there is no such pool, or it lacks liquidity for %s %s (%s). Try another fee tier or a smaller amount.",
+			in.In.Symbol, in.Out.Symbol, in.Fee, policy.FormatAmount(in.AmountIn, in.In.Decimals), in.In.Symbol, noQuote.Reverted)
+	case errors.As(err, &noQuote):
+		return refuse(CodeNoQuote, "the pool would give nothing for %s %s. Try a larger amount or another fee tier.", policy.FormatAmount(in.AmountIn, in.In.Decimals), in.In.Symbol)
+	case errors.As(err, &changed):
+		return refuse(CodeAllowanceChanged, "the router's allowance for %s changed since the preview (was %s, now %s base units), so the previewed approvals no longer fit. Nothing was signed or sent. Call wallet_swap again without confirm for a new preview.",
+			in.In.Symbol, changed.Was, changed.Now)
+	}
+	return engine.RPCRefusal(err)
+}
+
+// explainSwap turns Uniswap's terse revert reasons into plain words; nil
+// for a revert it does not know.
+func explainSwap(re *chain.RevertError) *Refusal {
+	switch uniswap.Revert(re) {
+	case uniswap.ErrTooLittleReceived:
+		return refuse(CodePriceMoved, "the price moved: the swap would now return less than the previewed minimum, so it was not sent. Nothing was signed or spent, and the caps are as before. Call wallet_swap again without confirm for a fresh quote.").Because("the price moved: the swap would now return less than the previewed minimum")
+	case uniswap.ErrTooOld:
+		return refuse(CodeDeadlinePassed, "the swap's deadline has passed. Nothing was signed or sent. Call wallet_swap again without confirm for a fresh preview.").Because("the swap's deadline has passed")
+	case uniswap.ErrSTF:
+		return refuse(engine.CodeSimulationReverted, "the router could not take the input tokens (STF: the wallet's balance or its allowance to the router is short). Nothing was signed or sent. Check the balance with wallet_balance.").Because("the router could not take the input tokens (STF)")
+	}
+	return nil
+}
+
+// swapPlan builds in's plan on the engine from the uniswap package's legs:
+// the operator's rules first (a swap gives value to no one but the router,
+// walletgate's own table's, and brings its output back to the wallet), then
+// the legs' simulation and caps check, the expected effects, the minimum
+// output, and the confirm's hooks (the allowance re-check, the undo of an
+// approval, the receipt check). simOut is what the simulated swap returns.
+func (s *Server) swapPlan(ctx context.Context, in swapIntent) (b *uniswap.Built, p *engine.Plan, simOut *big.Int, ref *Refusal) {
+	if ref := s.engine.Allowed(nil); ref != nil {
+		return nil, nil, nil, ref
+	}
+	b, err := s.swaps.Build(ctx, in.pool())
+	if err != nil {
+		return nil, nil, nil, s.swapRefusal(in, err)
+	}
+	p = &engine.Plan{Explain: explainSwap}
+	for _, l := range b.Legs {
+		p.Legs = append(p.Legs, engine.Leg{Label: l.Label, Call: l.Call})
+	}
+	spendOf := func(legs []engine.Leg) caps.Spend {
+		sp := caps.Spend{policy.NativeAsset: new(big.Int)}
+		for _, l := range legs {
+			sp[policy.NativeAsset].Add(sp[policy.NativeAsset], l.Call.MaxCost())
+		}
+		if !in.In.Native {
+			sp[in.In.Address] = new(big.Int).Set(in.AmountIn)
+		}
+		return sp
+	}
+	ret, ref := s.engine.BuildLegs(ctx, p, b.State, spendOf)
+	if ref != nil {
+		return nil, nil, nil, ref
+	}
+	p.Spend = spendOf(p.Legs)
+	p.Effects = []engine.Effect{{Asset: in.In, From: in.From, To: b.Router, Amount: in.AmountIn}}
+	if !in.In.Native {
+		p.Undo = func(i int) []engine.Leg {
+			var legs []engine.Leg
+			for _, a := range b.Undo(i) {
+				legs = append(legs, engine.Leg{Label: "approval back to " + policy.FormatAmount(a.Amount, in.In.Decimals) + " " + in.In.Symbol, Call: a.Call})
+			}
+			return legs
+		}
+		p.Recheck = func() ([]*chain.View, func() *Refusal) {
+			v := b.RecheckView()
+			return []*chain.View{v}, func() *Refusal {
+				if err := b.CheckAllowance(v); err != nil {
+					return s.swapRefusal(in, err)
+				}
+				return nil
+			}
+		}
+	}
+	p.Verify = s.swapVerifier(in, b)
+	p.MinIn = caps.Spend{in.Out.Address: new(big.Int).Set(b.MinOut)}
+	return b, p, uniswap.Output(ret), nil
+}
+
+// swapVerifier reports a swap's receipt as the uniswap package reads it:
+// the input left the wallet and at least the minimum of the output arrived,
+// in the logs and in the balance.
+func (s *Server) swapVerifier(in swapIntent, b *uniswap.Built) func(context.Context, *chain.TxInfo, caps.Spend) ([]engine.Moved, []string) {
+	return func(ctx context.Context, info *chain.TxInfo, measuredIn caps.Spend) ([]engine.Moved, []string) {
+		r := s.swaps.Read(ctx, b, info, measuredIn[in.Out.Address])
+		var found []engine.Moved
+		var missing []string
+		if r.Paid == nil {
+			missing = append(missing, fmt.Sprintf("no Transfer of exactly %s %s paid in", policy.FormatAmount(in.AmountIn, in.In.Decimals), in.In.Marked()))
+		} else {
+			found = append(found, engine.Moved{Kind: engine.MovedSwapIn, Asset: in.In.ID(), Symbol: in.In.Symbol, From: in.From.Hex(), To: r.Paid.To.Hex(),
+				Amount: policy.FormatAmount(in.AmountIn, in.In.Decimals), Raw: in.AmountIn.String(), Known: in.In.Native || in.In.Known})
+		}
+		if r.Got == nil {
+			missing = append(missing, fmt.Sprintf("no Transfer of at least %s %s to the wallet", policy.FormatAmount(b.MinOut, in.Out.Decimals), in.Out.Marked()))
+			return found, missing
+		}
+		switch {
+		case r.OutGrew == nil:
+			missing = append(missing, "the output balance could not be read to confirm the log")
+		case r.OutGrew.Cmp(r.Got.Amount) < 0:
+			missing = append(missing, fmt.Sprintf("the %s balance grew by %s, less than the logged %s", in.Out.Marked(), policy.FormatAmount(r.OutGrew, in.Out.Decimals), policy.FormatAmount(r.Got.Amount, in.Out.Decimals)))
+		}
+		found = append(found, engine.Moved{Kind: engine.MovedSwapOut, Asset: in.Out.Address.Hex(), Symbol: in.Out.Symbol, From: r.Got.From.Hex(), To: in.From.Hex(),
+			Amount: policy.FormatAmount(r.Got.Amount, in.Out.Decimals), Raw: r.Got.Amount.String(), Known: in.Out.Known})
+		return found, missing
+	}
+}
+
 func (s *Server) previewSwap(ctx context.Context, in swapIntent) (*mcp.CallToolResult, *Refusal) {
-	b, ref := s.swaps.Build(ctx, in.Swap)
+	b, p, simOut, ref := s.swapPlan(ctx, in)
 	if ref != nil {
 		return nil, ref
 	}
-	p, q, minOut, deadline, allowance := b.Plan, b.Quote, b.MinOut, b.Deadline, b.Allowance
-	router := s.swaps.Deployment().SwapRouter02
-	qr := s.quoteResult(in, q)
+	qr := s.quoteResult(in, b.Quote)
 	pv := swapPreview{
-		Action: "swap", Quote: qr, From: in.From.Hex(), Router: router.Hex(),
-		Deadline:     time.Unix(int64(deadline), 0).UTC().Format(time.RFC3339),
-		AllowanceNow: policy.FormatAmount(allowance, in.In.Decimals),
-		MaxFee:       policy.FormatAmount(new(big.Int).Sub(p.MaxCost(), p.Value()), 18),
-		previewCommon: s.newPreviewCommon(p.Spend, fmt.Sprintf("all %d transaction(s) succeed in sequence against block %d; the swap returns %s %s", len(p.Legs), b.Block,
-			policy.FormatAmount(b.SimOut, in.Out.Decimals), in.Out.Symbol)),
+		Action: "swap", Quote: qr, From: in.From.Hex(), Router: b.Router.Hex(),
+		Deadline:     time.Unix(int64(b.Deadline), 0).UTC().Format(time.RFC3339),
+		AllowanceNow: policy.FormatAmount(b.Allowance, in.In.Decimals),
+		MaxFee:       policy.FormatAmount(maxFees(p), 18),
+		previewCommon: s.newPreviewCommon(p.Spend, fmt.Sprintf("all %d transaction(s) succeed in sequence against block %d; the swap returns %s %s", len(p.Legs), b.State.Head.Number,
+			policy.FormatAmount(simOut, in.Out.Decimals), in.Out.Symbol)),
+		in: in, built: b, legs: p.Legs, fees: maxFees(p),
 	}
 	pv.Legs = legPreviews(p.Legs)
 	for _, as := range []asset{in.In, in.Out} {
@@ -291,61 +433,61 @@ func (s *Server) previewSwap(ctx context.Context, in swapIntent) (*mcp.CallToolR
 		}
 	}
 	pv.Summary = fmt.Sprintf("Swap %s %s for at least %s %s (quoted %s) on %s (%s)", qr.AmountIn, qr.TokenIn.marked(), qr.MinOut, qr.TokenOut.marked(), qr.AmountOut, pv.Network, pv.NetworkMarker)
+	return present(s, swapTool, in, p, pv)
+}
 
-	display := func() approval.Display {
-		inName, outName := shownAsset(in.In), shownAsset(in.Out)
-		minText, _ := readableAmount(minOut, in.Out.Decimals, roundDown)
-		d := s.display("Swap "+qr.AmountIn+" "+qr.TokenIn.Symbol+" for at least "+minText+" "+qr.TokenOut.Symbol, pv.previewCommon)
-		d.Action = "Swap " + qr.AmountIn + " " + qr.TokenIn.Symbol + " for " + qr.TokenOut.Symbol
-		d.Party = &approval.Party{Role: "Router (receives the " + qr.TokenIn.Symbol + ")", Address: pv.Router, Kind: "a contract: Uniswap SwapRouter02; the output comes back to this wallet",
-			Checksum: "from walletgate's own table of Uniswap contracts, not typed by anyone"}
-		d.Amounts = []approval.Amount{
-			shownAmount("Pay", in.AmountIn, in.In.Decimals, inName, nearest),
-			shownAmount("Receive", minOut, in.Out.Decimals, outName, roundDown),
-			shownAmount("Quoted", q.AmountOut, in.Out.Decimals, outName, nearest),
-		}
-		d.Amounts[2].Label = "Quoted (expected)"
-		rate := decimal.NewFromBigInt(q.AmountOut, -int32(in.Out.Decimals)).Div(decimal.NewFromBigInt(in.AmountIn, -int32(in.In.Decimals)))
-		if !rate.IsZero() {
-			fwd, _ := readableDecimal(rate, nearest)
-			back, _ := readableDecimal(decimal.NewFromInt(1).DivRound(rate, 18), nearest)
-			d.Rate = "1 " + qr.TokenIn.Symbol + " ≈ " + fwd + " " + qr.TokenOut.Symbol + " · 1 " + qr.TokenOut.Symbol + " ≈ " + back + " " + qr.TokenIn.Symbol
-		}
-		d.Slippage = decimal.New(int64(in.Bps), -2).String() + "% (" + fmt.Sprint(in.Bps) + " bps) below the quote at most"
-		d.FeeMax = feeAmount(new(big.Int).Sub(p.MaxCost(), p.Value()))
-		d.FeeMax.Label = fmt.Sprintf("Network fees (%d transaction(s))", len(p.Legs))
-		amountText := func(v *big.Int) string { return policy.FormatAmount(v, in.In.Decimals) + " " + qr.TokenIn.Symbol }
-		for _, l := range p.Legs {
-			fee, _ := readableAmount(new(big.Int).Mul(new(big.Int).SetUint64(l.Call.Gas), l.Call.MaxFee), 18, roundUp)
-			lg := approval.Leg{Label: l.Label, To: l.Call.To.Hex(), FeeMax: fee + " ETH"}
-			switch l.Label {
-			case "reset approval":
-				lg.What = "set the router's allowance of " + qr.TokenIn.Symbol + " to 0 first (tokens like USDT require it)"
-			case "approve":
-				lg.What = "let the router take " + amountText(new(big.Int).Add(allowance, in.AmountIn)) + ", exactly"
-			default:
-				lg.What = "pay " + qr.AmountIn + " " + qr.TokenIn.Symbol + " for at least " + qr.MinOut + " " + qr.TokenOut.Symbol + ", to this wallet, before " + pv.Deadline
-			}
-			d.Legs = append(d.Legs, lg)
-		}
-		if !in.In.Native {
-			after := new(big.Int).Set(allowance)
-			if len(p.Legs) == 1 { // no approval: the swap uses part of what was there
-				after.Sub(after, in.AmountIn)
-			}
-			d.AllowanceBefore, d.AllowanceAfter = amountText(allowance), amountText(after)
-		}
-		for _, as := range []asset{in.In, in.Out} {
-			if !as.Known {
-				d.Unverified = append(d.Unverified, as.Symbol+" ("+as.Address.Hex()+")")
-			}
-		}
-		return d
+func (pv swapPreview) title() string {
+	minText, _ := readableAmount(pv.built.MinOut, pv.in.Out.Decimals, roundDown)
+	return "Swap " + pv.Quote.AmountIn + " " + pv.Quote.TokenIn.Symbol + " for at least " + minText + " " + pv.Quote.TokenOut.Symbol
+}
+
+func (pv swapPreview) page(d *approval.Display) {
+	in, qr, b := pv.in, pv.Quote, pv.built
+	inName, outName := shownAsset(in.In), shownAsset(in.Out)
+	d.Action = "Swap " + qr.AmountIn + " " + qr.TokenIn.Symbol + " for " + qr.TokenOut.Symbol
+	d.Party = &approval.Party{Role: "Router (receives the " + qr.TokenIn.Symbol + ")", Address: pv.Router, Kind: "a contract: Uniswap SwapRouter02; the output comes back to this wallet",
+		Checksum: "from walletgate's own table of Uniswap contracts, not typed by anyone"}
+	d.Amounts = []approval.Amount{
+		shownAmount("Pay", in.AmountIn, in.In.Decimals, inName, nearest),
+		shownAmount("Receive", b.MinOut, in.Out.Decimals, outName, roundDown),
+		shownAmount("Quoted", b.Quote.AmountOut, in.Out.Decimals, outName, nearest),
 	}
-	return s.offer(swapTool, s.canonical(in), p, display, func(c confirmation) (any, string) {
-		r := previewFor(pv, c, swapTool)
-		return r, s.swapPreviewText(r, c)
-	})
+	d.Amounts[2].Label = "Quoted (expected)"
+	rate := decimal.NewFromBigInt(b.Quote.AmountOut, -int32(in.Out.Decimals)).Div(decimal.NewFromBigInt(in.AmountIn, -int32(in.In.Decimals)))
+	if !rate.IsZero() {
+		fwd, _ := readableDecimal(rate, nearest)
+		back, _ := readableDecimal(decimal.NewFromInt(1).DivRound(rate, 18), nearest)
+		d.Rate = "1 " + qr.TokenIn.Symbol + " ≈ " + fwd + " " + qr.TokenOut.Symbol + " · 1 " + qr.TokenOut.Symbol + " ≈ " + back + " " + qr.TokenIn.Symbol
+	}
+	d.Slippage = decimal.New(int64(in.Bps), -2).String() + "% (" + fmt.Sprint(in.Bps) + " bps) below the quote at most"
+	d.FeeMax = feeAmount(pv.fees)
+	d.FeeMax.Label = fmt.Sprintf("Network fees (%d transaction(s))", len(pv.legs))
+	amountText := func(v *big.Int) string { return policy.FormatAmount(v, in.In.Decimals) + " " + qr.TokenIn.Symbol }
+	for _, l := range pv.legs {
+		fee, _ := readableAmount(new(big.Int).Mul(new(big.Int).SetUint64(l.Call.Gas), l.Call.MaxFee), 18, roundUp)
+		lg := approval.Leg{Label: l.Label, To: l.Call.To.Hex(), FeeMax: fee + " ETH"}
+		switch l.Label {
+		case uniswap.LegResetApproval:
+			lg.What = "set the router's allowance of " + qr.TokenIn.Symbol + " to 0 first (tokens like USDT require it)"
+		case uniswap.LegApprove:
+			lg.What = "let the router take " + amountText(new(big.Int).Add(b.Allowance, in.AmountIn)) + ", exactly"
+		default:
+			lg.What = "pay " + qr.AmountIn + " " + qr.TokenIn.Symbol + " for at least " + qr.MinOut + " " + qr.TokenOut.Symbol + ", to this wallet, before " + pv.Deadline
+		}
+		d.Legs = append(d.Legs, lg)
+	}
+	if !in.In.Native {
+		after := new(big.Int).Set(b.Allowance)
+		if len(pv.legs) == 1 { // no approval: the swap uses part of what was there
+			after.Sub(after, in.AmountIn)
+		}
+		d.AllowanceBefore, d.AllowanceAfter = amountText(b.Allowance), amountText(after)
+	}
+	for _, as := range []asset{in.In, in.Out} {
+		if !as.Known {
+			d.Unverified = append(d.Unverified, as.Symbol+" ("+as.Address.Hex()+")")
+		}
+	}
 }
 
 func valueOrZero(v *big.Int) *big.Int {
@@ -355,26 +497,20 @@ func valueOrZero(v *big.Int) *big.Int {
 	return v
 }
 
-func (s *Server) swapPreviewText(r swapPreviewResult, c confirmation) string {
-	pv := r.Preview
+func (pv swapPreview) body(b *strings.Builder) {
 	q := pv.Quote
-	var b strings.Builder
-	b.WriteString("PREVIEW — nothing has been signed or sent.\n")
-	pv.networkLine(&b)
 	in, out := q.TokenIn.marked(), q.TokenOut.marked()
-	fmt.Fprintf(&b, "Action:    swap %s %s (%s base units) for at least %s %s (%s base units)\n", q.AmountIn, in, q.AmountInBase, q.MinOut, out, q.MinOutBase)
-	fmt.Fprintf(&b, "Quote:     %s %s at block %d (fee tier %d, slippage %d bps; 1 %s ≈ %s %s)\n", q.AmountOut, out, q.Block, q.Fee, q.SlippageBps, in, q.Rate, out)
+	fmt.Fprintf(b, "Action:    swap %s %s (%s base units) for at least %s %s (%s base units)\n", q.AmountIn, in, q.AmountInBase, q.MinOut, out, q.MinOutBase)
+	fmt.Fprintf(b, "Quote:     %s %s at block %d (fee tier %d, slippage %d bps; 1 %s ≈ %s %s)\n", q.AmountOut, out, q.Block, q.Fee, q.SlippageBps, in, q.Rate, out)
 	qm := q
 	qm.TokenIn.Symbol, qm.TokenOut.Symbol = in, out
-	fmt.Fprintf(&b, "           %s %s\n", ratesLine(qm), impactLine(qm))
-	fmt.Fprintf(&b, "Tokens:    %s %s → %s %s\n", in, q.TokenIn.Address, out, q.TokenOut.Address)
-	fmt.Fprintf(&b, "From/to:   %s (this wallet receives the output)\n", pv.From)
-	fmt.Fprintf(&b, "Router:    %s (Uniswap SwapRouter02); deadline %s\n", pv.Router, pv.Deadline)
-	legsText(&b, pv.Legs)
+	fmt.Fprintf(b, "           %s %s\n", ratesLine(qm), impactLine(qm))
+	fmt.Fprintf(b, "Tokens:    %s %s → %s %s\n", in, q.TokenIn.Address, out, q.TokenOut.Address)
+	fmt.Fprintf(b, "From/to:   %s (this wallet receives the output)\n", pv.From)
+	fmt.Fprintf(b, "Router:    %s (Uniswap SwapRouter02); deadline %s\n", pv.Router, pv.Deadline)
+	legsText(b, pv.Legs)
 	if len(pv.Legs) > 1 {
-		fmt.Fprintf(&b, "  The approval is exact (the router's allowance was %s %s; it returns there after the swap), never unlimited.\n", pv.AllowanceNow, in)
+		fmt.Fprintf(b, "  The approval is exact (the router's allowance was %s %s; it returns there after the swap), never unlimited.\n", pv.AllowanceNow, in)
 	}
-	fmt.Fprintf(&b, "Max fees:  %s ETH in all, paid in ETH\n", pv.MaxFee)
-	s.previewTail(&b, pv.previewCommon, r.ExpiresAt, swapTool, c)
-	return b.String()
+	maxFeesText(b, pv.MaxFee)
 }

@@ -309,3 +309,18 @@ func TestSwapWithoutTheInputTokenExplainsSTF(t *testing.T) {
 	require.Contains(t, text, "STF")
 	require.Contains(t, text, "balance or its allowance")
 }
+
+// The operator's rules come first: a swap on a mainnet without the opt-in
+// is refused as a send is, though the table names the Uniswap contracts.
+func TestSwapOnMainnetRefusedWithoutOptIn(t *testing.T) {
+	pretend := policy.LookupNetwork(devnet.ChainID)
+	pretend.Name, pretend.Kind = "pretend mainnet", policy.Mainnet
+	e := newEnv(t, func(d *tools.Deps) { d.Network = &pretend })
+	if e.dev.Contracts.Uniswap == nil {
+		t.Fatal(devnet.SwapTestsNeedArtifacts)
+	}
+	before := e.state()
+	text := e.refused("wallet_swap", `{"token_in":"USDT","token_out":"WETH","amount_in":"1"}`, "MAINNET_NOT_ALLOWED")
+	require.Contains(t, text, "WALLETGATE_ALLOW_MAINNET=true")
+	require.Equal(t, before, e.state())
+}

@@ -1,14 +1,14 @@
 package uniswap
 
 // Swaps: exact-input, single-pool, through Uniswap v3's QuoterV2 and
-// SwapRouter02. Rules of this file: the plan quotes, fixes amountOutMinimum
-// and a deadline, and lists every leg: an exact approval when the router's
-// allowance is short (reset to zero first when it is not zero, as USDT
-// requires), then the swap. The confirm executes exactly those legs; a price
-// that moved below the minimum fails the re-simulation (PRICE_MOVED) before
-// anything is signed; an allowance that changed since the preview refuses it
-// (ALLOWANCE_CHANGED); an approval left standing when the swap cannot be sent
-// is taken back to what it was.
+// SwapRouter02. Rules of this file: Build quotes, fixes amountOutMinimum
+// and a deadline, and lists every leg as a chain call: an exact approval when
+// the router's allowance is short (reset to zero first when it is not zero,
+// as USDT requires), then the swap. It also says what the confirm re-checks
+// (the router's allowance, which must still be what the approvals were built
+// on), what takes an approval back when the swap cannot be sent, and how a
+// receipt shows what came out. Failures are typed errors with stable codes;
+// the caller words them.
 
 import (
 	"context"
@@ -21,13 +21,11 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 
-	"github.com/walletgate/walletgate/caps"
 	"github.com/walletgate/walletgate/chain"
-	"github.com/walletgate/walletgate/engine"
 	"github.com/walletgate/walletgate/policy"
 )
 
-// Refusal codes of swaps.
+// Codes of swap failures.
 const (
 	CodeSwapsUnavailable = "SWAPS_UNAVAILABLE"
 	CodeNoQuote          = "NO_QUOTE"
@@ -36,11 +34,82 @@ const (
 	CodeAllowanceChanged = "ALLOWANCE_CHANGED"
 )
 
-// Swap is a swap's validated, resolved intent: From pays AmountIn of In for
-// Out in the Fee tier's pool, accepting Bps basis points below the quote.
+// NoCodeError: a Uniswap contract walletgate's table names has no code on
+// the node, so swaps are unavailable.
+type NoCodeError struct {
+	Contract common.Address
+	Network  string
+}
+
+func (e *NoCodeError) Error() string {
+	return fmt.Sprintf("the Uniswap contract %s expected on %s has no code", e.Contract.Hex(), e.Network)
+}
+
+// Code is CodeSwapsUnavailable.
+func (e *NoCodeError) Code() string { return CodeSwapsUnavailable }
+
+// NoQuoteError: the quoter gave no quote. Reverted is the quoter's revert
+// (no such pool, or too little liquidity); nil when it quoted nothing out.
+type NoQuoteError struct{ Reverted error }
+
+func (e *NoQuoteError) Error() string {
+	if e.Reverted == nil {
+		return "the pool would give nothing"
+	}
+	return "no quote: " + e.Reverted.Error()
+}
+
+// Code is CodeNoQuote.
+func (e *NoQuoteError) Code() string { return CodeNoQuote }
+
+// AllowanceChangedError: the router's allowance is no longer what the
+// approvals were built on.
+type AllowanceChangedError struct{ Was, Now *big.Int }
+
+func (e *AllowanceChangedError) Error() string {
+	return fmt.Sprintf("the router's allowance changed from %s to %s", e.Was, e.Now)
+}
+
+// Code is CodeAllowanceChanged.
+func (e *AllowanceChangedError) Code() string { return CodeAllowanceChanged }
+
+// What Uniswap's revert reasons mean (Revert).
+var (
+	// ErrTooLittleReceived: the swap would return less than the minimum,
+	// the price moved (CodePriceMoved).
+	ErrTooLittleReceived = errors.New("uniswap: too little received")
+	// ErrTooOld: the swap's deadline passed (CodeDeadlinePassed).
+	ErrTooOld = errors.New("uniswap: transaction too old")
+	// ErrSTF: the router could not take the input (the wallet's balance or
+	// its allowance to the router is short).
+	ErrSTF = errors.New("uniswap: STF")
+)
+
+// reasons are the revert reasons Revert knows, as the contracts word them.
+var reasons = []struct {
+	reason string
+	err    error
+}{{"Too little received", ErrTooLittleReceived}, {"Transaction too old", ErrTooOld}, {"STF", ErrSTF}}
+
+// Revert names the Uniswap revert reason re carries, or nil for one it does
+// not know.
+func Revert(re *chain.RevertError) error {
+	for _, r := range reasons {
+		if strings.Contains(re.Reason, r.reason) {
+			return r.err
+		}
+	}
+	return nil
+}
+
+// Swap is a swap's resolved intent in the pool's terms: From pays AmountIn
+// of In (or of ETH when Native) for Out in the Fee tier's pool, accepting
+// Bps basis points below the quote.
 type Swap struct {
 	From     common.Address
-	In, Out  engine.Asset
+	Native   bool           // ETH is paid: the router wraps it (WETH in the pool, sent as value)
+	In       common.Address // the token paid; zero when Native
+	Out      common.Address
 	AmountIn *big.Int
 	Fee      uint32
 	Bps      uint32
@@ -58,10 +127,9 @@ func MinOut(quoted *big.Int, bps uint32) *big.Int {
 // Config is what a Swapper needs.
 type Config struct {
 	Chain      *chain.Client
-	Engine     *engine.Engine
 	Deployment *policy.Uniswap // nil: no Uniswap known on this network
 	WETH       common.Address  // zero: no WETH known on this network
-	Network    string          // the network's name, for refusals
+	Network    string          // the network's name
 	// Off, when set, says why swaps are off and how to turn them on.
 	Off string
 	// Deadline is how long after the preview a swap may still be included
@@ -70,7 +138,7 @@ type Config struct {
 	Now      func() time.Time
 }
 
-// Swapper quotes and plans swaps on one network. It is safe for concurrent
+// Swapper quotes and builds swaps on one network. It is safe for concurrent
 // use.
 type Swapper struct {
 	c    Config
@@ -110,13 +178,13 @@ func (s *Swapper) Off() string {
 	return ""
 }
 
-// RouterIn is the token the router takes for in: WETH for ETH (paid as
-// msg.value).
-func (s *Swapper) RouterIn(in engine.Asset) common.Address {
-	if in.Native {
+// RouterIn is the token the router takes for an input: WETH for ETH (paid
+// as value).
+func (s *Swapper) RouterIn(native bool, token common.Address) common.Address {
+	if native {
 		return s.c.WETH
 	}
-	return in.Address
+	return token
 }
 
 // codeViews read the code of those of addrs not yet seen to be contracts,
@@ -133,23 +201,23 @@ func (s *Swapper) codeViews(addrs ...common.Address) []*chain.View {
 	return out
 }
 
-func (s *Swapper) codesOK(views []*chain.View) *engine.Refusal {
+func (s *Swapper) codesOK(views []*chain.View) error {
 	for _, v := range views {
 		if v.Err != nil {
-			return engine.RPCRefusal(v.Err)
+			return v.Err
 		}
-		if ref := s.sawCode(v.To, v.Return); ref != nil {
-			return ref
+		if err := s.sawCode(v.To, v.Return); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
-// sawCode refuses when the Uniswap contract a has no code: the table names
-// an address, the node must agree it is a contract.
-func (s *Swapper) sawCode(a common.Address, code []byte) *engine.Refusal {
+// sawCode fails when the Uniswap contract a has no code: the table names an
+// address, the node must agree it is a contract.
+func (s *Swapper) sawCode(a common.Address, code []byte) error {
 	if len(code) == 0 {
-		return engine.Refuse(CodeSwapsUnavailable, "the Uniswap contract %s that walletgate expects on %s has no code on this node, so swaps are unavailable. Nothing was signed or sent.", a.Hex(), s.c.Network)
+		return &NoCodeError{Contract: a, Network: s.c.Network}
 	}
 	s.mu.Lock()
 	s.code[a] = true
@@ -157,8 +225,8 @@ func (s *Swapper) sawCode(a common.Address, code []byte) *engine.Refusal {
 	return nil
 }
 
-// requireCode refuses when one of the Uniswap contracts has no code.
-func (s *Swapper) requireCode(ctx context.Context, addrs ...common.Address) *engine.Refusal {
+// requireCode fails when one of the Uniswap contracts has no code.
+func (s *Swapper) requireCode(ctx context.Context, addrs ...common.Address) error {
 	for _, a := range addrs {
 		s.mu.Lock()
 		ok := s.code[a]
@@ -168,83 +236,89 @@ func (s *Swapper) requireCode(ctx context.Context, addrs ...common.Address) *eng
 		}
 		code, err := s.c.Chain.Code(ctx, a)
 		if err != nil {
-			return engine.RPCRefusal(err)
+			return err
 		}
-		if ref := s.sawCode(a, code); ref != nil {
-			return ref
+		if err := s.sawCode(a, code); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
-// Quote asks the quoter what sw would return now.
-func (s *Swapper) Quote(ctx context.Context, sw Swap) (*Quote, *engine.Refusal) {
+// Quote asks the quoter what sw would return now. Its errors: *NoCodeError,
+// *NoQuoteError, or the node's.
+func (s *Swapper) Quote(ctx context.Context, sw Swap) (*Quote, error) {
 	u := s.c.Deployment
-	if ref := s.requireCode(ctx, u.QuoterV2, u.SwapRouter02); ref != nil {
-		return nil, ref
+	if err := s.requireCode(ctx, u.QuoterV2, u.SwapRouter02); err != nil {
+		return nil, err
 	}
-	q, err := ReadQuote(ctx, s.c.Chain, u.QuoterV2, u.Factory, s.RouterIn(sw.In), sw.Out.Address, sw.AmountIn, sw.Fee)
-	return checkQuote(sw, q, err)
+	q, err := ReadQuote(ctx, s.c.Chain, u.QuoterV2, u.Factory, s.RouterIn(sw.Native, sw.In), sw.Out, sw.AmountIn, sw.Fee)
+	return checkQuote(q, err)
 }
 
-// checkQuote turns a failed or empty quote into a refusal.
-func checkQuote(sw Swap, q *Quote, err error) (*Quote, *engine.Refusal) {
+// checkQuote turns a reverted or empty quote into a *NoQuoteError.
+func checkQuote(q *Quote, err error) (*Quote, error) {
 	if err != nil {
 		var re *chain.RevertError
 		if errors.As(err, &re) {
-			return nil, engine.Refuse(CodeNoQuote, "no quote for %s → %s at fee tier %d: there is no such pool, or it lacks liquidity for %s %s (%s). Try another fee tier or a smaller amount.",
-				sw.In.Symbol, sw.Out.Symbol, sw.Fee, policy.FormatAmount(sw.AmountIn, sw.In.Decimals), sw.In.Symbol, err)
+			return nil, &NoQuoteError{Reverted: err}
 		}
-		return nil, engine.RPCRefusal(err)
+		return nil, err
 	}
 	if q.AmountOut.Sign() == 0 {
-		return nil, engine.Refuse(CodeNoQuote, "the pool would give nothing for %s %s. Try a larger amount or another fee tier.", policy.FormatAmount(sw.AmountIn, sw.In.Decimals), sw.In.Symbol)
+		return nil, &NoQuoteError{}
 	}
 	return q, nil
 }
 
-// Built is a swap's plan and the facts its preview shows.
+// Leg labels.
+const (
+	LegResetApproval = "reset approval"
+	LegApprove       = "approve"
+	LegSwap          = "swap"
+)
+
+// Leg is one transaction of a swap, in order.
+type Leg struct {
+	Label string // LegResetApproval, LegApprove or LegSwap
+	Call  chain.Call
+}
+
+// Built is a swap as chain calls and the facts they were built on.
 type Built struct {
-	Plan      *engine.Plan
+	Swap      Swap
+	Router    common.Address
+	Legs      []Leg
+	State     chain.SendState // the wallet's state the legs were built against
 	Quote     *Quote
 	MinOut    *big.Int
 	Deadline  uint64   // unix seconds
 	Allowance *big.Int // the router's allowance of the input before the legs (0 for ETH)
-	SimOut    *big.Int // what the simulated swap returns
-	Block     uint64   // the block the legs were simulated against
 }
 
-// Build checks the operator's rules, quotes sw and builds its plan on the
-// engine: the legs, their
-// simulation and caps check, the expected effects, the minimum output, and
-// the hooks the confirm runs (the allowance re-check, the undo of an
-// approval, the receipt check).
-func (s *Swapper) Build(ctx context.Context, sw Swap) (*Built, *engine.Refusal) {
-	// Policy first: a swap gives value to no one but the router, which is
-	// walletgate's own table's, and brings its output back to the wallet.
-	if ref := s.c.Engine.Allowed(nil); ref != nil {
-		return nil, ref
-	}
+// Build quotes sw and lists its legs, in one round trip: the wallet's state,
+// the quote, the pool's price, the router's allowance and, once per process,
+// whether the Uniswap contracts have code. Its errors: *NoCodeError,
+// *NoQuoteError, or the node's.
+func (s *Swapper) Build(ctx context.Context, sw Swap) (*Built, error) {
 	u := s.c.Deployment
 	router := u.SwapRouter02
-	tokenIn := s.RouterIn(sw.In)
-	// One round trip: the wallet's state, the quote, the router's allowance
-	// and, once per process, whether the Uniswap contracts have code.
+	tokenIn := s.RouterIn(sw.Native, sw.In)
 	codes := s.codeViews(u.QuoterV2, u.SwapRouter02)
-	quoteView := QuoteView(u.QuoterV2, tokenIn, sw.Out.Address, sw.AmountIn, sw.Fee)
-	slot0View := Slot0View(PoolAddress(u.Factory, tokenIn, sw.Out.Address, sw.Fee))
+	quoteView := QuoteView(u.QuoterV2, tokenIn, sw.Out, sw.AmountIn, sw.Fee)
+	slot0View := Slot0View(PoolAddress(u.Factory, tokenIn, sw.Out, sw.Fee))
 	views := append([]*chain.View{quoteView, slot0View}, codes...)
 	var allowanceView *chain.View
-	if !sw.In.Native {
-		allowanceView = chain.AllowanceView(sw.In.Address, sw.From, router)
+	if !sw.Native {
+		allowanceView = chain.AllowanceView(sw.In, sw.From, router)
 		views = append(views, allowanceView)
 	}
 	st, err := s.c.Chain.StateAndViews(ctx, sw.From, views...)
 	if err != nil {
-		return nil, engine.RPCRefusal(err)
+		return nil, err
 	}
-	if ref := s.codesOK(codes); ref != nil {
-		return nil, ref
+	if err := s.codesOK(codes); err != nil {
+		return nil, err
 	}
 	var q *Quote
 	if quoteView.Err != nil {
@@ -252,9 +326,8 @@ func (s *Swapper) Build(ctx context.Context, sw Swap) (*Built, *engine.Refusal) 
 	} else {
 		q, err = DecodeQuote(quoteView.Return, quoteView.Data, st.Head)
 	}
-	q, ref := checkQuote(sw, q, err)
-	if ref != nil {
-		return nil, ref
+	if q, err = checkQuote(q, err); err != nil {
+		return nil, err
 	}
 	if slot0View.Err == nil {
 		q.SqrtPriceX96, _ = DecodeSqrtPrice(slot0View.Return)
@@ -264,99 +337,90 @@ func (s *Swapper) Build(ctx context.Context, sw Swap) (*Built, *engine.Refusal) 
 	if head := q.Block.Time + uint64(s.c.Deadline.Seconds()); head > deadline {
 		deadline = head
 	}
-	swapCall := chain.Call{From: sw.From, To: router, Data: SwapData(tokenIn, sw.Out.Address, sw.Fee, sw.From, sw.AmountIn, minOut, deadline)}
-	var legs []engine.Leg
+	swapCall := chain.Call{From: sw.From, To: router, Data: SwapData(tokenIn, sw.Out, sw.Fee, sw.From, sw.AmountIn, minOut, deadline)}
+	var legs []Leg
 	allowance := new(big.Int)
-	if sw.In.Native {
+	if sw.Native {
 		swapCall.Value = new(big.Int).Set(sw.AmountIn)
 	} else {
 		if allowanceView.Err != nil {
-			return nil, engine.RPCRefusal(allowanceView.Err)
+			return nil, allowanceView.Err
 		}
-		if allowance, err = chain.DecodeUint256(allowanceView.Return); err != nil {
-			return nil, engine.RPCRefusal(fmt.Errorf("allowance of %s: %w", sw.In.Address.Hex(), err))
+		if allowance, err = decodeAllowance(sw, allowanceView.Return); err != nil {
+			return nil, err
 		}
 		if allowance.Cmp(sw.AmountIn) < 0 {
 			if allowance.Sign() > 0 {
-				legs = append(legs, engine.Leg{Label: "reset approval", Call: chain.Call{From: sw.From, To: sw.In.Address, Data: chain.ApproveData(router, new(big.Int))}})
+				legs = append(legs, Leg{Label: LegResetApproval, Call: approveCall(sw, router, new(big.Int))})
 			}
-			total := new(big.Int).Add(allowance, sw.AmountIn)
-			legs = append(legs, engine.Leg{Label: "approve", Call: chain.Call{From: sw.From, To: sw.In.Address, Data: chain.ApproveData(router, total)}})
+			legs = append(legs, Leg{Label: LegApprove, Call: approveCall(sw, router, new(big.Int).Add(allowance, sw.AmountIn))})
 		}
 	}
-	legs = append(legs, engine.Leg{Label: "swap", Call: swapCall})
-
-	p := &engine.Plan{Legs: legs, Explain: Explain}
-	spendOf := func(legs []engine.Leg) caps.Spend {
-		sp := caps.Spend{policy.NativeAsset: new(big.Int)}
-		for _, l := range legs {
-			sp[policy.NativeAsset].Add(sp[policy.NativeAsset], l.Call.MaxCost())
-		}
-		if !sw.In.Native {
-			sp[sw.In.Address] = new(big.Int).Set(sw.AmountIn)
-		}
-		return sp
-	}
-	ret, ref := s.c.Engine.BuildLegs(ctx, p, st, spendOf)
-	if ref != nil {
-		return nil, ref
-	}
-	p.Spend = spendOf(p.Legs)
-	p.Effects = []engine.Effect{{Asset: sw.In, From: sw.From, To: router, Amount: sw.AmountIn}}
-	before := new(big.Int).Set(allowance)
-	if !sw.In.Native {
-		p.Undo = undo(sw, router, before)
-		p.Recheck = recheckAllowance(sw, router, before)
-	}
-	p.Verify = s.verifier(sw, minOut)
-	p.MinIn = caps.Spend{sw.Out.Address: new(big.Int).Set(minOut)}
-	return &Built{Plan: p, Quote: q, MinOut: minOut, Deadline: deadline, Allowance: allowance, SimOut: swapOutput(ret), Block: st.Head.Number}, nil
+	legs = append(legs, Leg{Label: LegSwap, Call: swapCall})
+	return &Built{Swap: sw, Router: router, Legs: legs, State: st, Quote: q, MinOut: minOut, Deadline: deadline, Allowance: allowance}, nil
 }
 
-// recheckAllowance is the confirm's check that the router's allowance is
-// still what the previewed approvals were built on.
-func recheckAllowance(sw Swap, router common.Address, before *big.Int) func() ([]*chain.View, func() *engine.Refusal) {
-	return func() ([]*chain.View, func() *engine.Refusal) {
-		v := chain.AllowanceView(sw.In.Address, sw.From, router)
-		return []*chain.View{v}, func() *engine.Refusal {
-			if v.Err != nil {
-				return engine.RPCRefusal(v.Err)
-			}
-			now, err := chain.DecodeUint256(v.Return)
-			if err != nil {
-				return engine.RPCRefusal(fmt.Errorf("allowance of %s: %w", sw.In.Address.Hex(), err))
-			}
-			if now.Cmp(before) == 0 {
-				return nil
-			}
-			return engine.Refuse(CodeAllowanceChanged, "the router's allowance for %s changed since the preview (was %s, now %s base units), so the previewed approvals no longer fit. Nothing was signed or sent. Call wallet_swap again without confirm for a new preview.",
-				sw.In.Symbol, before, now)
-		}
-	}
+func approveCall(sw Swap, router common.Address, amount *big.Int) chain.Call {
+	return chain.Call{From: sw.From, To: sw.In, Data: chain.ApproveData(router, amount)}
 }
 
-// undo takes back what an included approval left standing when the swap
-// itself cannot be sent: the router's allowance goes back to what it was
-// (through zero, as USDT-like tokens require).
-func undo(sw Swap, router common.Address, before *big.Int) func(int) []engine.Leg {
-	return func(i int) []engine.Leg {
-		if i == 0 {
-			return nil
-		}
-		call := func(amount *big.Int) chain.Call {
-			return chain.Call{From: sw.From, To: sw.In.Address, Data: chain.ApproveData(router, amount)}
-		}
-		legs := []engine.Leg{{Label: "approval back to 0 " + sw.In.Symbol, Call: call(new(big.Int))}}
-		if before.Sign() > 0 {
-			legs = append(legs, engine.Leg{Label: "approval back to " + policy.FormatAmount(before, sw.In.Decimals) + " " + sw.In.Symbol, Call: call(before)})
-		}
-		return legs
+func decodeAllowance(sw Swap, ret []byte) (*big.Int, error) {
+	v, err := chain.DecodeUint256(ret)
+	if err != nil {
+		return nil, fmt.Errorf("allowance of %s: %w", sw.In.Hex(), err)
 	}
+	return v, nil
 }
 
-// swapOutput decodes multicall's bytes[] result whose one element is
-// exactInputSingle's amountOut.
-func swapOutput(ret []byte) *big.Int {
+// RecheckView is the read the confirm makes with its state read: the
+// router's allowance of the input, which CheckAllowance then judges; nil
+// when ETH is paid (no allowance).
+func (b *Built) RecheckView() *chain.View {
+	if b.Swap.Native {
+		return nil
+	}
+	return chain.AllowanceView(b.Swap.In, b.Swap.From, b.Router)
+}
+
+// CheckAllowance fails with *AllowanceChangedError when the allowance v read
+// is not the one the legs were built on, or with the node's error.
+func (b *Built) CheckAllowance(v *chain.View) error {
+	if v.Err != nil {
+		return v.Err
+	}
+	now, err := decodeAllowance(b.Swap, v.Return)
+	if err != nil {
+		return err
+	}
+	if now.Cmp(b.Allowance) != 0 {
+		return &AllowanceChangedError{Was: new(big.Int).Set(b.Allowance), Now: now}
+	}
+	return nil
+}
+
+// Approval is an approve call and the allowance it sets.
+type Approval struct {
+	Amount *big.Int
+	Call   chain.Call
+}
+
+// Undo takes back what the legs before leg i left standing when leg i
+// cannot be sent: the router's allowance goes back to what it was, through
+// zero (as USDT-like tokens require). Nothing before the first leg.
+func (b *Built) Undo(i int) []Approval {
+	if i == 0 || b.Swap.Native {
+		return nil
+	}
+	out := []Approval{{Amount: new(big.Int), Call: approveCall(b.Swap, b.Router, new(big.Int))}}
+	if b.Allowance.Sign() > 0 {
+		out = append(out, Approval{Amount: new(big.Int).Set(b.Allowance), Call: approveCall(b.Swap, b.Router, b.Allowance)})
+	}
+	return out
+}
+
+// Output decodes the swap leg's simulated return (multicall's bytes[] whose
+// one element is exactInputSingle's amountOut); zero when it cannot.
+func Output(ret []byte) *big.Int {
 	vals, err := ABI().Methods["multicall"].Outputs.Unpack(ret)
 	if err != nil || len(vals) != 1 {
 		return new(big.Int)
@@ -368,64 +432,43 @@ func swapOutput(ret []byte) *big.Int {
 	return new(big.Int).SetBytes(results[0][:32])
 }
 
-// Explain turns Uniswap's terse revert reasons into plain words; nil for a
-// revert it does not know.
-func Explain(re *chain.RevertError) *engine.Refusal {
-	switch {
-	case strings.Contains(re.Reason, "Too little received"):
-		return engine.Refuse(CodePriceMoved, "the price moved: the swap would now return less than the previewed minimum, so it was not sent. Nothing was signed or spent, and the caps are as before. Call wallet_swap again without confirm for a fresh quote.").Because("the price moved: the swap would now return less than the previewed minimum")
-	case strings.Contains(re.Reason, "Transaction too old"):
-		return engine.Refuse(CodeDeadlinePassed, "the swap's deadline has passed. Nothing was signed or sent. Call wallet_swap again without confirm for a fresh preview.").Because("the swap's deadline has passed")
-	case strings.Contains(re.Reason, "STF"):
-		return engine.Refuse(engine.CodeSimulationReverted, "the router could not take the input tokens (STF: the wallet's balance or its allowance to the router is short). Nothing was signed or sent. Check the balance with wallet_balance.").Because("the router could not take the input tokens (STF)")
-	}
-	return nil
+// Receipt is what a swap's receipt shows.
+type Receipt struct {
+	// Paid is the Transfer of exactly AmountIn of the input from the wallet
+	// (of WETH from the router when ETH was paid); nil when there is none.
+	Paid *chain.Transfer
+	// Got is a Transfer of at least MinOut of the output to the wallet; nil
+	// when there is none.
+	Got *chain.Transfer
+	// OutGrew is how much the wallet's output balance grew in that block:
+	// as measured, or read when not measured; nil when Got is nil or the
+	// balance could not be read.
+	OutGrew *big.Int
 }
 
-// verifier checks a swap's receipt: the input left the wallet and at least
-// the minimum of the output arrived, in the logs and in the balance.
-func (s *Swapper) verifier(sw Swap, minOut *big.Int) func(context.Context, *chain.TxInfo, caps.Spend) ([]engine.Moved, []string) {
-	tokenIn := s.RouterIn(sw.In)
-	router := s.c.Deployment.SwapRouter02
-	c := s.c.Chain
-	return func(ctx context.Context, info *chain.TxInfo, measuredIn caps.Spend) ([]engine.Moved, []string) {
-		var found []engine.Moved
-		var missing []string
-		var paid, got *chain.Transfer
-		for i := range info.Transfers {
-			t := &info.Transfers[i]
-			if t.Token == tokenIn && t.Amount.Cmp(sw.AmountIn) == 0 && (t.From == sw.From || (sw.In.Native && t.From == router)) {
-				paid = t
-			}
-			if t.Token == sw.Out.Address && t.To == sw.From && t.Amount.Cmp(minOut) >= 0 {
-				got = t
-			}
+// Read reads a swap's receipt. measured is the output's growth the caller
+// measured, or nil when it did not (then it is read here).
+func (s *Swapper) Read(ctx context.Context, b *Built, info *chain.TxInfo, measured *big.Int) Receipt {
+	sw := b.Swap
+	tokenIn := s.RouterIn(sw.Native, sw.In)
+	var r Receipt
+	for i := range info.Transfers {
+		t := &info.Transfers[i]
+		if t.Token == tokenIn && t.Amount.Cmp(sw.AmountIn) == 0 && (t.From == sw.From || (sw.Native && t.From == b.Router)) {
+			r.Paid = t
 		}
-		if paid == nil {
-			missing = append(missing, fmt.Sprintf("no Transfer of exactly %s %s paid in", policy.FormatAmount(sw.AmountIn, sw.In.Decimals), sw.In.Marked()))
-		} else {
-			found = append(found, engine.Moved{Kind: engine.MovedSwapIn, Asset: sw.In.ID(), Symbol: sw.In.Symbol, From: sw.From.Hex(), To: paid.To.Hex(),
-				Amount: policy.FormatAmount(sw.AmountIn, sw.In.Decimals), Raw: sw.AmountIn.String(), Known: sw.In.Native || sw.In.Known})
+		if t.Token == sw.Out && t.To == sw.From && t.Amount.Cmp(b.MinOut) >= 0 {
+			r.Got = t
 		}
-		if got == nil {
-			missing = append(missing, fmt.Sprintf("no Transfer of at least %s %s to the wallet", policy.FormatAmount(minOut, sw.Out.Decimals), sw.Out.Marked()))
-		} else {
-			// The balance must agree with the log: as the engine measured
-			// it, or read here when it could not.
-			delta, ok := measuredIn[sw.Out.Address]
-			if !ok {
-				if bals, err := c.TokenBalancesAt(ctx, sw.Out.Address, sw.From, info.Block-1, info.Block); err == nil {
-					delta, ok = new(big.Int).Sub(bals[1], bals[0]), true
-				}
-			}
-			if !ok {
-				missing = append(missing, "the output balance could not be read to confirm the log")
-			} else if delta.Cmp(got.Amount) < 0 {
-				missing = append(missing, fmt.Sprintf("the %s balance grew by %s, less than the logged %s", sw.Out.Marked(), policy.FormatAmount(delta, sw.Out.Decimals), policy.FormatAmount(got.Amount, sw.Out.Decimals)))
-			}
-			found = append(found, engine.Moved{Kind: engine.MovedSwapOut, Asset: sw.Out.Address.Hex(), Symbol: sw.Out.Symbol, From: got.From.Hex(), To: sw.From.Hex(),
-				Amount: policy.FormatAmount(got.Amount, sw.Out.Decimals), Raw: got.Amount.String(), Known: sw.Out.Known})
-		}
-		return found, missing
 	}
+	if r.Got == nil {
+		return r
+	}
+	r.OutGrew = measured
+	if r.OutGrew == nil {
+		if bals, err := s.c.Chain.TokenBalancesAt(ctx, sw.Out, sw.From, info.Block-1, info.Block); err == nil {
+			r.OutGrew = new(big.Int).Sub(bals[1], bals[0])
+		}
+	}
+	return r
 }

@@ -7,24 +7,21 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ethereum/go-ethereum/common"
 	"github.com/stretchr/testify/require"
 
-	"github.com/walletgate/walletgate/caps"
 	"github.com/walletgate/walletgate/chain"
 	"github.com/walletgate/walletgate/chain/devnet"
 	"github.com/walletgate/walletgate/chain/uniswap"
-	"github.com/walletgate/walletgate/engine"
-	"github.com/walletgate/walletgate/gate"
 	"github.com/walletgate/walletgate/policy"
 	"github.com/walletgate/walletgate/signer"
 )
 
-// A swap's plan is built here, on the real dev chain, with no MCP around
-// it: the legs follow the router's allowance, the confirm's re-check
-// refuses an allowance that changed, the undo takes an approval back
-// through zero, and the operator's rules come first.
-func TestSwapPlanOnTheDevChain(t *testing.T) {
+// A swap's legs are built here, on the real dev chain, with no engine or
+// MCP around it: the legs follow the router's allowance and, simulated in
+// sequence, return at least the minimum; the confirm's re-check fails on an
+// allowance that changed; the undo takes an approval back through zero; and
+// Uniswap's revert reasons are named.
+func TestSwapLegsOnTheDevChain(t *testing.T) {
 	ctx := context.Background()
 	d, err := devnet.Start(ctx, devnet.Options{})
 	require.NoError(t, err)
@@ -40,18 +37,10 @@ func TestSwapPlanOnTheDevChain(t *testing.T) {
 	t.Cleanup(c.Close)
 	u := d.Contracts.Uniswap
 	usdt, dai := d.Contracts.USDT, d.Contracts.DAI
-	big18 := new(big.Int).Lsh(big.NewInt(1), 100)
-	limit := map[common.Address]*big.Int{policy.NativeAsset: big.NewInt(1e18), usdt: big18}
-	newSwapper := func(rules *policy.WriteRules) *uniswap.Swapper {
-		e := engine.New(engine.Deps{Chain: c, Signer: signer.Dev(), Address: signer.DevAddress, Gate: gate.New(time.Minute, 8, nil),
-			Limits: caps.Limits{PerTx: limit, PerSession: limit, PerDay: limit}, Capped: true, Rules: rules})
-		return uniswap.New(uniswap.Config{Chain: c, Engine: e, Network: "dev", Deadline: 15 * time.Minute,
-			Deployment: &policy.Uniswap{Factory: u.Factory, QuoterV2: u.QuoterV2, SwapRouter02: u.SwapRouter02}, WETH: u.WETH9})
-	}
-	s := newSwapper(&policy.WriteRules{Network: policy.LookupNetwork(1337)})
+	s := uniswap.New(uniswap.Config{Chain: c, Network: "dev", Deadline: 15 * time.Minute,
+		Deployment: &policy.Uniswap{Factory: u.Factory, QuoterV2: u.QuoterV2, SwapRouter02: u.SwapRouter02}, WETH: u.WETH9})
 	require.Empty(t, s.Off())
-	sw := uniswap.Swap{From: signer.DevAddress, In: engine.Asset{Address: usdt, Symbol: "USDT", Decimals: 6, Known: true},
-		Out: engine.Asset{Address: dai, Symbol: "DAI", Decimals: 18, Known: true}, AmountIn: big.NewInt(10_000_000), Fee: 500, Bps: 50}
+	sw := uniswap.Swap{From: signer.DevAddress, In: usdt, Out: dai, AmountIn: big.NewInt(10_000_000), Fee: 500, Bps: 50}
 	approve := func(v int64) {
 		t.Helper()
 		for _, x := range []int64{0, v} {
@@ -59,7 +48,7 @@ func TestSwapPlanOnTheDevChain(t *testing.T) {
 			require.NoError(t, err)
 		}
 	}
-	labels := func(legs []engine.Leg) []string {
+	labels := func(legs []uniswap.Leg) []string {
 		var out []string
 		for _, l := range legs {
 			out = append(out, l.Label)
@@ -67,38 +56,50 @@ func TestSwapPlanOnTheDevChain(t *testing.T) {
 		return out
 	}
 
-	b, ref := s.Build(ctx, sw)
-	require.Nil(t, ref)
-	require.Equal(t, []string{"approve", "swap"}, labels(b.Plan.Legs))
+	b, err := s.Build(ctx, sw)
+	require.NoError(t, err)
+	require.Equal(t, []string{uniswap.LegApprove, uniswap.LegSwap}, labels(b.Legs))
 	require.Equal(t, uniswap.MinOut(b.Quote.AmountOut, 50), b.MinOut)
-	require.Equal(t, b.MinOut, b.Plan.MinIn[dai])
-	require.Positive(t, b.SimOut.Cmp(b.MinOut), "the simulated swap returns at least the minimum")
-	require.Zero(t, b.Plan.Spend[usdt].Cmp(sw.AmountIn))
+	var calls []chain.Call
+	for _, l := range b.Legs {
+		calls = append(calls, l.Call)
+	}
+	res, err := c.SimulateSequence(ctx, calls)
+	require.NoError(t, err)
+	require.Len(t, res, 2)
+	require.Nil(t, res[1].Revert)
+	require.Positive(t, uniswap.Output(res[1].Return).Cmp(b.MinOut), "the simulated swap returns at least the minimum")
 
 	approve(3)
-	b, ref = s.Build(ctx, sw)
-	require.Nil(t, ref)
-	require.Equal(t, []string{"reset approval", "approve", "swap"}, labels(b.Plan.Legs))
+	b, err = s.Build(ctx, sw)
+	require.NoError(t, err)
+	require.Equal(t, []string{uniswap.LegResetApproval, uniswap.LegApprove, uniswap.LegSwap}, labels(b.Legs))
 	require.Zero(t, b.Allowance.Cmp(big.NewInt(3)))
-	require.Nil(t, b.Plan.Undo(0), "nothing to take back before the first leg")
-	require.Equal(t, []string{"approval back to 0 USDT", "approval back to 0.000003 USDT"}, labels(b.Plan.Undo(2)))
+	require.Nil(t, b.Undo(0), "nothing to take back before the first leg")
+	undo := b.Undo(2)
+	require.Len(t, undo, 2)
+	require.Zero(t, undo[0].Amount.Sign(), "back through zero")
+	require.Zero(t, undo[1].Amount.Cmp(big.NewInt(3)), "then to what it was")
+	require.Equal(t, chain.ApproveData(u.SwapRouter02, big.NewInt(3)), undo[1].Call.Data)
 
-	views, check := b.Plan.Recheck()
-	_, err = c.StateAndViews(ctx, signer.DevAddress, views...)
-	require.NoError(t, err)
-	require.Nil(t, check(), "the allowance is as previewed")
+	recheck := func() error {
+		v := b.RecheckView()
+		_, err := c.StateAndViews(ctx, signer.DevAddress, v)
+		require.NoError(t, err)
+		return b.CheckAllowance(v)
+	}
+	require.NoError(t, recheck(), "the allowance is as the legs were built on")
 	approve(4)
-	views, check = b.Plan.Recheck()
-	_, err = c.StateAndViews(ctx, signer.DevAddress, views...)
-	require.NoError(t, err)
-	ref = check()
-	require.NotNil(t, ref)
-	require.Equal(t, uniswap.CodeAllowanceChanged, ref.Code, ref.Message)
+	var changed *uniswap.AllowanceChangedError
+	require.ErrorAs(t, recheck(), &changed)
+	require.Equal(t, uniswap.CodeAllowanceChanged, changed.Code())
+	require.Equal(t, "3 4", changed.Was.String()+" "+changed.Now.String())
 
-	require.Equal(t, uniswap.CodePriceMoved, uniswap.Explain(&chain.RevertError{Reason: "Too little received"}).Code)
-	require.Nil(t, uniswap.Explain(&chain.RevertError{Reason: "something else"}))
+	require.ErrorIs(t, uniswap.Revert(&chain.RevertError{Reason: "Too little received"}), uniswap.ErrTooLittleReceived)
+	require.NoError(t, uniswap.Revert(&chain.RevertError{Reason: "something else"}))
 
-	_, ref = newSwapper(&policy.WriteRules{Network: policy.LookupNetwork(1)}).Build(ctx, sw)
-	require.NotNil(t, ref)
-	require.Equal(t, engine.CodeMainnetNotAllowed, ref.Code, "policy comes before anything is read")
+	_, err = s.Build(ctx, uniswap.Swap{From: signer.DevAddress, In: usdt, Out: dai, AmountIn: big.NewInt(10_000_000), Fee: 3000, Bps: 50})
+	var noQuote *uniswap.NoQuoteError
+	require.ErrorAs(t, err, &noQuote, "no pool at that fee tier")
+	require.Equal(t, uniswap.CodeNoQuote, noQuote.Code())
 }
