@@ -27,9 +27,11 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -58,11 +60,6 @@ func (c confirmArg) confirmToken() (string, bool) {
 
 // confirmer is a write tool's arguments: they carry confirmArg.
 type confirmer interface{ confirmToken() (string, bool) }
-
-// byName runs a parser written over args (see args.go) on A's arguments.
-func byName[A any, I any](parse func(context.Context, args) (I, *Refusal)) func(context.Context, A) (I, *Refusal) {
-	return func(ctx context.Context, a A) (I, *Refusal) { return parse(ctx, argsOf(reflect.ValueOf(a))) }
-}
 
 // deref is an optional string argument's value ("" when absent).
 func deref(p *string) string {
@@ -403,4 +400,33 @@ func (h typedHandler[A]) run(ctx context.Context, raw []byte) (*mcp.CallToolResu
 	}
 	res, ref := h(ctx, a)
 	return res, ref, false
+}
+
+// jsonNumberRE is a JSON number literal: safe to repeat in a message as is.
+var jsonNumberRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$`)
+})
+
+// describeJSON names the JSON type of v for an error message.
+func describeJSON(v []byte) string {
+	if len(v) == 0 {
+		return "nothing"
+	}
+	switch v[0] {
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	case '"':
+		return "a string"
+	default:
+		if len(v) <= 40 && jsonNumberRE().Match(v) {
+			return "the number " + string(v)
+		}
+		return "a number"
+	}
 }
