@@ -196,7 +196,7 @@ func (s *Server) quoteHandler(ctx context.Context, a quoteArgs) (*mcp.CallToolRe
 	}
 	q, err := s.swaps.Quote(ctx, in.pool())
 	if err != nil {
-		return nil, s.swapRefusal(in, err)
+		return nil, swapRefusal(in, err)
 	}
 	r := s.quoteResult(in, q)
 	return success(r, quoteText(r)), nil
@@ -291,7 +291,7 @@ type legPreview struct {
 type swapPreviewResult = previewOf[swapPreview]
 
 // swapRefusal words a failure of the uniswap package as a refusal.
-func (s *Server) swapRefusal(in swapIntent, err error) *Refusal {
+func swapRefusal(in swapIntent, err error) *Refusal {
 	var noCode *uniswap.NoCodeError
 	var noQuote *uniswap.NoQuoteError
 	var changed *uniswap.AllowanceChangedError
@@ -329,14 +329,15 @@ func explainSwap(re *chain.RevertError) *Refusal {
 // walletgate's own table's, and brings its output back to the wallet), then
 // the legs' simulation and caps check, the expected effects, the minimum
 // output, and the confirm's hooks (the allowance re-check, the undo of an
-// approval, the receipt check). simOut is what the simulated swap returns.
+// approval, the receipt check), which hold the swapper, the intent and the
+// legs built, never the server. simOut is what the simulated swap returns.
 func (s *Server) swapPlan(ctx context.Context, in swapIntent) (b *uniswap.Built, p *engine.Plan, simOut *big.Int, ref *Refusal) {
 	if ref := s.engine.Allowed(nil); ref != nil {
 		return nil, nil, nil, ref
 	}
 	b, err := s.swaps.Build(ctx, in.pool())
 	if err != nil {
-		return nil, nil, nil, s.swapRefusal(in, err)
+		return nil, nil, nil, swapRefusal(in, err)
 	}
 	p = &engine.Plan{Explain: explainSwap}
 	for _, l := range b.Legs {
@@ -370,13 +371,13 @@ func (s *Server) swapPlan(ctx context.Context, in swapIntent) (b *uniswap.Built,
 			v := b.RecheckView()
 			return []*chain.View{v}, func() *Refusal {
 				if err := b.CheckAllowance(v); err != nil {
-					return s.swapRefusal(in, err)
+					return swapRefusal(in, err)
 				}
 				return nil
 			}
 		}
 	}
-	p.Verify = s.swapVerifier(in, b)
+	p.Verify = swapVerifier(s.swaps, in, b)
 	p.MinIn = caps.Spend{in.Out.Address: new(big.Int).Set(b.MinOut)}
 	return b, p, uniswap.Output(ret), nil
 }
@@ -384,9 +385,9 @@ func (s *Server) swapPlan(ctx context.Context, in swapIntent) (b *uniswap.Built,
 // swapVerifier reports a swap's receipt as the uniswap package reads it:
 // the input left the wallet and at least the minimum of the output arrived,
 // in the logs and in the balance.
-func (s *Server) swapVerifier(in swapIntent, b *uniswap.Built) func(context.Context, *chain.TxInfo, caps.Spend) ([]engine.Moved, []string) {
+func swapVerifier(sw *uniswap.Swapper, in swapIntent, b *uniswap.Built) func(context.Context, *chain.TxInfo, caps.Spend) ([]engine.Moved, []string) {
 	return func(ctx context.Context, info *chain.TxInfo, measuredIn caps.Spend) ([]engine.Moved, []string) {
-		r := s.swaps.Read(ctx, b, info, measuredIn[in.Out.Address])
+		r := sw.Read(ctx, b, info, measuredIn[in.Out.Address])
 		var found []engine.Moved
 		var missing []string
 		if r.Paid == nil {
