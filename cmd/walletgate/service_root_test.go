@@ -163,10 +163,17 @@ func TestServiceTheDesktopUserCannotGetInAndThePersonCan(t *testing.T) {
 	})
 	waitForOr(t, "the service's socket", func() bool { _, err := os.Stat(serviceSocket); return err == nil }, svcLog.String)
 	waitForOr(t, "the service's session log", func() bool { return strings.Contains(svcLog.String(), "serving MCP on the service socket") }, svcLog.String)
+	// A child is listed under the thread that forked it, which in a Go
+	// process is any of its threads: read every thread's list.
 	pid := strconv.Itoa(svcCmd.Process.Pid)
-	children, err := os.ReadFile("/proc/" + pid + "/task/" + pid + "/children")
+	lists, err := filepath.Glob("/proc/" + pid + "/task/*/children")
 	require.NoError(t, err)
-	child := strings.Fields(string(children))
+	var child []string
+	for _, l := range lists {
+		children, err := os.ReadFile(l)
+		require.NoError(t, err)
+		child = append(child, strings.Fields(string(children))...)
+	}
 	require.Len(t, child, 1, "walletgate service run, started as root, runs the service as a child")
 	status, err := os.ReadFile("/proc/" + child[0] + "/status")
 	require.NoError(t, err)
