@@ -193,10 +193,12 @@ func TestARiseOfTheL1FeeBoundIsRefusedAtConfirm(t *testing.T) {
 	require.NoError(t, err)
 	usedBefore := used(e, policy.NativeAsset)[policy.NativeAsset]
 	sent := p.Broadcasts()
+	batches := len(p.Batches())
 
 	_, ref = e.Confirm(ctx, TokenMode{}, token, "wallet_send", canonical)
 	require.NotNil(t, ref, "the L1 fee bound rose above the previewed one")
 	require.Equal(t, CodeFeesRose, ref.Code)
+	require.Equal(t, batches+1, len(p.Batches()), "the bound read again in the re-check's one batch")
 	require.Contains(t, ref.Message, ETH.Format(previewed), "it says what the preview counted")
 	require.Contains(t, ref.Message, "new preview", "and what to do")
 
