@@ -14,6 +14,7 @@ package chain
 
 import (
 	"errors"
+	"fmt"
 	"math/big"
 	"sync/atomic"
 
@@ -61,6 +62,39 @@ const unsignedOverhead = 1 + 3 + 9 + 9 + 33 + 33 + 9 + 21 + 33 + 1 + 5
 func L1FeeBoundView(call Call) *View {
 	size := new(big.Int).SetInt64(int64(len(call.Data) + unsignedOverhead))
 	return &View{To: GasPriceOracle, Data: append(append([]byte{}, selL1FeeUpperBound...), common.BigToHash(size).Bytes()...)}
+}
+
+// L1FeeBounds are, on an OP-stack chain, the oracle calls bounding each of
+// calls' L1 data fees (L1FeeBoundView), to ride in a batch that already
+// runs; nil elsewhere. Every path that prices a leg — one call's Prepare, a
+// plan's legs, the confirm's re-check — reads its bounds through these two
+// functions; read them after the batch with ReadL1FeeBounds.
+func (c *Client) L1FeeBounds(calls []Call) []*View {
+	if !c.OPStack() {
+		return nil
+	}
+	vs := make([]*View, len(calls))
+	for i, call := range calls {
+		vs[i] = L1FeeBoundView(call)
+	}
+	return vs
+}
+
+// ReadL1FeeBounds is each bound of L1FeeBounds after its batch, in order;
+// nil when there were none (not an OP-stack chain).
+func ReadL1FeeBounds(vs []*View) ([]*big.Int, error) {
+	if vs == nil {
+		return nil, nil
+	}
+	out := make([]*big.Int, len(vs))
+	for i, v := range vs {
+		b, err := v.Uint256()
+		if err != nil {
+			return nil, fmt.Errorf("the GasPriceOracle's L1 fee bound: %w", err)
+		}
+		out[i] = b
+	}
+	return out, nil
 }
 
 // Uint256 is the view's answer, after its batch, read as a uint256.

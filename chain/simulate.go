@@ -107,15 +107,22 @@ type SimResult struct {
 // SimulateSequence executes calls one after another on top of the latest
 // state (each sees the previous one's effects) with eth_simulateV1, without
 // fee or nonce validation. It is how a plan with an approval followed by a
-// swap is simulated before anything is signed.
-func (c *Client) SimulateSequence(ctx context.Context, calls []Call) ([]SimResult, error) {
+// swap is simulated before anything is signed. views are read in the same
+// round trip.
+func (c *Client) SimulateSequence(ctx context.Context, calls []Call, views ...*View) ([]SimResult, error) {
 	if err := c.simulateOffered(); err != nil {
 		return nil, err
 	}
 	el, decode := tracedElem(calls, false)
 	elems := []rpc.BatchElem{el}
+	for _, v := range views {
+		elems = append(elems, v.elem())
+	}
 	if err := c.batch(ctx, elems); err != nil {
 		return nil, err
+	}
+	for i, v := range views {
+		v.done(elems[1+i])
 	}
 	if err := elems[0].Error; err != nil {
 		return nil, c.simulateV1Error(err)

@@ -129,22 +129,18 @@ func (c *Client) Prepare(ctx context.Context, call Call, codeOf common.Address) 
 	sim.Gas, sim.MaxFee, sim.Tip = 0, nil, nil
 	var ret hexutil.Bytes
 	el := rpc.BatchElem{Method: "eth_call", Args: []any{sim.toArg(), "latest"}, Result: &ret}
-	views := []*View{est, code}
-	var l1 *View
-	if c.OPStack() {
-		l1 = L1FeeBoundView(call)
-		views = append(views, l1)
-	}
+	l1 := c.L1FeeBounds([]Call{call})
+	views := append([]*View{est, code}, l1...)
 	st, err := c.stateBatch(ctx, call.From, &el, views)
 	if err != nil {
 		return SendState{}, 0, nil, nil, err
 	}
-	if l1 != nil {
-		bound, err := l1.Uint256()
-		if err != nil {
-			return st, 0, nil, nil, fmt.Errorf("the GasPriceOracle's L1 fee bound: %w", err)
-		}
-		st.L1FeeBound = bound
+	bounds, err := ReadL1FeeBounds(l1)
+	if err != nil {
+		return st, 0, nil, nil, err
+	}
+	if bounds != nil {
+		st.L1FeeBound = bounds[0]
 	}
 	if est.Err != nil {
 		return st, 0, nil, nil, est.Err

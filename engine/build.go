@@ -6,7 +6,6 @@ package engine
 import (
 	"context"
 	"errors"
-	"fmt"
 	"math/big"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -87,7 +86,8 @@ func (e *Engine) BuildLegs(ctx context.Context, p *Plan, st chain.SendState, spe
 	for i, l := range p.Legs {
 		calls[i] = l.Call
 	}
-	res, err := e.chain.SimulateSequence(ctx, calls)
+	l1 := e.chain.L1FeeBounds(calls) // in the simulation's round trip
+	res, err := e.chain.SimulateSequence(ctx, calls, l1...)
 	if err != nil {
 		return nil, RPCRefusal(err)
 	}
@@ -105,6 +105,9 @@ func (e *Engine) BuildLegs(ctx context.Context, p *Plan, st chain.SendState, spe
 			return nil, feeTooHigh(gas)
 		}
 		p.Legs[i].Call.Gas, p.Legs[i].Call.MaxFee, p.Legs[i].Call.Tip = gas, st.MaxFee(), st.Tip
+	}
+	if ref := setL1Fees(p.Legs, l1); ref != nil {
+		return nil, ref
 	}
 	if st.ETH.Cmp(p.MaxCost()) < 0 {
 		return nil, Refuse(CodeInsufficientFunds, "the wallet holds %s ETH but these transactions need up to %s ETH (value plus fees). Nothing was signed or sent.",
@@ -130,16 +133,10 @@ func (e *Engine) BuildTraced(ctx context.Context, p *Plan, views ...*chain.View)
 		est = chain.EstimateView(p.Legs[0].Call)
 		views = append(views, est)
 	}
-	var l1 []*chain.View
-	if e.chain.OPStack() {
-		// Each leg's L1 data fee bound, from the GasPriceOracle, in the
-		// same round trip.
-		for _, l := range p.Legs {
-			v := chain.L1FeeBoundView(l.Call)
-			l1 = append(l1, v)
-			views = append(views, v)
-		}
-	}
+	// Each leg's L1 data fee bound, from the GasPriceOracle, in the same
+	// round trip.
+	l1 := e.chain.L1FeeBounds(legCalls(p.Legs))
+	views = append(views, l1...)
 	st, ch, ref := e.Trace(ctx, p.Legs, p.Explain, views...)
 	if ref != nil {
 		return st, ref
@@ -162,13 +159,9 @@ func (e *Engine) BuildTraced(ctx context.Context, p *Plan, views ...*chain.View)
 			return st, feeTooHigh(gas)
 		}
 		p.Legs[i].Call.Gas, p.Legs[i].Call.MaxFee, p.Legs[i].Call.Tip = gas, st.MaxFee(), st.Tip
-		if l1 != nil {
-			bound, err := l1[i].Uint256()
-			if err != nil {
-				return st, RPCRefusal(fmt.Errorf("the GasPriceOracle's L1 fee bound: %w", err))
-			}
-			p.Legs[i].Call.L1Fee = bound
-		}
+	}
+	if ref := setL1Fees(p.Legs, l1); ref != nil {
+		return st, ref
 	}
 	if st.ETH.Cmp(p.MaxCost()) < 0 {
 		return st, Refuse(CodeInsufficientFunds, "the wallet holds %s ETH but this needs up to %s ETH (value plus fees). Nothing was signed or sent.",
@@ -184,6 +177,20 @@ func (e *Engine) BuildTraced(ctx context.Context, p *Plan, views ...*chain.View)
 	}
 	p.Traced, p.Spend = &ch, spend
 	return st, nil
+}
+
+// setL1Fees gives each leg the L1 data fee bound read with it
+// (chain.L1FeeBounds, nil on a chain without one), so that its MaxCost, the
+// preview and the caps count it.
+func setL1Fees(legs []Leg, l1 []*chain.View) *Refusal {
+	bounds, err := chain.ReadL1FeeBounds(l1)
+	if err != nil {
+		return RPCRefusal(err)
+	}
+	for i, b := range bounds {
+		legs[i].Call.L1Fee = b
+	}
+	return nil
 }
 
 func feeTooHigh(gas uint64) *Refusal {

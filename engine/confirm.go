@@ -122,6 +122,10 @@ func (e *Engine) recheck(ctx context.Context, p *Plan, extra ...*chain.View) (ch
 		views, check = p.Recheck()
 	}
 	views = append(views, extra...)
+	// Each leg's L1 data fee bound again (an OP-stack chain), in the same
+	// round trip: one above the preview's is a fee rise like the base fee's.
+	l1 := e.chain.L1FeeBounds(calls)
+	views = append(views, l1...)
 	var sims []chain.SimResult
 	var st chain.SendState
 	if p.Traced != nil {
@@ -148,6 +152,9 @@ func (e *Engine) recheck(ctx context.Context, p *Plan, extra ...*chain.View) (ch
 				gwei(st.BaseFee), gwei(l.Call.MaxFee))
 		}
 	}
+	if ref := l1FeesRose(p.Legs, l1); ref != nil {
+		return st, ref
+	}
 	if st.ETH.Cmp(p.MaxCost()) < 0 {
 		return st, Refuse(CodeInsufficientFunds, "the wallet now holds %s ETH but this needs up to %s ETH. Nothing was signed or sent.",
 			ETH.Format(st.ETH), ETH.Format(p.MaxCost()))
@@ -161,6 +168,28 @@ func (e *Engine) recheck(ctx context.Context, p *Plan, extra ...*chain.View) (ch
 		}
 	}
 	return st, nil
+}
+
+// l1FeesRose refuses when a leg's L1 data fee bound, read again in l1
+// (chain.L1FeeBounds), is above the one its preview counted: the caps and
+// the preview hold the previewed bound, and the chain could now charge more.
+func l1FeesRose(legs []Leg, l1 []*chain.View) *Refusal {
+	bounds, err := chain.ReadL1FeeBounds(l1)
+	if err != nil {
+		return RPCRefusal(err)
+	}
+	for i, now := range bounds {
+		was := legs[i].Call.L1Fee
+		if was == nil {
+			was = new(big.Int)
+		}
+		if now.Cmp(was) > 0 {
+			return Refuse(CodeFeesRose, "the L1 data fee bound of %q (the GasPriceOracle's, now %s ETH) has risen above the previewed %s ETH. Nothing was signed or sent. Call the tool again without confirm for a new preview.",
+				legs[i].Label, ETH.Format(now), ETH.Format(was)).
+				Because("the L1 data fee bound rose from %s to %s ETH since the preview", ETH.Format(was), ETH.Format(now))
+		}
+	}
+	return nil
 }
 
 // verifyEffects checks the receipt for each expected effect and returns what

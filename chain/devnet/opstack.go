@@ -9,10 +9,17 @@ package devnet
 // transaction; here they are set once, in the genesis state, in the slots
 // the artifact's storage layout names, and GasPriceOracle's isEcotone and
 // isFjord flags likewise: the oracle's real bytecode then prices a real L1
-// fee. geth does not charge that fee (it is not an OP-stack node): receipts
-// have no l1Fee, and tests that settle on one put it there with a proxy.
+// fee. One change to the published bytecode: L1Block's depositor (the
+// only account allowed to set its values, 0xDeaD…0001, whose key no one
+// has) is the dev facilitator account here, so that SetL1Values can move
+// the L1 fee between blocks as a sequencer's deposit does. geth does not
+// charge that fee (it is not an OP-stack node): receipts have no l1Fee,
+// and tests that settle on one put it there with a proxy.
 
 import (
+	"bytes"
+	"context"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -22,6 +29,8 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
+
+	"github.com/walletgate/walletgate/signer"
 )
 
 // The OP-stack predeploys' addresses.
@@ -63,6 +72,7 @@ func opStackAlloc(dir string, v L1Values) (types.GenesisAlloc, error) {
 	if err != nil {
 		return nil, err
 	}
+	l1 = bytes.ReplaceAll(l1, opDepositor.Bytes(), signer.DevFacilitatorAddress.Bytes())
 	word := func(x *big.Int) common.Hash { return common.BigToHash(x) }
 	// L1Block's layout (the artifact's storageLayout): slot 0 number
 	// (uint64) and timestamp (uint64 at byte 8); slot 1 basefee; slot 3
@@ -84,6 +94,32 @@ func opStackAlloc(dir string, v L1Values) (types.GenesisAlloc, error) {
 		GasPriceOracle: {Code: gpo, Storage: gpoStorage, Balance: new(big.Int)},
 		L1Block:        {Code: l1, Storage: l1Storage, Balance: new(big.Int)},
 	}, nil
+}
+
+// opDepositor is the OP-stack depositor account, in L1Block's code.
+var opDepositor = common.HexToAddress("0xDeaDDEaDDeAdDeAdDEAdDEaddeAddEAdDEAd0001")
+
+// SetL1Values sets L1Block's values to v in a block of their own, as the
+// sequencer's deposit does at the start of each OP-stack block: the oracle
+// prices the L1 fee of later transactions with them. It calls the real
+// setL1BlockValuesEcotone from the dev facilitator account (the depositor
+// on this chain, see the package comment above).
+func (d *Devnet) SetL1Values(ctx context.Context, v L1Values) error {
+	// setL1BlockValuesEcotone's packed calldata: baseFeeScalar (uint32),
+	// blobBaseFeeScalar (uint32), sequenceNumber (uint64), timestamp
+	// (uint64), number (uint64), basefee, blobBaseFee, hash, batcherHash.
+	data := []byte{0x44, 0x0a, 0x5e, 0x20}
+	data = binary.BigEndian.AppendUint32(data, v.BaseFeeScalar)
+	data = binary.BigEndian.AppendUint32(data, v.BlobBaseFeeScalar)
+	data = binary.BigEndian.AppendUint64(data, 0) // sequence number
+	data = binary.BigEndian.AppendUint64(data, 1) // timestamp
+	data = binary.BigEndian.AppendUint64(data, 1) // number
+	data = append(data, common.BigToHash(v.BaseFee).Bytes()...)
+	data = append(data, common.BigToHash(v.BlobBaseFee).Bytes()...)
+	data = append(data, make([]byte, 64)...) // hash, batcher hash
+	to := L1Block
+	_, err := d.SendAs(ctx, signer.DevFacilitator(), &to, nil, data, 100_000)
+	return err
 }
 
 // deployedCode reads an artifact's deployed (runtime) bytecode.
