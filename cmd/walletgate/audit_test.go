@@ -11,6 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/walletgate/walletgate/journal"
+
+	"github.com/walletgate/walletgate/journal/records"
 )
 
 // auditJournal writes a small history into a fresh state directory of one
@@ -26,15 +28,15 @@ func auditJournal(t *testing.T) string {
 		kind string
 		data any
 	}{
-		{journal.KindSessionStart, journal.SessionStart{V: 1, Version: "test", PID: 1, ChainID: 1337, Wallet: "0xf39F", Signer: "dev"}},
-		{journal.KindToolStart, journal.ToolStart{V: 1, Call: "c1", Tool: "wallet_send"}},
-		{journal.KindPreview, journal.Preview{V: 1, Tool: "wallet_send", Legs: 1, Spend: map[string]string{usdt: "2500000"}}},
-		{journal.KindCapReserve, journal.CapChange{V: 1, ID: "r1", At: at, Change: map[string]string{usdt: "2500000", "ETH": "42000000000000"}}},
-		{journal.KindCapCorrect, journal.CapChange{V: 1, ID: "r1", At: at, Change: map[string]string{usdt: "-2500000", "ETH": "-42000000000000"}, Reason: journal.ReasonPhantom}},
-		{journal.KindSigned, journal.Signed{V: 1, Tool: "wallet_send", Leg: "transfer", Reservation: "r2", Tx: "0xaa", Raw: "0x01"}},
-		{journal.KindBroadcast, journal.Broadcast{V: 1, Tx: "0xaa", Outcome: journal.BroadcastRefused, Error: "txpool is full"}},
-		{journal.KindDropped, journal.Dropped{V: 1, Tx: "0xaa", Reason: "its nonce was used by another transaction"}},
-		{journal.KindCapReserve, journal.CapChange{V: 1, ID: "r3", At: at, Change: map[string]string{"ETH": "7000000000000000"}}},
+		{records.KindSessionStart, records.SessionStart{V: 1, Version: "test", PID: 1, ChainID: 1337, Wallet: "0xf39F", Signer: "dev"}},
+		{records.KindToolStart, records.ToolStart{V: 1, Call: "c1", Tool: "wallet_send"}},
+		{records.KindPreview, records.Preview{V: 1, Tool: "wallet_send", Legs: 1, Spend: map[string]string{usdt: "2500000"}}},
+		{records.KindCapReserve, records.CapChange{V: 1, ID: "r1", At: at, Change: map[string]string{usdt: "2500000", "ETH": "42000000000000"}}},
+		{records.KindCapCorrect, records.CapChange{V: 1, ID: "r1", At: at, Change: map[string]string{usdt: "-2500000", "ETH": "-42000000000000"}, Reason: records.ReasonPhantom}},
+		{records.KindSigned, records.Signed{V: 1, Tool: "wallet_send", Leg: "transfer", Reservation: "r2", Tx: "0xaa", Raw: "0x01"}},
+		{records.KindBroadcast, records.Broadcast{V: 1, Tx: "0xaa", Outcome: records.BroadcastRefused, Error: "txpool is full"}},
+		{records.KindDropped, records.Dropped{V: 1, Tx: "0xaa", Reason: "its nonce was used by another transaction"}},
+		{records.KindCapReserve, records.CapChange{V: 1, ID: "r3", At: at, Change: map[string]string{"ETH": "7000000000000000"}}},
 	} {
 		_, err := j.Append(r.kind, r.data)
 		require.NoError(t, err)
@@ -111,7 +113,7 @@ func TestAuditRepairKeepsTheDayWindow(t *testing.T) {
 	require.NoError(t, err)
 	defer j.Close()
 	var ids []string
-	require.NoError(t, j.View(func(l *journal.Live) error {
+	require.NoError(t, j.View(func(l *records.Live) error {
 		for _, c := range l.Caps {
 			ids = append(ids, c.ID)
 		}
