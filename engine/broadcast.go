@@ -15,7 +15,7 @@ import (
 
 	"github.com/walletgate/walletgate/caps"
 	"github.com/walletgate/walletgate/chain"
-	"github.com/walletgate/walletgate/journal"
+	"github.com/walletgate/walletgate/journal/records"
 )
 
 // broadcastResult is what a broadcast showed: OutcomeAccepted,
@@ -66,7 +66,7 @@ func (e *Engine) broadcastWaiting(ctx context.Context, tx *types.Transaction, fr
 	}
 	for attempt := 0; ; attempt++ {
 		if err == nil {
-			_ = e.Record(KindBroadcast, BroadcastRecord{V: journal.Version, Tx: hash.Hex(), Outcome: OutcomeAccepted})
+			_ = e.Record(KindBroadcast, BroadcastRecord{V: records.Version, Tx: hash.Hex(), Outcome: OutcomeAccepted})
 			return broadcastResult{outcome: OutcomeAccepted, info: info}
 		}
 		var ce *chain.Error
@@ -79,11 +79,11 @@ func (e *Engine) broadcastWaiting(ctx context.Context, tx *types.Transaction, fr
 			if fam != nil && fam.MayHaveIt {
 				outcome = OutcomeUnknown
 			}
-			_ = e.Record(KindBroadcast, BroadcastRecord{V: journal.Version, Tx: hash.Hex(), Outcome: outcome, Error: msg})
+			_ = e.Record(KindBroadcast, BroadcastRecord{V: records.Version, Tx: hash.Hex(), Outcome: outcome, Error: msg})
 			return e.showRefused(ctx, hash, from, nonce, msg, fam)
 		}
 		detail := Inert(err.Error(), 200)
-		_ = e.Record(KindBroadcast, BroadcastRecord{V: journal.Version, Tx: hash.Hex(), Outcome: OutcomeUnknown, Error: detail})
+		_ = e.Record(KindBroadcast, BroadcastRecord{V: records.Version, Tx: hash.Hex(), Outcome: OutcomeUnknown, Error: detail})
 		if attempt == 2 {
 			return broadcastResult{outcome: OutcomeUnknown, detail: detail}
 		}
@@ -93,7 +93,7 @@ func (e *Engine) broadcastWaiting(ctx context.Context, tx *types.Transaction, fr
 		case <-time.After(time.Duration(50*(attempt+1)) * time.Millisecond):
 		}
 		if info, lerr := e.chain.OwnTransaction(ctx, hash, from); lerr == nil && info.Found && info.TxHash == hash {
-			_ = e.Record(KindBroadcast, BroadcastRecord{V: journal.Version, Tx: hash.Hex(), Outcome: OutcomeAccepted})
+			_ = e.Record(KindBroadcast, BroadcastRecord{V: records.Version, Tx: hash.Hex(), Outcome: OutcomeAccepted})
 			return broadcastResult{outcome: OutcomeAccepted}
 		}
 		err = e.chain.SendRaw(ctx, tx)
@@ -110,14 +110,14 @@ func (e *Engine) showRefused(ctx context.Context, hash common.Hash, from common.
 	case err != nil:
 		return broadcastResult{outcome: OutcomeUnknown, detail: "the node refused it (" + msg + ") and could not be asked whether it has it"}
 	case info.Found && info.TxHash == hash:
-		_ = e.Record(KindBroadcast, BroadcastRecord{V: journal.Version, Tx: hash.Hex(), Outcome: OutcomeAccepted})
+		_ = e.Record(KindBroadcast, BroadcastRecord{V: records.Version, Tx: hash.Hex(), Outcome: OutcomeAccepted})
 		return broadcastResult{outcome: OutcomeAccepted}
 	case info.SenderNonce == nil || *info.SenderNonce > nonce:
 		return broadcastResult{outcome: OutcomeUnknown, detail: fmt.Sprintf("the node refused it (%s) and does not know it, but the wallet's nonce has passed %d", msg, nonce)}
 	case fam != nil && fam.MayHaveIt:
 		return broadcastResult{outcome: OutcomeUnknown, detail: fmt.Sprintf("the node answered %q (%s), which does not show it was not sent, though it does not know it now", msg, fam.Says)}
 	}
-	_ = e.Record(KindRefusedFinal, EndRecord{V: journal.Version, Tx: hash.Hex(), Nonce: nonce, Reason: msg})
+	_ = e.Record(KindRefusedFinal, EndRecord{V: records.Version, Tx: hash.Hex(), Nonce: nonce, Reason: msg})
 	return broadcastResult{outcome: KindRefusedFinal, detail: msg}
 }
 
@@ -162,22 +162,22 @@ func (e *Engine) resolve(ctx context.Context, w *walletState, t *txState) (line 
 		return fmt.Sprintf("%s was included in block %d (status %d); its receipt is now journaled", t.Tx, info.Block, info.Status), true
 	case info.Found && info.TxHash == t.hash:
 		if !t.accepted() {
-			_ = e.Record(KindBroadcast, BroadcastRecord{V: journal.Version, Tx: t.Tx, Outcome: OutcomeAccepted})
+			_ = e.Record(KindBroadcast, BroadcastRecord{V: records.Version, Tx: t.Tx, Outcome: OutcomeAccepted})
 		}
 		return t.Tx + " is waiting in the node's pool", true
 	case info.SenderNonce != nil && *info.SenderNonce > t.Nonce:
-		_ = e.Record(KindDropped, EndRecord{V: journal.Version, Tx: t.Tx, Nonce: t.Nonce, Reason: "its nonce was used by another transaction"})
+		_ = e.Record(KindDropped, EndRecord{V: records.Version, Tx: t.Tx, Nonce: t.Nonce, Reason: "its nonce was used by another transaction"})
 		t.end = KindDropped
 		e.releaseIfEnded(w, t.Reservation)
 		return fmt.Sprintf("%s never executed: nonce %d was used by another transaction; marked dropped", t.Tx, t.Nonce), true
 	case !t.broadcast() && t.end == KindAbandoned:
 		return fmt.Sprintf("%s has no journaled broadcast and the node does not have it: walletgate does not send it; it stays counted until nonce %d is used by another transaction, or until it turns up included", t.Tx, t.Nonce), true
 	case !t.broadcast():
-		_ = e.Record(KindAbandoned, EndRecord{V: journal.Version, Tx: t.Tx, Nonce: t.Nonce, Reason: "signed, but no broadcast was ever journaled and the node does not have it: walletgate never sends these bytes"})
+		_ = e.Record(KindAbandoned, EndRecord{V: records.Version, Tx: t.Tx, Nonce: t.Nonce, Reason: "signed, but no broadcast was ever journaled and the node does not have it: walletgate never sends these bytes"})
 		t.end = KindAbandoned
 		return fmt.Sprintf("%s was signed but its broadcast was never journaled, and the node does not have it: walletgate does not send it; it stays counted until nonce %d is used by another transaction, or until it turns up included (bytes already on their way when walletgate stopped may still arrive)", t.Tx, t.Nonce), true
 	case t.onlyRefused():
-		_ = e.Record(KindRefusedFinal, EndRecord{V: journal.Version, Tx: t.Tx, Nonce: t.Nonce, Reason: "refused by the node, unknown to it, nonce not passed"})
+		_ = e.Record(KindRefusedFinal, EndRecord{V: records.Version, Tx: t.Tx, Nonce: t.Nonce, Reason: "refused by the node, unknown to it, nonce not passed"})
 		t.end = KindRefusedFinal
 		e.releaseIfEnded(w, t.Reservation)
 		return fmt.Sprintf("%s was refused by the node and it does not have it: marked refused-final, never sent again", t.Tx), true
@@ -213,7 +213,7 @@ func (e *Engine) resolve(ctx context.Context, w *walletState, t *txState) (line 
 
 // state reads the wallet's state from the live state, under the shared lock.
 func (e *Engine) state() (w *walletState, err error) {
-	err = e.rec.View(func(live *journal.Live) error {
+	err = e.rec.View(func(live *records.Live) error {
 		w, err = readState(live)
 		return err
 	})

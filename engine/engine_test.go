@@ -17,7 +17,7 @@ import (
 	"github.com/walletgate/walletgate/chain"
 	"github.com/walletgate/walletgate/chain/devnet"
 	"github.com/walletgate/walletgate/gate"
-	"github.com/walletgate/walletgate/journal"
+	"github.com/walletgate/walletgate/journal/records"
 	"github.com/walletgate/walletgate/policy"
 	"github.com/walletgate/walletgate/signer"
 )
@@ -31,7 +31,7 @@ type failingRecorder struct {
 	kinds    []string // every kind appended, in order
 }
 
-func (f *failingRecorder) Append(kind string, data any) (journal.Record, error) {
+func (f *failingRecorder) Append(kind string, data any) (records.Record, error) {
 	f.mu.Lock()
 	f.kinds = append(f.kinds, kind)
 	f.mu.Unlock()
@@ -160,11 +160,11 @@ func TestNextNonce(t *testing.T) {
 	exited := exec.Command("true")
 	require.NoError(t, exited.Run())
 	dead := exited.Process.Pid // exited and waited for
-	fresh := []journal.Alloc{{Reservation: "b", Nonce: 5, At: now.Add(-time.Second)}}
+	fresh := []records.Alloc{{Reservation: "b", Nonce: 5, At: now.Add(-time.Second)}}
 	for _, tc := range []struct {
 		name       string
 		txs        []*txState
-		allocs     []journal.Alloc
+		allocs     []records.Alloc
 		reservedBy map[string]int
 		nextMined  uint64
 		chain      uint64
@@ -176,7 +176,7 @@ func TestNextNonce(t *testing.T) {
 		{"a mined one too, while the node's count lags", nil, nil, nil, 6, 5, 6, nil},
 		{"abandoned frees it", []*txState{tx("a", 5, KindAbandoned)}, nil, nil, 0, 5, 5, nil},
 		{"a fresh allocation holds it", nil, fresh, nil, 0, 5, 6, nil},
-		{"a stale one does not", nil, []journal.Alloc{{Reservation: "b", Nonce: 5, At: now.Add(-time.Hour)}}, nil, 0, 5, 5, nil},
+		{"a stale one does not", nil, []records.Alloc{{Reservation: "b", Nonce: 5, At: now.Add(-time.Hour)}}, nil, 0, 5, 5, nil},
 		{"a fresh one of a live process's open reservation holds it", nil, fresh, map[string]int{"b": os.Getpid()}, 0, 5, 6, nil},
 		{"one of a process that died before signing does not", nil, fresh, map[string]int{"b": dead}, 0, 5, 5, nil},
 		{"a gap is filled", []*txState{tx("c", 6, "")}, nil, nil, 0, 5, 5, nil},
@@ -222,7 +222,7 @@ func TestLiveStateFeedsTheNonceRule(t *testing.T) {
 func first(n uint64, _ *txState) uint64 { return n }
 
 func readStateOf(r Recorder) (w *walletState, err error) {
-	err = r.View(func(live *journal.Live) error {
+	err = r.View(func(live *records.Live) error {
 		w, err = readState(live)
 		return err
 	})

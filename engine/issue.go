@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/walletgate/walletgate/gate"
-	"github.com/walletgate/walletgate/journal"
+	"github.com/walletgate/walletgate/journal/records"
 )
 
 // Issue records the preview, then issues its token, bound to the tool and
@@ -15,7 +15,7 @@ import (
 func (e *Engine) Issue(tool string, canonical []byte, p *Plan) (string, time.Time, *Refusal) {
 	fp := gate.Fingerprint(tool, canonical)
 	p.Tool = tool
-	if err := e.Record(KindPreview, PreviewRecord{V: journal.Version, Tool: tool, Fingerprint: hex.EncodeToString(fp[:]), Legs: len(p.Legs), Spend: EncodeSpend(p.Spend), ConfirmBy: p.ConfirmBy}); err != nil {
+	if err := e.Record(KindPreview, PreviewRecord{V: records.Version, Tool: tool, Fingerprint: hex.EncodeToString(fp[:]), Legs: len(p.Legs), Spend: EncodeSpend(p.Spend), ConfirmBy: p.ConfirmBy}); err != nil {
 		return "", time.Time{}, e.LedgerUnavailable(err)
 	}
 	token, expires, err := e.gate.Issue(tool, canonical, p)

@@ -5,7 +5,7 @@ import (
 	"math/big"
 
 	"github.com/walletgate/walletgate/caps"
-	"github.com/walletgate/walletgate/journal"
+	"github.com/walletgate/walletgate/journal/records"
 )
 
 // reserve reserves spend on the caps and, in the same locked step of the
@@ -42,7 +42,7 @@ func (e *Engine) reserve(spend caps.Spend, fee *big.Int, chainNonce uint64, by s
 // reservation id, recorded before anything is signed with it.
 func (e *Engine) allocate(id string, floor uint64) (uint64, error) {
 	var n uint64
-	err := e.rec.Update(func(live *journal.Live, appendRecord journal.AppendFunc) error {
+	err := e.rec.Update(func(live *records.Live, appendRecord records.AppendFunc) error {
 		w, err := readState(live)
 		if err != nil {
 			return err
@@ -51,7 +51,7 @@ func (e *Engine) allocate(id string, floor uint64) (uint64, error) {
 		if n, stuck = w.nextNonce(floor, e.now(), e.bounds.Confirm); stuck != nil {
 			return fmt.Errorf("nonce %d: %w: %s (nonce %d)", n, errNonceGap, stuck.Tx, stuck.Nonce)
 		}
-		_, err = appendRecord(KindNonce, NonceRecord{V: journal.Version, Reservation: id, Nonce: n, At: e.now().UTC()})
+		_, err = appendRecord(KindNonce, NonceRecord{V: records.Version, Reservation: id, Nonce: n, At: e.now().UTC()})
 		return err
 	})
 	return n, err

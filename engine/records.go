@@ -17,57 +17,57 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 
 	"github.com/walletgate/walletgate/caps"
-	"github.com/walletgate/walletgate/journal"
+	"github.com/walletgate/walletgate/journal/records"
 )
 
 // Journal record kinds (package journal defines every record type).
 const (
-	KindSessionStart = journal.KindSessionStart
-	KindSessionEnd   = journal.KindSessionEnd
-	KindToolStart    = journal.KindToolStart
-	KindToolEnd      = journal.KindToolEnd
-	KindPreview      = journal.KindPreview
-	KindCapReserve   = journal.KindCapReserve   // a reservation, with the first transaction's nonce
-	KindCapCorrect   = journal.KindCapCorrect   // a settlement or release of one
-	KindNonce        = journal.KindNonce        // a nonce taken for a later leg of a reservation
-	KindNonceFree    = journal.KindNonceFree    // a nonce given back before anything was signed with it
-	KindSigned       = journal.KindSigned       // signed bytes, before their first broadcast
-	KindBroadcast    = journal.KindBroadcast    // a broadcast attempt and what the node said
-	KindReceipt      = journal.KindReceipt      // the transaction's own receipt
-	KindRefusedFinal = journal.KindRefusedFinal // shown not to have reached the node
-	KindAbandoned    = journal.KindAbandoned    // signed, never broadcast: never will be
-	KindDropped      = journal.KindDropped      // its nonce was used by another transaction
-	KindApproval     = journal.KindApproval     // the person approved or rejected a preview (human mode)
+	KindSessionStart = records.KindSessionStart
+	KindSessionEnd   = records.KindSessionEnd
+	KindToolStart    = records.KindToolStart
+	KindToolEnd      = records.KindToolEnd
+	KindPreview      = records.KindPreview
+	KindCapReserve   = records.KindCapReserve   // a reservation, with the first transaction's nonce
+	KindCapCorrect   = records.KindCapCorrect   // a settlement or release of one
+	KindNonce        = records.KindNonce        // a nonce taken for a later leg of a reservation
+	KindNonceFree    = records.KindNonceFree    // a nonce given back before anything was signed with it
+	KindSigned       = records.KindSigned       // signed bytes, before their first broadcast
+	KindBroadcast    = records.KindBroadcast    // a broadcast attempt and what the node said
+	KindReceipt      = records.KindReceipt      // the transaction's own receipt
+	KindRefusedFinal = records.KindRefusedFinal // shown not to have reached the node
+	KindAbandoned    = records.KindAbandoned    // signed, never broadcast: never will be
+	KindDropped      = records.KindDropped      // its nonce was used by another transaction
+	KindApproval     = records.KindApproval     // the person approved or rejected a preview (human mode)
 )
 
 // Broadcast outcomes, as journaled.
 const (
-	OutcomeAccepted = journal.BroadcastAccepted // the node returned the hash, or knows it
-	OutcomeRefused  = journal.BroadcastRefused  // the node answered an error; whether it has the transaction is not yet shown
-	OutcomeUnknown  = journal.BroadcastUnknown  // no answer: the node may have it
+	OutcomeAccepted = records.BroadcastAccepted // the node returned the hash, or knows it
+	OutcomeRefused  = records.BroadcastRefused  // the node answered an error; whether it has the transaction is not yet shown
+	OutcomeUnknown  = records.BroadcastUnknown  // no answer: the node may have it
 )
 
 // The records the engine writes, as package journal types them.
 type (
-	CapRecord       = journal.CapChange
-	NonceRecord     = journal.Nonce
-	SignedRecord    = journal.Signed
-	BroadcastRecord = journal.Broadcast
-	ReceiptRecord   = journal.Receipt
-	EndRecord       = journal.Dropped // refused-final, abandoned and dropped
-	PreviewRecord   = journal.Preview
+	CapRecord       = records.CapChange
+	NonceRecord     = records.Nonce
+	SignedRecord    = records.Signed
+	BroadcastRecord = records.Broadcast
+	ReceiptRecord   = records.Receipt
+	EndRecord       = records.Dropped // refused-final, abandoned and dropped
+	PreviewRecord   = records.Preview
 )
 
 // Recorder is where the engine keeps its records and the live state folded
 // from them: the journal, or memory when walletgate runs without a state
 // directory. *journal.Journal is one.
 type Recorder interface {
-	Append(kind string, data any) (journal.Record, error)
+	Append(kind string, data any) (records.Record, error)
 	// Update runs fn under the exclusive lock with the live state, and lets
 	// it append atomically with what it read.
-	Update(fn func(live *journal.Live, appendRecord journal.AppendFunc) error) error
+	Update(fn func(live *records.Live, appendRecord records.AppendFunc) error) error
 	// View runs fn with the live state under the shared lock.
-	View(fn func(live *journal.Live) error) error
+	View(fn func(live *records.Live) error) error
 }
 
 // memRecorder keeps records' live state in memory, for one process. It is
@@ -76,35 +76,35 @@ type memRecorder struct {
 	mu   sync.Mutex
 	now  func() time.Time
 	seq  uint64
-	live journal.Live
+	live records.Live
 }
 
-func (m *memRecorder) appendLocked(kind string, data any) (journal.Record, error) {
+func (m *memRecorder) appendLocked(kind string, data any) (records.Record, error) {
 	raw, err := json.Marshal(data)
 	if err != nil {
-		return journal.Record{}, err
+		return records.Record{}, err
 	}
 	m.seq++
-	r := journal.Record{Seq: m.seq, Time: m.now().UTC(), Kind: kind, Data: raw}
+	r := records.Record{Seq: m.seq, Time: m.now().UTC(), Kind: kind, Data: raw}
 	if err := m.live.Apply(r); err != nil {
-		return journal.Record{}, err
+		return records.Record{}, err
 	}
 	return r, nil
 }
 
-func (m *memRecorder) Append(kind string, data any) (journal.Record, error) {
+func (m *memRecorder) Append(kind string, data any) (records.Record, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.appendLocked(kind, data)
 }
 
-func (m *memRecorder) Update(fn func(*journal.Live, journal.AppendFunc) error) error {
+func (m *memRecorder) Update(fn func(*records.Live, records.AppendFunc) error) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return fn(&m.live, m.appendLocked)
 }
 
-func (m *memRecorder) View(fn func(*journal.Live) error) error {
+func (m *memRecorder) View(fn func(*records.Live) error) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return fn(&m.live)
@@ -145,7 +145,7 @@ func DecodeSpend(m map[string]string) (caps.Spend, error) {
 }
 
 // Decode reads a record's data into v.
-func Decode(r journal.Record, v any) error {
+func Decode(r records.Record, v any) error {
 	if err := json.Unmarshal(r.Data, v); err != nil {
 		return fmt.Errorf("journal record %d (%s): %w", r.Seq, r.Kind, err)
 	}

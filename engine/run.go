@@ -12,7 +12,7 @@ import (
 
 	"github.com/walletgate/walletgate/caps"
 	"github.com/walletgate/walletgate/chain"
-	"github.com/walletgate/walletgate/journal"
+	"github.com/walletgate/walletgate/journal/records"
 	"github.com/walletgate/walletgate/policy"
 )
 
@@ -66,7 +66,7 @@ func (r *run) send(ctx context.Context, i int, nonce uint64) (*sentTx, *Refusal)
 		return nil, r.stop(i, int64(nonce), Refuse(CodeSendFailed, "the transaction could not be signed (%s). Nothing was sent.", err).Because("it could not be signed (%s)", err))
 	}
 	raw, _ := tx.MarshalBinary()
-	if err := e.Record(KindSigned, SignedRecord{V: journal.Version, Tool: r.p.Tool, Leg: leg.Label, Reservation: r.res.ID(), Tx: tx.Hash().Hex(),
+	if err := e.Record(KindSigned, SignedRecord{V: records.Version, Tool: r.p.Tool, Leg: leg.Label, Reservation: r.res.ID(), Tx: tx.Hash().Hex(),
 		Nonce: nonce, From: leg.Call.From.Hex(), Raw: hexutil.Encode(raw)}); err != nil {
 		// Not journaled, so not broadcast — now or ever: the only copy of
 		// the signed bytes is dropped here, and recovery never sends a
@@ -122,7 +122,7 @@ func (r *run) decide(ctx context.Context, i int, sent *sentTx, info *chain.TxInf
 		}
 		return out
 	}
-	_ = e.Record(KindReceipt, ReceiptRecord{V: journal.Version, Tx: info.Hash.Hex(), Status: info.Status, Block: info.Block, GasUsed: info.GasUsed, Fee: info.Fee().String()})
+	_ = e.Record(KindReceipt, ReceiptRecord{V: records.Version, Tx: info.Hash.Hex(), Status: info.Status, Block: info.Block, GasUsed: info.GasUsed, Fee: info.Fee().String()})
 	r.fees.Add(r.fees, info.Fee())
 	r.infos = append(r.infos, info)
 	block := info.Block
@@ -250,7 +250,7 @@ func (r *run) prepareLeg(ctx context.Context, i int) (uint64, *Refusal) {
 func (r *run) stop(i int, nonce int64, why *Refusal) *Refusal {
 	e := r.e
 	if nonce >= 0 {
-		_ = e.Record(KindNonceFree, NonceRecord{V: journal.Version, Reservation: r.res.ID(), Nonce: uint64(nonce), At: e.now().UTC()})
+		_ = e.Record(KindNonceFree, NonceRecord{V: records.Version, Reservation: r.res.ID(), Nonce: uint64(nonce), At: e.now().UTC()})
 	}
 	if len(r.earlier) == 0 {
 		r.release()
@@ -326,7 +326,7 @@ func (r *run) undo(i int) bool {
 			r.legs = append(r.legs, LegOutcome{Label: l.Label, Status: LegPending, Tx: sent.tx.Hash(), Nonce: nonce, Reason: "sent, not seen included yet (check it with wallet_verify_tx)", Undo: true})
 			return false
 		}
-		_ = e.Record(KindReceipt, ReceiptRecord{V: journal.Version, Tx: info.Hash.Hex(), Status: info.Status, Block: info.Block, GasUsed: info.GasUsed, Fee: info.Fee().String()})
+		_ = e.Record(KindReceipt, ReceiptRecord{V: records.Version, Tx: info.Hash.Hex(), Status: info.Status, Block: info.Block, GasUsed: info.GasUsed, Fee: info.Fee().String()})
 		r.fees.Add(r.fees, info.Fee())
 		budget.Sub(budget, info.Fee())
 		r.infos = append(r.infos, info)
@@ -350,7 +350,7 @@ func (r *run) sendUndo(ctx context.Context, i int, nonce uint64) (*sentTx, *Refu
 		return nil, Refuse(CodeSendFailed, "it could not be signed (%s).", err).Because("it could not be signed (%s)", err)
 	}
 	raw, _ := tx.MarshalBinary()
-	if err := e.Record(KindSigned, SignedRecord{V: journal.Version, Tool: r.p.Tool, Leg: leg.Label, Reservation: r.res.ID(), Tx: tx.Hash().Hex(),
+	if err := e.Record(KindSigned, SignedRecord{V: records.Version, Tool: r.p.Tool, Leg: leg.Label, Reservation: r.res.ID(), Tx: tx.Hash().Hex(),
 		Nonce: nonce, From: leg.Call.From.Hex(), Raw: hexutil.Encode(raw)}); err != nil {
 		return nil, Refuse(CodeNotSent, "it was signed but could not be journaled (%s), so it was not broadcast.", err).Because("it was signed but could not be journaled (%s), so it was not broadcast", err)
 	}

@@ -26,7 +26,7 @@ import (
 
 	"github.com/walletgate/walletgate/caps"
 	"github.com/walletgate/walletgate/chain"
-	"github.com/walletgate/walletgate/journal"
+	"github.com/walletgate/walletgate/journal/records"
 	"github.com/walletgate/walletgate/policy"
 )
 
@@ -366,7 +366,7 @@ func sortedKeys(m caps.Spend) []common.Address {
 // reservation of several transactions, another process's, or one whose
 // movement cannot be measured stays counted as reserved (conservatively).
 func (e *Engine) journalReceipt(ctx context.Context, w *walletState, t *txState, info *chain.TxInfo) {
-	_ = e.Record(KindReceipt, ReceiptRecord{V: journal.Version, Tx: t.Tx, Status: info.Status, Block: info.Block, GasUsed: info.GasUsed, Fee: info.Fee().String()})
+	_ = e.Record(KindReceipt, ReceiptRecord{V: records.Version, Tx: t.Tx, Status: info.Status, Block: info.Block, GasUsed: info.GasUsed, Fee: info.Fee().String()})
 	id := t.Reservation
 	held, mine := e.pending.Load(id)
 	if id == "" || !mine || w.signedPer[id] != 1 {

@@ -33,7 +33,7 @@ import (
 
 	"github.com/walletgate/walletgate/caps"
 	"github.com/walletgate/walletgate/chain"
-	"github.com/walletgate/walletgate/journal"
+	"github.com/walletgate/walletgate/journal/records"
 )
 
 // Kinds of signature.
@@ -41,10 +41,10 @@ const (
 	SigPermit        = "permit"                 // EIP-2612 Permit: Counterparty may move Amount of Token
 	SigTransferAuth  = "transfer_authorization" // EIP-3009 TransferWithAuthorization: Amount of Token to Counterparty
 	SigReceiveAuth   = "receive_authorization"  // EIP-3009 ReceiveWithAuthorization: the same, submitted by the payee only
-	SigUnknownTyped  = journal.SignatureUnknown // anything else, signed only with the operator's opt-in; no cap applies
+	SigUnknownTyped  = records.SignatureUnknown // anything else, signed only with the operator's opt-in; no cap applies
 	StatusSigned     = Status("signed")         // a confirm of a signature plan: signed and journaled, nothing sent
-	KindSignature    = journal.KindSignature    // a typed-data signature, journaled before it is returned
-	KindSignatureEnd = journal.KindSignatureEnd // a signature seen used on chain, or past its deadline unused
+	KindSignature    = records.KindSignature    // a typed-data signature, journaled before it is returned
+	KindSignatureEnd = records.KindSignatureEnd // a signature seen used on chain, or past its deadline unused
 )
 
 // Refusal codes of signature plans.
@@ -84,8 +84,8 @@ type Signed struct {
 
 // SignatureRecord and SignatureEndRecord are package journal's types.
 type (
-	SignatureRecord    = journal.Signature
-	SignatureEndRecord = journal.SignatureEnd
+	SignatureRecord    = records.Signature
+	SignatureEndRecord = records.SignatureEnd
 )
 
 // CheckSignature re-reads what a signature plan depends on: the verifying
@@ -209,7 +209,7 @@ func (e *Engine) confirmSignature(ctx context.Context, p *Plan, by string) (*Out
 		res.Release()
 		return nil, Refuse(CodeSignatureFailure, "the typed data could not be signed (%s). Nothing was signed; the caps are as before.", Inert(err.Error(), 300))
 	}
-	rec := SignatureRecord{V: journal.Version, Tool: p.Tool, Reservation: res.ID(), Kind: sp.Kind, Digest: sig.Digest.Hex(), Until: sp.Until.UTC(), Spend: EncodeSpend(p.Spend)}
+	rec := SignatureRecord{V: records.Version, Tool: p.Tool, Reservation: res.ID(), Kind: sp.Kind, Digest: sig.Digest.Hex(), Until: sp.Until.UTC(), Spend: EncodeSpend(p.Spend)}
 	if sp.Kind != SigUnknownTyped {
 		rec.Token, rec.Owner, rec.Counterparty, rec.Amount = sp.Token.Hex(), sp.Owner.Hex(), sp.Counterparty.Hex(), sp.Amount.String()
 		rec.Nonce = hexutil.Encode(sp.AuthNonce[:])
@@ -278,7 +278,7 @@ func (e *Engine) sweepViews() ([]*chain.View, func(chain.SendState) []string) {
 	}
 	var open []SignatureRecord
 	var w *walletState
-	err := e.rec.View(func(live *journal.Live) (err error) {
+	err := e.rec.View(func(live *records.Live) (err error) {
 		open = append(open, live.Signatures...)
 		w, err = readState(live)
 		return err
@@ -331,12 +331,12 @@ func (e *Engine) sweepViews() ([]*chain.View, func(chain.SendState) []string) {
 			chainNow := time.Unix(int64(st.Head.Time), 0)
 			switch {
 			case used:
-				if e.Record(KindSignatureEnd, SignatureEndRecord{V: journal.Version, Digest: r.Digest, Reservation: r.Reservation, End: "used"}) == nil {
+				if e.Record(KindSignatureEnd, SignatureEndRecord{V: records.Version, Digest: r.Digest, Reservation: r.Reservation, End: "used"}) == nil {
 					e.sigs.end(r.Reservation, true)
 					lines = append(lines, fmt.Sprintf("signature %s (%s) was used on chain: its %s stays counted", r.Digest, r.Kind, r.Amount))
 				}
 			case !sp.Until.After(chainNow):
-				if e.Record(KindSignatureEnd, SignatureEndRecord{V: journal.Version, Digest: r.Digest, Reservation: r.Reservation, End: "expired"}) != nil {
+				if e.Record(KindSignatureEnd, SignatureEndRecord{V: records.Version, Digest: r.Digest, Reservation: r.Reservation, End: "expired"}) != nil {
 					continue
 				}
 				if !e.sigs.end(r.Reservation, false) {

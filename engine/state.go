@@ -16,6 +16,7 @@ import (
 
 	"github.com/walletgate/walletgate/caps"
 	"github.com/walletgate/walletgate/journal"
+	"github.com/walletgate/walletgate/journal/records"
 )
 
 // txState is one signed transaction whose outcome is not final.
@@ -73,7 +74,7 @@ func (t *txState) fillable(now time.Time, bound time.Duration) bool {
 // walletState is what the live state says, in the engine's terms.
 type walletState struct {
 	txs    []*txState // not final: pending and abandoned
-	allocs []journal.Alloc
+	allocs []records.Alloc
 	// reservedBy is the process of each reservation that no signed
 	// transaction or correction followed yet: a nonce it took is free once
 	// that process is gone (it died before signing).
@@ -85,8 +86,8 @@ type walletState struct {
 	endedPer   map[string]int
 }
 
-func readState(live *journal.Live) (*walletState, error) {
-	w := &walletState{allocs: append([]journal.Alloc(nil), live.Allocs...), nextMined: live.NextMined, reserves: map[string]caps.Spend{}, reserved: map[string]time.Time{},
+func readState(live *records.Live) (*walletState, error) {
+	w := &walletState{allocs: append([]records.Alloc(nil), live.Allocs...), nextMined: live.NextMined, reserves: map[string]caps.Spend{}, reserved: map[string]time.Time{},
 		signedPer: map[string]int{}, endedPer: map[string]int{}, reservedBy: map[string]int{}}
 	for _, o := range live.Reservations {
 		w.reservedBy[o.ID] = o.PID
@@ -188,7 +189,7 @@ func (w *walletState) nextNonce(chainNonce uint64, now time.Time, bound time.Dur
 }
 
 // daySum sums every cap change dated at or after since.
-func daySum(live *journal.Live, since time.Time) (caps.Spend, error) {
+func daySum(live *records.Live, since time.Time) (caps.Spend, error) {
 	total := make(caps.Spend)
 	for _, c := range live.Caps {
 		if c.At.Before(since) {

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/walletgate/walletgate/caps"
-	"github.com/walletgate/walletgate/journal"
+	"github.com/walletgate/walletgate/journal/records"
 )
 
 // allocRequest asks the store to take a nonce with the next reservation.
@@ -36,11 +36,11 @@ type store struct {
 	// tier, when set (by Engine.reserve or reserveSignature, under
 	// Engine.reserveMu), is the rolling threshold a reservation confirmed
 	// by a token must pass, checked in the same locked step.
-	tier func(live *journal.Live, since time.Time, change caps.Spend) error
+	tier func(live *records.Live, since time.Time, change caps.Spend) error
 }
 
 func (d *store) Reserve(id string, at, since time.Time, change caps.Spend, check func(caps.Spend) error) error {
-	return d.rec.Update(func(live *journal.Live, appendRecord journal.AppendFunc) error {
+	return d.rec.Update(func(live *records.Live, appendRecord records.AppendFunc) error {
 		day, err := daySum(live, since)
 		if err != nil {
 			return err
@@ -48,7 +48,7 @@ func (d *store) Reserve(id string, at, since time.Time, change caps.Spend, check
 		if err := check(day); err != nil {
 			return err
 		}
-		rec := CapRecord{V: journal.Version, ID: id, At: at.UTC(), Change: EncodeSpend(change)}
+		rec := CapRecord{V: records.Version, ID: id, At: at.UTC(), Change: EncodeSpend(change)}
 		if d.tier != nil {
 			if err := d.tier(live, since, change); err != nil {
 				return err
@@ -79,12 +79,12 @@ func (d *store) Reserve(id string, at, since time.Time, change caps.Spend, check
 }
 
 func (d *store) Correct(id string, at time.Time, change caps.Spend) error {
-	_, err := d.rec.Append(KindCapCorrect, CapRecord{V: journal.Version, ID: id, At: at.UTC(), Change: EncodeSpend(change)})
+	_, err := d.rec.Append(KindCapCorrect, CapRecord{V: records.Version, ID: id, At: at.UTC(), Change: EncodeSpend(change)})
 	return err
 }
 
 func (d *store) Sum(since time.Time) (sum caps.Spend, err error) {
-	err = d.rec.View(func(live *journal.Live) error {
+	err = d.rec.View(func(live *records.Live) error {
 		sum, err = daySum(live, since)
 		return err
 	})

@@ -18,7 +18,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 
 	"github.com/walletgate/walletgate/caps"
-	"github.com/walletgate/walletgate/journal"
+	"github.com/walletgate/walletgate/journal/records"
 	"github.com/walletgate/walletgate/policy"
 )
 
@@ -41,7 +41,7 @@ func (e *tierError) Error() string { return "above the person's threshold" }
 
 // tokenDaySum is what reservations confirmed by a token spent since since,
 // per asset: their reservations and later corrections.
-func tokenDaySum(live *journal.Live, since time.Time) (caps.Spend, error) {
+func tokenDaySum(live *records.Live, since time.Time) (caps.Spend, error) {
 	ids := map[string]bool{}
 	for _, c := range live.Caps {
 		if c.Kind == KindCapReserve && c.By == ConfirmedByToken && !c.At.Before(since) {
@@ -67,7 +67,7 @@ func tokenDaySum(live *journal.Live, since time.Time) (caps.Spend, error) {
 // checkTier refuses change, a reservation confirmed by a token, when with
 // what token-confirmed writes spent since since it passes the threshold
 // (policy.Tier, as at preview).
-func (e *Engine) checkTier(live *journal.Live, since time.Time, change caps.Spend) error {
+func (e *Engine) checkTier(live *records.Live, since time.Time, change caps.Spend) error {
 	used, err := tokenDaySum(live, since)
 	if err != nil {
 		return err
@@ -96,7 +96,7 @@ func (e *Engine) checkTier(live *journal.Live, since time.Time, change caps.Spen
 // rolling day, per asset (for the preview's tier decision).
 func (e *Engine) TokenConfirmedDay() caps.Spend {
 	var out caps.Spend
-	_ = e.rec.View(func(live *journal.Live) error {
+	_ = e.rec.View(func(live *records.Live) error {
 		var err error
 		out, err = tokenDaySum(live, e.now().Add(-24*time.Hour))
 		return err
@@ -128,7 +128,7 @@ func tierRefusal(err error) (*Refusal, bool) {
 
 // tierFor is the rolling threshold check for a reservation confirmed by
 // by: nil unless a token alone confirmed it.
-func (e *Engine) tierFor(by string) func(*journal.Live, time.Time, caps.Spend) error {
+func (e *Engine) tierFor(by string) func(*records.Live, time.Time, caps.Spend) error {
 	if by != ConfirmedByToken {
 		return nil
 	}

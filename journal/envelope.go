@@ -21,6 +21,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"strconv"
+
+	"github.com/walletgate/walletgate/journal/records"
 )
 
 // lineParser is what one goroutine reading lines keeps between them. Its
@@ -37,7 +39,7 @@ type lineParser struct {
 // nor a check reads: most records of a journal (every tool call's start
 // and end). A kind Apply folds must not be here; if it were, Verify would
 // fold it empty and find the checkpoints wrong.
-var dataUnread = map[string]bool{KindToolStart: true, KindToolEnd: true, KindPreview: true}
+var dataUnread = map[string]bool{records.KindToolStart: true, records.KindToolEnd: true, records.KindPreview: true}
 
 // str is string(b), shared with the last time it was read.
 func (lp *lineParser) str(b []byte) string {
@@ -57,75 +59,75 @@ func (lp *lineParser) str(b []byte) string {
 
 // parseEnvelope decodes line as json.Unmarshal into a Record would, for a
 // line in json.Marshal's layout; ok is false for any other line.
-func parseEnvelope(line []byte, lp *lineParser) (rec Record, ok bool) {
+func parseEnvelope(line []byte, lp *lineParser) (rec records.Record, ok bool) {
 	rest, ok := bytes.CutPrefix(line, []byte(`{"seq":`))
 	if !ok {
-		return Record{}, false
+		return records.Record{}, false
 	}
 	var num []byte
 	if num, rest, ok = cutNumber(rest); !ok || num[0] == '-' {
-		return Record{}, false
+		return records.Record{}, false
 	}
 	if rec.Seq, ok = parseUint(num); !ok {
-		return Record{}, false
+		return records.Record{}, false
 	}
 	var s []byte
 	if rest, ok = bytes.CutPrefix(rest, []byte(`,"time":`)); !ok {
-		return Record{}, false
+		return records.Record{}, false
 	}
 	if s, rest, ok = cutPlainString(rest); !ok {
-		return Record{}, false
+		return records.Record{}, false
 	}
 	if rec.Time.UnmarshalJSON(s) != nil {
-		return Record{}, false
+		return records.Record{}, false
 	}
 	if rest, ok = bytes.CutPrefix(rest, []byte(`,"pid":`)); !ok {
-		return Record{}, false
+		return records.Record{}, false
 	}
 	if num, rest, ok = cutNumber(rest); !ok {
-		return Record{}, false
+		return records.Record{}, false
 	}
 	pid, err := strconv.ParseInt(string(num), 10, strconv.IntSize)
 	if err != nil {
-		return Record{}, false
+		return records.Record{}, false
 	}
 	rec.PID = int(pid)
 	if rest, ok = bytes.CutPrefix(rest, []byte(`,"session":`)); !ok {
-		return Record{}, false
+		return records.Record{}, false
 	}
 	if s, rest, ok = cutPlainString(rest); !ok {
-		return Record{}, false
+		return records.Record{}, false
 	}
 	rec.Session = lp.str(s[1 : len(s)-1])
 	if rest, ok = bytes.CutPrefix(rest, []byte(`,"kind":`)); !ok {
-		return Record{}, false
+		return records.Record{}, false
 	}
 	if s, rest, ok = cutPlainString(rest); !ok {
-		return Record{}, false
+		return records.Record{}, false
 	}
 	rec.Kind = lp.str(s[1 : len(s)-1])
 	// prev is the last field: its value is between the last `,"prev":` and
 	// the closing brace, and holds no quote, so the last occurrence is it.
 	tail, ok := bytes.CutSuffix(rest, []byte(`}`))
 	if !ok {
-		return Record{}, false
+		return records.Record{}, false
 	}
 	at := len(tail) - len(`,"prev":""`) - 64 // where a hash's prev begins
 	if at < 0 || !bytes.HasPrefix(tail[at:], []byte(`,"prev":"`)) {
 		at = bytes.LastIndex(tail, []byte(`,"prev":`))
 	}
 	if at < 0 {
-		return Record{}, false
+		return records.Record{}, false
 	}
 	if s, tail, ok = cutPlainString(tail[at+len(`,"prev":`):]); !ok || len(tail) != 0 {
-		return Record{}, false
+		return records.Record{}, false
 	}
 	rec.Prev = string(s[1 : len(s)-1])
 	mid := rest[:at]
 	if len(mid) > 0 {
 		data, ok := bytes.CutPrefix(mid, []byte(`,"data":`))
 		if !ok || len(data) == 0 || data[0] != '{' || !json.Valid(data) {
-			return Record{}, false
+			return records.Record{}, false
 		}
 		if lp == nil || !lp.skipData || !dataUnread[rec.Kind] {
 			rec.Data = append(json.RawMessage(nil), data...)

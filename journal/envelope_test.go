@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/walletgate/walletgate/journal/records"
+
 	"github.com/stretchr/testify/require"
 )
 
@@ -17,9 +19,9 @@ func TestEveryWrittenLineTakesTheFastRead(t *testing.T) {
 	require.NoError(t, err)
 	defer j.Close()
 	fill(t, j, 5)
-	_, err = j.Append(KindSessionEnd, nil)
+	_, err = j.Append(records.KindSessionEnd, nil)
 	require.NoError(t, err)
-	_, err = j.Append(KindCapReserve, CapChange{V: Version, ID: "r", At: time.Now().UTC(), Change: map[string]string{"ETH": "1"}})
+	_, err = j.Append(records.KindCapReserve, records.CapChange{V: records.Version, ID: "r", At: time.Now().UTC(), Change: map[string]string{"ETH": "1"}})
 	require.NoError(t, err)
 	segs, err := Segments(dir)
 	require.NoError(t, err)
@@ -30,7 +32,7 @@ func TestEveryWrittenLineTakesTheFastRead(t *testing.T) {
 			line := l[:len(l)-1]
 			got, ok := parseEnvelope(line, nil)
 			require.True(t, ok, "not read by the fast path: %s", line)
-			var want Record
+			var want records.Record
 			require.NoError(t, json.Unmarshal(line, &want))
 			require.Equal(t, want, got)
 			lines++
@@ -57,7 +59,7 @@ func FuzzEnvelope(f *testing.F) {
 		if !ok {
 			return
 		}
-		var want Record
+		var want records.Record
 		if err := json.Unmarshal(line, &want); err != nil {
 			t.Fatalf("the fast read took a line encoding/json refuses (%v): %q", err, line)
 		}

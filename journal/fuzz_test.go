@@ -5,6 +5,8 @@ import (
 	"errors"
 	"os"
 	"testing"
+
+	"github.com/walletgate/walletgate/journal/records"
 )
 
 // FuzzReadFile feeds arbitrary content to the chain reader behind ReadFile
@@ -27,11 +29,11 @@ func FuzzReadFile(f *testing.F) {
 
 	f.Fuzz(func(t *testing.T, content []byte) {
 		c := strictChain("fuzz")
-		var records []Record
-		err := c.read(bytes.NewReader(content), func(r Record, _ string) { records = append(records, r) })
+		var recs []records.Record
+		err := c.read(bytes.NewReader(content), func(r records.Record, _ string) { recs = append(recs, r) })
 		var b *BrokenError
 		if errors.As(err, &b) && b.Seq > 0 {
-			records = records[:min(len(records), int(b.Seq)-1)]
+			recs = recs[:min(len(recs), int(b.Seq)-1)]
 		}
 		if err != nil && !errors.As(err, &b) {
 			t.Fatalf("not a BrokenError: %v", err)
@@ -44,7 +46,7 @@ func FuzzReadFile(f *testing.F) {
 		}
 		lines := bytes.Split(content, []byte("\n"))
 		prev := genesisHash
-		for i, r := range records {
+		for i, r := range recs {
 			if r.Seq != uint64(i+1) || r.Prev != prev || r.Kind == "" {
 				t.Fatalf("record %d does not chain: %+v", i, r)
 			}

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/walletgate/walletgate/journal/records"
+
 	"github.com/stretchr/testify/require"
 )
 
@@ -89,7 +91,7 @@ func requireBroken(t testing.TB, err error, line int, reason string) {
 	require.Contains(t, b.Reason, reason)
 }
 
-func decodeData(t testing.TB, r Record) spend {
+func decodeData(t testing.TB, r records.Record) spend {
 	t.Helper()
 	var s spend
 	require.NoError(t, json.Unmarshal(r.Data, &s))
@@ -114,11 +116,11 @@ func stateDir(t testing.TB) string {
 
 // increment appends one more cap reservation, numbered, unless live holds
 // limit of them already: a counter that Update keeps atomic.
-func increment(live *Live, appendRecord AppendFunc, limit int, errFull error) error {
+func increment(live *records.Live, appendRecord records.AppendFunc, limit int, errFull error) error {
 	count := len(live.Caps)
 	if count >= limit {
 		return errFull
 	}
-	_, err := appendRecord(KindCapReserve, CapChange{ID: strconv.Itoa(count + 1), At: time.Now(), Change: map[string]string{"ETH": "1"}})
+	_, err := appendRecord(records.KindCapReserve, records.CapChange{ID: strconv.Itoa(count + 1), At: time.Now(), Change: map[string]string{"ETH": "1"}})
 	return err
 }

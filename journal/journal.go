@@ -34,11 +34,11 @@ type Journal struct {
 	file     *os.File    // the active segment, O_APPEND; nil when closed
 	fileInfo os.FileInfo // to notice the active segment being sealed or replaced
 	lockFile *os.File
-	lockInfo os.FileInfo // to notice the lock file being replaced
-	dirFile  *os.File    // for fsync after renaming the head
-	live     Live        // folded from every record so far, from all processes
-	chain    chain       // the verified chain of the active segment: its end and size
-	unsynced int         // records appended by j without an fsync since the last one
+	lockInfo os.FileInfo  // to notice the lock file being replaced
+	dirFile  *os.File     // for fsync after renaming the head
+	live     records.Live // folded from every record so far, from all processes
+	chain    chain        // the verified chain of the active segment: its end and size
+	unsynced int          // records appended by j without an fsync since the last one
 	broken   *UnavailableError
 }
 
@@ -175,9 +175,9 @@ func (j *Journal) preload() (map[uint64]string, error) {
 	}
 	hashes := map[uint64]string{}
 	c := newChain(j.path)
-	var live Live
+	var live records.Live
 	var ferr error
-	err = c.read(completeLines(f, fi.Size()), func(r Record, hash string) {
+	err = c.read(completeLines(f, fi.Size()), func(r records.Record, hash string) {
 		if r.Seq >= h.Seq {
 			hashes[r.Seq] = hash
 		}
@@ -214,10 +214,10 @@ func completeLines(f *os.File, size int64) io.Reader {
 // same as l, when l was folded from the history before it), except an
 // unversioned one that follows what l folded: l keeps its own fold, pruned
 // as a snapshot is (records/stateformat.go). An error names the line.
-func foldInto(l *Live, r Record, path string, line int) error {
-	if r.Kind == KindCheckpoint {
-		var cp Checkpoint
-		err := DecodeInto(r, &cp)
+func foldInto(l *records.Live, r records.Record, path string, line int) error {
+	if r.Kind == records.KindCheckpoint {
+		var cp records.Checkpoint
+		err := records.DecodeInto(r, &cp)
 		version := 0
 		if err == nil {
 			version, err = records.StateFormat(cp.State)
@@ -277,7 +277,7 @@ func (j *Journal) loadLocked(hashes map[uint64]string) error {
 	if hashes == nil {
 		hashes = map[uint64]string{}
 	}
-	if err := j.catchUpLocked(func(r Record, hash string) {
+	if err := j.catchUpLocked(func(r records.Record, hash string) {
 		if r.Seq >= h.Seq {
 			hashes[r.Seq] = hash
 		}
@@ -326,7 +326,7 @@ func (j *Journal) loadLocked(hashes map[uint64]string) error {
 // format (records/stateformat.go). A history that does not verify refuses the
 // journal, as audit verify would.
 func (j *Journal) upgradeLocked() error {
-	live, err := readHistory(j.path, func(Record) error { return nil }, true)
+	live, err := readHistory(j.path, func(records.Record) error { return nil }, true)
 	if err != nil {
 		var be *BrokenError
 		if errors.As(err, &be) {
@@ -348,7 +348,7 @@ func (j *Journal) upgradeLocked() error {
 
 // catchUpLocked reads and verifies what was appended to the active segment
 // since j last looked, following a rotation by another process, and folds it.
-func (j *Journal) catchUpLocked(each func(Record, string)) error {
+func (j *Journal) catchUpLocked(each func(records.Record, string)) error {
 	fi, err := os.Stat(j.path)
 	if err != nil || !os.SameFile(fi, j.fileInfo) {
 		return j.followLocked(err, each)
@@ -365,10 +365,10 @@ func (j *Journal) catchUpLocked(each func(Record, string)) error {
 
 // readOnLocked reads file (the segment j.chain describes) from where the
 // chain ends to size, and folds what it reads. A broken line breaks j.
-func (j *Journal) readOnLocked(file *os.File, size int64, each func(Record, string)) error {
+func (j *Journal) readOnLocked(file *os.File, size int64, each func(records.Record, string)) error {
 	c := j.chain
 	var ferr error
-	err := c.read(io.NewSectionReader(file, j.chain.size, size-j.chain.size), func(r Record, hash string) {
+	err := c.read(io.NewSectionReader(file, j.chain.size, size-j.chain.size), func(r records.Record, hash string) {
 		if ferr == nil {
 			ferr = foldInto(&j.live, r, c.path, c.lines+1)
 		}
@@ -490,10 +490,10 @@ func (j *Journal) begin(how int) (end func(), err error) {
 //
 // The fsync also makes every record before it durable, those of
 // AppendUnsynced included.
-func (j *Journal) Append(kind string, data any) (Record, error) {
+func (j *Journal) Append(kind string, data any) (records.Record, error) {
 	end, err := j.begin(lockEx)
 	if err != nil {
-		return Record{}, err
+		return records.Record{}, err
 	}
 	defer end()
 	return j.appendLocked(kind, data, true)
@@ -505,31 +505,31 @@ func (j *Journal) Append(kind string, data any) (Record, error) {
 // the process loses nothing (the line is written); a power cut may lose
 // these records, never one written by Append. Its error says the record was
 // not written.
-func (j *Journal) AppendUnsynced(kind string, data any) (Record, error) {
+func (j *Journal) AppendUnsynced(kind string, data any) (records.Record, error) {
 	end, err := j.begin(lockEx)
 	if err != nil {
-		return Record{}, err
+		return records.Record{}, err
 	}
 	defer end()
 	return j.appendLocked(kind, data, j.unsynced+1 >= maxUnsynced)
 }
 
-func (j *Journal) appendLocked(kind string, data any, sync bool) (Record, error) {
+func (j *Journal) appendLocked(kind string, data any, sync bool) (records.Record, error) {
 	if j.broken != nil {
-		return Record{}, j.broken
+		return records.Record{}, j.broken
 	}
 	if kind == "" {
-		return Record{}, errors.New("journal: append: empty kind")
+		return records.Record{}, errors.New("journal: append: empty kind")
 	}
-	if kind == KindCheckpoint {
-		return Record{}, errors.New("journal: append: checkpoints are written by the journal")
+	if kind == records.KindCheckpoint {
+		return records.Record{}, errors.New("journal: append: checkpoints are written by the journal")
 	}
 	written, err := j.writeLocked(kind, data, maxLine)
 	if err != nil {
-		return Record{}, err
+		return records.Record{}, err
 	}
 	if err := foldInto(&j.live, written, j.path, j.chain.lines); err != nil {
-		return Record{}, j.breakLocked(j.unavailable(err, err.Error()))
+		return records.Record{}, j.breakLocked(j.unavailable(err, err.Error()))
 	}
 	reached("append: line written")
 	if !sync {
@@ -541,7 +541,7 @@ func (j *Journal) appendLocked(kind string, data any, sync bool) (Record, error)
 		}
 	}
 	if err := j.syncLocked(written.Seq); err != nil {
-		return Record{}, err
+		return records.Record{}, err
 	}
 	reached("append: synced")
 	return written, j.headAndSealLocked(written.Seq)
@@ -565,8 +565,8 @@ func (j *Journal) headAndSealLocked(seq uint64) error {
 
 // writeLocked builds the next record and writes its line to the active
 // segment, without an fsync; the line may be at most limit bytes.
-func (j *Journal) writeLocked(kind string, data any, limit int) (Record, error) {
-	rec := Record{
+func (j *Journal) writeLocked(kind string, data any, limit int) (records.Record, error) {
+	rec := records.Record{
 		Seq:     j.chain.seq + 1,
 		Time:    j.now().UTC(),
 		PID:     j.pid,
@@ -577,31 +577,31 @@ func (j *Journal) writeLocked(kind string, data any, limit int) (Record, error) 
 	if data != nil {
 		raw, err := json.Marshal(data)
 		if err != nil {
-			return Record{}, fmt.Errorf("journal: append %s: data: %w", kind, err)
+			return records.Record{}, fmt.Errorf("journal: append %s: data: %w", kind, err)
 		}
 		rec.Data = raw
 	}
 	line, err := json.Marshal(rec)
 	if err != nil {
-		return Record{}, fmt.Errorf("journal: append %s: %w", kind, err)
+		return records.Record{}, fmt.Errorf("journal: append %s: %w", kind, err)
 	}
 	if len(line) > limit {
-		return Record{}, fmt.Errorf("journal: append %s: the record is %d bytes; the limit is %d", kind, len(line), limit)
+		return records.Record{}, fmt.Errorf("journal: append %s: the record is %d bytes; the limit is %d", kind, len(line), limit)
 	}
 	// What a reader will decode, so that the caller holds the same record.
-	var written Record
+	var written records.Record
 	if err := json.Unmarshal(line, &written); err != nil {
-		return Record{}, fmt.Errorf("journal: append %s: %w", kind, err)
+		return records.Record{}, fmt.Errorf("journal: append %s: %w", kind, err)
 	}
 	if n, err := j.file.Write(append(line, '\n')); err != nil {
 		if n == 0 {
-			return Record{}, fmt.Errorf("journal: append %s: %w", kind, err)
+			return records.Record{}, fmt.Errorf("journal: append %s: %w", kind, err)
 		}
 		// Nobody else writes while we hold the lock: cut the torn line off.
 		if terr := j.file.Truncate(j.chain.size); terr != nil {
-			return Record{}, j.breakLocked(j.unavailable(err, fmt.Sprintf("writing record %d to %s failed (%v), and cutting off the partial line failed too (%v)", rec.Seq, j.path, err, terr)))
+			return records.Record{}, j.breakLocked(j.unavailable(err, fmt.Sprintf("writing record %d to %s failed (%v), and cutting off the partial line failed too (%v)", rec.Seq, j.path, err, terr)))
 		}
-		return Record{}, fmt.Errorf("journal: append %s: %w", kind, err)
+		return records.Record{}, fmt.Errorf("journal: append %s: %w", kind, err)
 	}
 	if j.chain.lines == 0 {
 		j.chain.first, j.chain.firstPrev = written.Seq, written.Prev
@@ -636,7 +636,7 @@ func (j *Journal) syncLocked(seq uint64) error {
 // it returns, nor change it. appendRecord works only until fn returns. fn
 // must not call j's methods, which would wait for the lock fn holds. Records
 // appended before fn returns an error stay: a journal is never rewritten.
-func (j *Journal) Update(fn func(live *Live, appendRecord AppendFunc) error) error {
+func (j *Journal) Update(fn func(live *records.Live, appendRecord records.AppendFunc) error) error {
 	end, err := j.begin(lockEx)
 	if err != nil {
 		return err
@@ -646,11 +646,11 @@ func (j *Journal) Update(fn func(live *Live, appendRecord AppendFunc) error) err
 		amu  sync.Mutex
 		done bool
 	)
-	appendRecord := func(kind string, data any) (Record, error) {
+	appendRecord := func(kind string, data any) (records.Record, error) {
 		amu.Lock()
 		defer amu.Unlock()
 		if done {
-			return Record{}, errors.New("journal: appendRecord called after Update returned")
+			return records.Record{}, errors.New("journal: appendRecord called after Update returned")
 		}
 		return j.appendLocked(kind, data, true)
 	}
@@ -664,7 +664,7 @@ func (j *Journal) Update(fn func(live *Live, appendRecord AppendFunc) error) err
 
 // View runs fn under the shared lock with the live state, refreshed and
 // verified. The rules of Update's live apply.
-func (j *Journal) View(fn func(live *Live) error) error {
+func (j *Journal) View(fn func(live *records.Live) error) error {
 	end, err := j.begin(lockSh)
 	if err != nil {
 		return err
@@ -678,15 +678,15 @@ func (j *Journal) View(fn func(live *Live) error) error {
 // verified under the shared lock and read back from disk: the Journal keeps
 // no records in memory. The slice is the caller's. Sealed segments are read
 // by ReadDir.
-func (j *Journal) Records() ([]Record, error) {
+func (j *Journal) Records() ([]records.Record, error) {
 	end, err := j.begin(lockSh)
 	if err != nil {
 		return nil, err
 	}
 	defer end()
-	var out []Record
+	var out []records.Record
 	c := newChain(j.path)
-	err = c.read(io.NewSectionReader(j.file, 0, j.chain.size), func(r Record, _ string) { out = append(out, r) })
+	err = c.read(io.NewSectionReader(j.file, 0, j.chain.size), func(r records.Record, _ string) { out = append(out, r) })
 	if err != nil {
 		return nil, fmt.Errorf("journal: %w", err)
 	}

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/walletgate/walletgate/journal/records"
+
 	"github.com/stretchr/testify/require"
 )
 
@@ -22,7 +24,7 @@ func TestAppendReopenKeepsChain(t *testing.T) {
 	j, err := Open(dir, "s1", clock.now)
 	require.NoError(t, err)
 
-	var appended []Record
+	var appended []records.Record
 	for i, data := range []any{nil, spend{Amount: "1000", N: 1}, map[string]string{"tool": "<send>&"}} {
 		r, err := j.Append(fmt.Sprintf("kind%d", i), data)
 		require.NoError(t, err)
@@ -57,7 +59,7 @@ func TestAppendReopenKeepsChain(t *testing.T) {
 	sum := sha256.Sum256([]byte("walletgate journal v1"))
 	prev := hex.EncodeToString(sum[:])
 	for i, line := range lines {
-		var r Record
+		var r records.Record
 		require.NoError(t, json.Unmarshal(line, &r))
 		require.Equal(t, prev, r.Prev, "line %d", i+1)
 		require.EqualValues(t, i+1, r.Seq)
@@ -180,7 +182,7 @@ func TestUpdateAtomicAcrossJournals(t *testing.T) {
 		for range goroutines {
 			wg.Go(func() {
 				for {
-					err := j.Update(func(live *Live, appendRecord AppendFunc) error {
+					err := j.Update(func(live *records.Live, appendRecord records.AppendFunc) error {
 						return increment(live, appendRecord, limit, errFull)
 					})
 					if errors.Is(err, errFull) {
@@ -199,8 +201,8 @@ func TestUpdateAtomicAcrossJournals(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, got, limit)
 	for i, r := range got {
-		var c CapChange
-		require.NoError(t, DecodeInto(r, &c))
+		var c records.CapChange
+		require.NoError(t, records.DecodeInto(r, &c))
 		require.Equal(t, fmt.Sprint(i+1), c.ID, "each increment saw every earlier one")
 	}
 }
@@ -209,8 +211,8 @@ func TestUpdate(t *testing.T) {
 	j := openT(t, stateDir(t), "s")
 	fill(t, j, 2)
 	errStop := errors.New("stop")
-	var leaked AppendFunc
-	err := j.Update(func(live *Live, appendRecord AppendFunc) error {
+	var leaked records.AppendFunc
+	err := j.Update(func(live *records.Live, appendRecord records.AppendFunc) error {
 		require.Empty(t, live.Caps)
 		r, err := appendRecord("a", nil)
 		require.NoError(t, err)
@@ -218,7 +220,7 @@ func TestUpdate(t *testing.T) {
 		r, err = appendRecord("b", nil)
 		require.NoError(t, err)
 		require.EqualValues(t, 4, r.Seq)
-		_, err = appendRecord(KindCapReserve, CapChange{ID: "r", At: time.Now(), Change: map[string]string{"ETH": "1"}})
+		_, err = appendRecord(records.KindCapReserve, records.CapChange{ID: "r", At: time.Now(), Change: map[string]string{"ETH": "1"}})
 		require.NoError(t, err)
 		require.Len(t, live.Caps, 1, "live folds what fn appends")
 		leaked = appendRecord
@@ -326,7 +328,7 @@ func TestChangedWhileOpen(t *testing.T) {
 			requireUnavailable(t, err, tt.want)
 			_, err = j.Records()
 			requireUnavailable(t, err, tt.want)
-			err = j.Update(func(*Live, AppendFunc) error { return nil })
+			err = j.Update(func(*records.Live, records.AppendFunc) error { return nil })
 			requireUnavailable(t, err, tt.want)
 		})
 	}

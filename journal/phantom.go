@@ -12,6 +12,8 @@ package journal
 import (
 	"errors"
 	"math/big"
+
+	"github.com/walletgate/walletgate/journal/records"
 )
 
 // ReleasePhantoms releases, under the exclusive lock, every open reservation
@@ -20,10 +22,10 @@ import (
 // where walletgate is pid 1). Each release is a cap_correct record, dated like
 // the reservation, negating it, with Reason ReasonPhantom. It returns the
 // reservations released; on an error, those released before it.
-func (j *Journal) ReleasePhantoms(alive func(pid int) bool) ([]OpenReservation, error) {
-	var released []OpenReservation
-	err := j.Update(func(live *Live, appendRecord AppendFunc) error {
-		var gone []OpenReservation
+func (j *Journal) ReleasePhantoms(alive func(pid int) bool) ([]records.OpenReservation, error) {
+	var released []records.OpenReservation
+	err := j.Update(func(live *records.Live, appendRecord records.AppendFunc) error {
+		var gone []records.OpenReservation
 		for _, o := range live.Reservations {
 			if o.Session == j.session {
 				continue
@@ -41,10 +43,10 @@ func (j *Journal) ReleasePhantoms(alive func(pid int) bool) ([]OpenReservation, 
 				}
 				neg[asset] = n.Neg(n).String()
 			}
-			if _, err := appendRecord(KindCapCorrect, CapChange{V: Version, ID: o.ID, At: o.At, Change: neg, Reason: ReasonPhantom}); err != nil {
+			if _, err := appendRecord(records.KindCapCorrect, records.CapChange{V: records.Version, ID: o.ID, At: o.At, Change: neg, Reason: records.ReasonPhantom}); err != nil {
 				return err
 			}
-			if err := FreeNonces(live, appendRecord, o.ID, j.now().UTC()); err != nil {
+			if err := records.FreeNonces(live, appendRecord, o.ID, j.now().UTC()); err != nil {
 				return err
 			}
 			released = append(released, o)

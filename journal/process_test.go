@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/walletgate/walletgate/journal/records"
+
 	"github.com/stretchr/testify/require"
 )
 
@@ -86,11 +88,11 @@ func helper(mode, dir string, n int) error {
 func waitFor(j *Journal, kind string, n int) error {
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
-		records, err := j.Records()
+		recs, err := j.Records()
 		if err != nil {
 			return err
 		}
-		if countKind(records, kind) >= n {
+		if countKind(recs, kind) >= n {
 			return nil
 		}
 		time.Sleep(time.Millisecond)
@@ -98,9 +100,9 @@ func waitFor(j *Journal, kind string, n int) error {
 	return fmt.Errorf("no %d %q records after 30s", n, kind)
 }
 
-func countKind(records []Record, kind string) int {
+func countKind(recs []records.Record, kind string) int {
 	n := 0
-	for _, r := range records {
+	for _, r := range recs {
 		if r.Kind == kind {
 			n++
 		}
@@ -115,7 +117,7 @@ var errFull = errors.New("full")
 func countTo(j *Journal, limit int) (int, error) {
 	mine := 0
 	for {
-		err := j.Update(func(live *Live, appendRecord AppendFunc) error {
+		err := j.Update(func(live *records.Live, appendRecord records.AppendFunc) error {
 			return increment(live, appendRecord, limit, errFull)
 		})
 		if errors.Is(err, errFull) {
@@ -181,11 +183,11 @@ func TestTwoProcessesAppend(t *testing.T) {
 	count, err := Verify(j.Path())
 	require.NoError(t, err)
 	require.Equal(t, 2*n+2, count)
-	records, err := j.Records()
+	recs, err := j.Records()
 	require.NoError(t, err)
 	next := map[string]int{}
 	switches := 0
-	for i, r := range records {
+	for i, r := range recs {
 		require.EqualValues(t, i+1, r.Seq)
 		if r.Kind != "spend" {
 			continue
@@ -196,7 +198,7 @@ func TestTwoProcessesAppend(t *testing.T) {
 		if d.Amount == "child" {
 			require.NotEqual(t, os.Getpid(), r.PID)
 		}
-		if i > 0 && records[i-1].Session != r.Session {
+		if i > 0 && recs[i-1].Session != r.Session {
 			switches++
 		}
 	}
@@ -218,17 +220,17 @@ func TestTwoProcessesUpdateCounter(t *testing.T) {
 	theirs, err := strconv.Atoi(strings.TrimSpace(c.stdout.String()))
 	require.NoError(t, err, "child stdout %q", c.stdout.String())
 
-	records, err := j.Records()
+	recs, err := j.Records()
 	require.NoError(t, err)
-	require.Equal(t, limit, countKind(records, KindCapReserve))
+	require.Equal(t, limit, countKind(recs, records.KindCapReserve))
 	require.Equal(t, limit, mine+theirs)
 	t.Logf("parent %d, child %d", mine, theirs)
 	n := 0
-	for _, r := range records {
-		if r.Kind == KindCapReserve {
+	for _, r := range recs {
+		if r.Kind == records.KindCapReserve {
 			n++
-			var c CapChange
-			require.NoError(t, DecodeInto(r, &c))
+			var c records.CapChange
+			require.NoError(t, records.DecodeInto(r, &c))
 			require.Equal(t, strconv.Itoa(n), c.ID, "each increment saw every earlier one")
 		}
 	}
@@ -244,9 +246,9 @@ func TestKilledWriter(t *testing.T) {
 		c := startChild(t, j, "forever", dir, 0)
 		_, err := j.Append("go", nil)
 		require.NoError(t, err)
-		records, err := j.Records()
+		recs, err := j.Records()
 		require.NoError(t, err)
-		require.NoError(t, waitFor(j, "spend", countKind(records, "spend")+20+round*7))
+		require.NoError(t, waitFor(j, "spend", countKind(recs, "spend")+20+round*7))
 		require.NoError(t, c.cmd.Process.Signal(syscall.SIGKILL))
 		<-c.done
 
@@ -257,9 +259,9 @@ func TestKilledWriter(t *testing.T) {
 		require.NoError(t, again.Close())
 		n, err := Verify(j.Path())
 		require.NoError(t, err)
-		records, err = j.Records()
+		recs, err = j.Records()
 		require.NoError(t, err)
-		require.Len(t, records, n)
+		require.Len(t, recs, n)
 	}
 }
 
@@ -281,7 +283,7 @@ func TestConcurrentRecordsAndAppends(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	records, err := j.Records()
+	recs, err := j.Records()
 	require.NoError(t, err)
-	require.Len(t, records, 80)
+	require.Len(t, recs, 80)
 }

@@ -8,12 +8,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/walletgate/walletgate/journal/records"
+
 	"github.com/stretchr/testify/require"
 )
 
 func reserve(t *testing.T, j *Journal, id string, at time.Time, eth string) {
 	t.Helper()
-	_, err := j.Append(KindCapReserve, CapChange{V: Version, ID: id, At: at, Change: map[string]string{"ETH": eth}})
+	_, err := j.Append(records.KindCapReserve, records.CapChange{V: records.Version, ID: id, At: at, Change: map[string]string{"ETH": eth}})
 	require.NoError(t, err)
 }
 
@@ -41,17 +43,17 @@ func TestRepairTornLineKeepsTheDayWindow(t *testing.T) {
 	require.Equal(t, len(torn), rep.Bytes)
 
 	j2 := openT(t, dir, "s")
-	var caps []CapEntry
-	require.NoError(t, j2.View(func(l *Live) error { caps = append(caps, l.Caps...); return nil }))
+	var caps []records.CapEntry
+	require.NoError(t, j2.View(func(l *records.Live) error { caps = append(caps, l.Caps...); return nil }))
 	require.Len(t, caps, 2, "the day window is kept")
-	var b, a Live
+	var b, a records.Live
 	require.NoError(t, json.Unmarshal(before, &b))
 	require.NoError(t, json.Unmarshal(liveOf(t, j2), &a))
 	require.Equal(t, b.Caps, a.Caps)
 	require.Equal(t, b.Reservations, a.Reservations)
 	recs, err := j2.Records()
 	require.NoError(t, err)
-	require.Equal(t, KindRepair, recs[len(recs)-1].Kind, "the repair is journaled")
+	require.Equal(t, records.KindRepair, recs[len(recs)-1].Kind, "the repair is journaled")
 	_, err = Verify(journalPath(dir))
 	require.NoError(t, err)
 
@@ -94,7 +96,7 @@ func TestReleasePhantoms(t *testing.T) {
 	dead.pid = 999_992
 	reserve(t, dead, "dead-1", at, "5")
 	reserve(t, dead, "dead-2", at, "7")
-	_, err := dead.Append(KindSigned, Signed{V: Version, Reservation: "dead-2", Tx: "0xaa", Raw: "0x01"})
+	_, err := dead.Append(records.KindSigned, records.Signed{V: records.Version, Reservation: "dead-2", Tx: "0xaa", Raw: "0x01"})
 	require.NoError(t, err)
 
 	j := openT(t, dir, "new")
@@ -106,7 +108,7 @@ func TestReleasePhantoms(t *testing.T) {
 
 	var open []string
 	var sum int
-	require.NoError(t, j.View(func(l *Live) error {
+	require.NoError(t, j.View(func(l *records.Live) error {
 		for _, o := range l.Reservations {
 			open = append(open, o.ID)
 		}
@@ -122,9 +124,9 @@ func TestReleasePhantoms(t *testing.T) {
 
 	recs, err := j.Records()
 	require.NoError(t, err)
-	var c CapChange
-	require.NoError(t, DecodeInto(recs[len(recs)-1], &c))
-	require.Equal(t, ReasonPhantom, c.Reason)
+	var c records.CapChange
+	require.NoError(t, records.DecodeInto(recs[len(recs)-1], &c))
+	require.Equal(t, records.ReasonPhantom, c.Reason)
 	require.Equal(t, "-5", c.Change["ETH"])
 	require.True(t, c.At.Equal(at), "dated like the reservation")
 
@@ -143,11 +145,11 @@ func TestReleasePhantomsFreesTheirNonces(t *testing.T) {
 	nonce := func(n uint64) *uint64 { return &n }
 	other := openT(t, dir, "other")
 	other.pid = 999_991
-	_, err := other.Append(KindCapReserve, CapChange{V: Version, ID: "live-1", At: at, Change: map[string]string{"ETH": "3"}, Nonce: nonce(4)})
+	_, err := other.Append(records.KindCapReserve, records.CapChange{V: records.Version, ID: "live-1", At: at, Change: map[string]string{"ETH": "3"}, Nonce: nonce(4)})
 	require.NoError(t, err)
 	dead := openT(t, dir, "dead")
 	dead.pid = 999_992
-	_, err = dead.Append(KindCapReserve, CapChange{V: Version, ID: "dead-1", At: at, Change: map[string]string{"ETH": "5"}, Nonce: nonce(5)})
+	_, err = dead.Append(records.KindCapReserve, records.CapChange{V: records.Version, ID: "dead-1", At: at, Change: map[string]string{"ETH": "5"}, Nonce: nonce(5)})
 	require.NoError(t, err)
 
 	j := openT(t, dir, "new")
@@ -155,7 +157,7 @@ func TestReleasePhantomsFreesTheirNonces(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, released, 1)
 	var held []uint64
-	require.NoError(t, j.View(func(l *Live) error {
+	require.NoError(t, j.View(func(l *records.Live) error {
 		for _, a := range l.Allocs {
 			held = append(held, a.Nonce)
 		}
@@ -166,11 +168,11 @@ func TestReleasePhantomsFreesTheirNonces(t *testing.T) {
 	recs, err := j.Records()
 	require.NoError(t, err)
 	last := recs[len(recs)-1]
-	require.Equal(t, KindNonceFree, last.Kind)
-	var n Nonce
-	require.NoError(t, DecodeInto(last, &n))
-	require.Equal(t, Nonce{V: Version, Reservation: "dead-1", Nonce: 5, At: n.At}, n)
-	require.Equal(t, KindCapCorrect, recs[len(recs)-2].Kind, "right after the release of its caps")
+	require.Equal(t, records.KindNonceFree, last.Kind)
+	var n records.Nonce
+	require.NoError(t, records.DecodeInto(last, &n))
+	require.Equal(t, records.Nonce{V: records.Version, Reservation: "dead-1", Nonce: 5, At: n.At}, n)
+	require.Equal(t, records.KindCapCorrect, recs[len(recs)-2].Kind, "right after the release of its caps")
 }
 
 func TestProcessAlive(t *testing.T) {

@@ -28,6 +28,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/walletgate/walletgate/journal/records"
 )
 
 // crashPoint, when set (by tests only), is called at each point of an
@@ -106,8 +108,8 @@ func (j *Journal) rotateLocked() error {
 	if err != nil {
 		return err
 	}
-	rec := Record{Seq: j.chain.seq + 1, Time: j.now().UTC(), PID: j.pid, Session: j.session, Kind: KindCheckpoint, Prev: j.chain.hash}
-	if rec.Data, err = json.Marshal(Checkpoint{V: Version, Sealed: sealed, State: state}); err != nil {
+	rec := records.Record{Seq: j.chain.seq + 1, Time: j.now().UTC(), PID: j.pid, Session: j.session, Kind: records.KindCheckpoint, Prev: j.chain.hash}
+	if rec.Data, err = json.Marshal(records.Checkpoint{V: records.Version, Sealed: sealed, State: state}); err != nil {
 		return fmt.Errorf("journal: checkpoint: %w", err)
 	}
 	line, err := json.Marshal(rec)
@@ -189,7 +191,7 @@ func (j *Journal) finishRotationLocked() error {
 // followLocked continues j's chain after its active segment was sealed by
 // another process: the rest of the old one, the segments sealed since, and
 // the new active segment, each of which must continue the chain.
-func (j *Journal) followLocked(statErr error, each func(Record, string)) error {
+func (j *Journal) followLocked(statErr error, each func(records.Record, string)) error {
 	if errors.Is(statErr, os.ErrNotExist) {
 		if err := j.finishRotationLocked(); err != nil {
 			return err

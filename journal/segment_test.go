@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/walletgate/walletgate/journal/records"
+
 	"github.com/stretchr/testify/require"
 )
 
@@ -47,35 +49,35 @@ func history(t testing.TB, j *Journal, from, n int) {
 	}
 	for i := from; i < from+n; i++ {
 		call := fmt.Sprintf("c-%d", i)
-		app(KindToolStart, ToolStart{V: Version, Call: call, Tool: "wallet_balance", ArgsSHA256: "00"}, false)
-		app(KindToolEnd, ToolEnd{V: Version, Call: call, Tool: "wallet_balance", Outcome: "ok", MS: 3}, false)
+		app(records.KindToolStart, records.ToolStart{V: records.Version, Call: call, Tool: "wallet_balance", ArgsSHA256: "00"}, false)
+		app(records.KindToolEnd, records.ToolEnd{V: records.Version, Call: call, Tool: "wallet_balance", Outcome: "ok", MS: 3}, false)
 		if i%3 != 0 {
 			continue
 		}
 		id := fmt.Sprintf("r-%d", i)
 		tx := fmt.Sprintf("0x%064x", i)
 		// Mostly unsynced, to keep the test fast: durability is not what it checks.
-		app(KindCapReserve, CapChange{V: Version, ID: id, At: at, Change: map[string]string{"ETH": "1000"}}, i%30 == 0)
+		app(records.KindCapReserve, records.CapChange{V: records.Version, ID: id, At: at, Change: map[string]string{"ETH": "1000"}}, i%30 == 0)
 		if i%21 == 0 {
 			continue // a reservation left open: a crash before signing
 		}
-		app(KindSigned, Signed{V: Version, Tool: "wallet_send", Leg: "send", Reservation: id, Tx: tx, Nonce: uint64(i), From: "0x01", Raw: "0x02"}, false)
-		app(KindBroadcast, Broadcast{V: Version, Tx: tx, Outcome: BroadcastAccepted}, false)
+		app(records.KindSigned, records.Signed{V: records.Version, Tool: "wallet_send", Leg: "send", Reservation: id, Tx: tx, Nonce: uint64(i), From: "0x01", Raw: "0x02"}, false)
+		app(records.KindBroadcast, records.Broadcast{V: records.Version, Tx: tx, Outcome: records.BroadcastAccepted}, false)
 		if i%15 == 0 {
 			continue // pending: no receipt seen
 		}
-		app(KindReceipt, Receipt{V: Version, Tx: tx, Status: 1, Block: uint64(i), GasUsed: 21000, Fee: "21"}, false)
-		app(KindCapCorrect, CapChange{V: Version, ID: id, At: at, Change: map[string]string{"ETH": "-979"}}, false)
+		app(records.KindReceipt, records.Receipt{V: records.Version, Tx: tx, Status: 1, Block: uint64(i), GasUsed: 21000, Fee: "21"}, false)
+		app(records.KindCapCorrect, records.CapChange{V: records.Version, ID: id, At: at, Change: map[string]string{"ETH": "-979"}}, false)
 	}
 }
 
 // foldAll is the live state folded from every record of the journal in dir,
 // sealed segments included, as if no checkpoint existed.
-func foldAll(t testing.TB, dir string) Live {
+func foldAll(t testing.TB, dir string) records.Live {
 	t.Helper()
-	var l Live
-	require.NoError(t, Walk(filepath.Join(dir, FileName), func(r Record) error {
-		if r.Kind == KindCheckpoint {
+	var l records.Live
+	require.NoError(t, Walk(filepath.Join(dir, FileName), func(r records.Record) error {
+		if r.Kind == records.KindCheckpoint {
 			return nil
 		}
 		return l.Apply(r)
@@ -87,7 +89,7 @@ func foldAll(t testing.TB, dir string) Live {
 func liveOf(t testing.TB, j *Journal) json.RawMessage {
 	t.Helper()
 	var snap json.RawMessage
-	require.NoError(t, j.Update(func(live *Live, _ AppendFunc) (err error) {
+	require.NoError(t, j.Update(func(live *records.Live, _ records.AppendFunc) (err error) {
 		cp := *live
 		snap, err = cp.Snapshot()
 		return err
@@ -95,7 +97,7 @@ func liveOf(t testing.TB, j *Journal) json.RawMessage {
 	return snap
 }
 
-func snapshotOf(t testing.TB, l Live) json.RawMessage {
+func snapshotOf(t testing.TB, l records.Live) json.RawMessage {
 	t.Helper()
 	s, err := l.Snapshot()
 	require.NoError(t, err)
@@ -121,7 +123,7 @@ func TestSegmentsSealAndVerifyAcrossThem(t *testing.T) {
 	recs, err := j.Records()
 	require.NoError(t, err)
 	require.Less(t, len(recs), n/5, "the Journal reads the active segment only")
-	require.Equal(t, KindCheckpoint, recs[0].Kind, "which begins with a checkpoint")
+	require.Equal(t, records.KindCheckpoint, recs[0].Kind, "which begins with a checkpoint")
 
 	full := foldAll(t, dir)
 	require.NotEmpty(t, full.Pending)
@@ -166,7 +168,7 @@ func TestOpenSealsALongTail(t *testing.T) {
 	recs, err := j2.Records()
 	require.NoError(t, err)
 	require.Len(t, recs, 1)
-	require.Equal(t, KindCheckpoint, recs[0].Kind)
+	require.Equal(t, records.KindCheckpoint, recs[0].Kind)
 	require.JSONEq(t, string(snapshotOf(t, foldAll(t, dir))), string(liveOf(t, j2)))
 }
 
@@ -213,7 +215,7 @@ func TestOldJournalStaysReadable(t *testing.T) {
 
 	j := smallSegments(t, dir, "new", 1<<20)
 	var pending, caps, reservations int
-	require.NoError(t, j.View(func(l *Live) error {
+	require.NoError(t, j.View(func(l *records.Live) error {
 		pending, caps, reservations = len(l.Pending), len(l.Caps), len(l.Reservations)
 		return nil
 	}))
@@ -221,8 +223,8 @@ func TestOldJournalStaysReadable(t *testing.T) {
 	require.Positive(t, caps)
 	require.Equal(t, 0, reservations)
 	var typed int
-	require.NoError(t, Walk(journalPath(dir), func(r Record) error {
-		v, err := Decode(r)
+	require.NoError(t, Walk(journalPath(dir), func(r records.Record) error {
+		v, err := records.Decode(r)
 		if v != nil {
 			typed++
 		}
@@ -239,7 +241,7 @@ func rechain(t testing.TB, dir, from string) {
 	segs, err := Segments(dir)
 	require.NoError(t, err)
 	prev, started := genesisHash, false
-	var last Record
+	var last records.Record
 	for _, seg := range segs {
 		lines := readLines(t, seg)
 		if seg == from {
@@ -247,7 +249,7 @@ func rechain(t testing.TB, dir, from string) {
 		}
 		for i, line := range lines {
 			if started {
-				var r Record
+				var r records.Record
 				require.NoError(t, json.Unmarshal(line[:len(line)-1], &r))
 				r.Prev = prev
 				b, err := json.Marshal(r)
@@ -275,11 +277,11 @@ func TestVerifyFindsACheckpointThatForgetsSpend(t *testing.T) {
 	require.GreaterOrEqual(t, len(segs), 2)
 	target := segs[1] // begins with a checkpoint
 	lines := readLines(t, target)
-	var cp Record
+	var cp records.Record
 	require.NoError(t, json.Unmarshal(lines[0], &cp))
-	var c Checkpoint
-	require.NoError(t, DecodeInto(cp, &c))
-	var st Live
+	var c records.Checkpoint
+	require.NoError(t, records.DecodeInto(cp, &c))
+	var st records.Live
 	require.NoError(t, json.Unmarshal(c.State, &st))
 	require.NotEmpty(t, st.Caps)
 	st.Caps = nil // the day window forgotten: spend freed
@@ -311,16 +313,16 @@ func TestUnsyncedRecordsAreMadeDurableByTheNext(t *testing.T) {
 		return h.Seq
 	}
 	for range 3 {
-		_, err := j.AppendUnsynced(KindToolStart, ToolStart{V: Version, Call: "c", Tool: "wallet_balance"})
+		_, err := j.AppendUnsynced(records.KindToolStart, records.ToolStart{V: records.Version, Call: "c", Tool: "wallet_balance"})
 		require.NoError(t, err)
 	}
 	require.Zero(t, syncs, "a read's records wait for the next one that matters")
 	require.EqualValues(t, 0, headSeq())
-	_, err := j.Append(KindPreview, Preview{V: Version, Tool: "wallet_send"})
+	_, err := j.Append(records.KindPreview, records.Preview{V: records.Version, Tool: "wallet_send"})
 	require.NoError(t, err)
 	require.NotZero(t, syncs)
 	require.EqualValues(t, 4, headSeq(), "the fsync'd record covers the ones before it")
-	_, err = j.AppendUnsynced(KindToolEnd, ToolEnd{V: Version, Call: "c", Tool: "wallet_balance", Outcome: "ok"})
+	_, err = j.AppendUnsynced(records.KindToolEnd, records.ToolEnd{V: records.Version, Call: "c", Tool: "wallet_balance", Outcome: "ok"})
 	require.NoError(t, err)
 	require.EqualValues(t, 4, headSeq())
 	require.NoError(t, j.Close())
@@ -342,23 +344,23 @@ func TestDayWindowAndOpenTransactionsMatchFullHistory(t *testing.T) {
 	require.NoError(t, err)
 	for i := 0; clock.Before(time.Date(2026, 6, 5, 0, 0, 0, 0, time.UTC)); i++ {
 		id, tx := fmt.Sprintf("r%d", i), fmt.Sprintf("0x%x", i)
-		_, err := j.Append(KindCapReserve, CapChange{V: Version, ID: id, At: clock, Change: map[string]string{"ETH": fmt.Sprint(100 + i)}})
+		_, err := j.Append(records.KindCapReserve, records.CapChange{V: records.Version, ID: id, At: clock, Change: map[string]string{"ETH": fmt.Sprint(100 + i)}})
 		require.NoError(t, err)
 		if i%7 == 0 {
 			continue
 		}
-		_, err = j.Append(KindSigned, Signed{V: Version, Reservation: id, Tx: tx, Raw: "0x01"})
+		_, err = j.Append(records.KindSigned, records.Signed{V: records.Version, Reservation: id, Tx: tx, Raw: "0x01"})
 		require.NoError(t, err)
 		switch i % 5 {
 		case 0:
-			_, err = j.Append(KindDropped, Dropped{V: Version, Tx: tx})
+			_, err = j.Append(records.KindDropped, records.Dropped{V: records.Version, Tx: tx})
 		case 1:
 			// pending
 		default:
-			_, err = j.Append(KindReceipt, Receipt{V: Version, Tx: tx, Status: 1, Fee: "1"})
+			_, err = j.Append(records.KindReceipt, records.Receipt{V: records.Version, Tx: tx, Status: 1, Fee: "1"})
 		}
 		require.NoError(t, err)
-		_, err = j.Append(KindCapCorrect, CapChange{V: Version, ID: id, At: clock, Change: map[string]string{"ETH": "-3"}})
+		_, err = j.Append(records.KindCapCorrect, records.CapChange{V: records.Version, ID: id, At: clock, Change: map[string]string{"ETH": "-3"}})
 		require.NoError(t, err)
 	}
 	require.NoError(t, j.Close())
@@ -366,23 +368,23 @@ func TestDayWindowAndOpenTransactionsMatchFullHistory(t *testing.T) {
 
 	since := clock.Add(-24 * time.Hour)
 	wantDay, wantPending := 0, map[string]bool{}
-	require.NoError(t, Walk(journalPath(dir), func(r Record) error {
+	require.NoError(t, Walk(journalPath(dir), func(r records.Record) error {
 		switch r.Kind {
-		case KindCapReserve, KindCapCorrect:
-			var c CapChange
-			require.NoError(t, DecodeInto(r, &c))
+		case records.KindCapReserve, records.KindCapCorrect:
+			var c records.CapChange
+			require.NoError(t, records.DecodeInto(r, &c))
 			if !c.At.Before(since) {
 				var n int
 				_, _ = fmt.Sscan(c.Change["ETH"], &n)
 				wantDay += n
 			}
-		case KindSigned:
-			var s Signed
-			require.NoError(t, DecodeInto(r, &s))
+		case records.KindSigned:
+			var s records.Signed
+			require.NoError(t, records.DecodeInto(r, &s))
 			wantPending[s.Tx] = true
-		case KindReceipt, KindDropped:
-			var d Dropped
-			require.NoError(t, DecodeInto(r, &d))
+		case records.KindReceipt, records.KindDropped:
+			var d records.Dropped
+			require.NoError(t, records.DecodeInto(r, &d))
 			delete(wantPending, d.Tx)
 		}
 		return nil
@@ -393,7 +395,7 @@ func TestDayWindowAndOpenTransactionsMatchFullHistory(t *testing.T) {
 	require.NoError(t, err)
 	defer j2.Close()
 	gotDay, gotPending := 0, map[string]bool{}
-	require.NoError(t, j2.View(func(l *Live) error {
+	require.NoError(t, j2.View(func(l *records.Live) error {
 		for _, c := range l.Caps {
 			if !c.At.Before(since) {
 				var n int
@@ -413,7 +415,7 @@ func TestDayWindowAndOpenTransactionsMatchFullHistory(t *testing.T) {
 func TestCloseNeverMovesTheHeadBack(t *testing.T) {
 	dir := stateDir(t)
 	a, b := openT(t, dir, "a"), openT(t, dir, "b")
-	_, err := a.AppendUnsynced(KindToolStart, ToolStart{V: Version, Call: "c", Tool: "wallet_balance"})
+	_, err := a.AppendUnsynced(records.KindToolStart, records.ToolStart{V: records.Version, Call: "c", Tool: "wallet_balance"})
 	require.NoError(t, err)
 	fill(t, b, 3) // durable, and after a's record
 	require.NoError(t, a.Close())
@@ -437,7 +439,7 @@ func TestSealIfLongerLeavesTheNextStartLittleToRead(t *testing.T) {
 	recs, err := j.Records()
 	require.NoError(t, err)
 	require.Len(t, recs, 1)
-	require.Equal(t, KindCheckpoint, recs[0].Kind)
+	require.Equal(t, records.KindCheckpoint, recs[0].Kind)
 	require.NoError(t, j.Close())
 
 	j2 := smallSegments(t, dir, "t", 1<<30)

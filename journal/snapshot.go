@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/walletgate/walletgate/journal/records"
 )
 
 // ErrReadOnly is what a Snapshot answers to every write.
@@ -22,7 +24,7 @@ var ErrReadOnly = errors.New("journal: read-only snapshot: nothing may be writte
 // snapshot's own slices and maps).
 type Snapshot struct {
 	path string
-	live Live
+	live records.Live
 }
 
 // ReadSnapshot reads the journal in dir, with its sealed segments, and folds
@@ -39,7 +41,7 @@ func ReadSnapshot(dir string) (*Snapshot, error) {
 	if errors.Is(errFile, os.ErrNotExist) && errors.Is(errHead, os.ErrNotExist) {
 		return s, nil
 	}
-	live, err := readHistory(path, func(Record) error { return nil }, false)
+	live, err := readHistory(path, func(records.Record) error { return nil }, false)
 	if err != nil {
 		var ue *UnavailableError
 		if errors.As(err, &ue) {
@@ -55,17 +57,17 @@ func ReadSnapshot(dir string) (*Snapshot, error) {
 func (s *Snapshot) Path() string { return s.path }
 
 // View runs fn with the live state as read.
-func (s *Snapshot) View(fn func(live *Live) error) error {
+func (s *Snapshot) View(fn func(live *records.Live) error) error {
 	l := s.live
 	return fn(&l)
 }
 
 // Append refuses: a snapshot is read-only.
-func (s *Snapshot) Append(kind string, _ any) (Record, error) {
-	return Record{}, fmt.Errorf("%w (a %s record)", ErrReadOnly, kind)
+func (s *Snapshot) Append(kind string, _ any) (records.Record, error) {
+	return records.Record{}, fmt.Errorf("%w (a %s record)", ErrReadOnly, kind)
 }
 
 // Update refuses: a snapshot is read-only.
-func (s *Snapshot) Update(func(live *Live, appendRecord AppendFunc) error) error {
+func (s *Snapshot) Update(func(live *records.Live, appendRecord records.AppendFunc) error) error {
 	return ErrReadOnly
 }

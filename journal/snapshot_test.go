@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/walletgate/walletgate/journal/records"
+
 	"github.com/stretchr/testify/require"
 )
 
@@ -12,12 +14,12 @@ func TestSnapshotReadsTheLiveStateAndWritesNothing(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "state")
 	s, err := ReadSnapshot(dir)
 	require.NoError(t, err, "no journal yet is an empty state")
-	require.NoError(t, s.View(func(l *Live) error { require.Empty(t, l.Caps); return nil }))
+	require.NoError(t, s.View(func(l *records.Live) error { require.Empty(t, l.Caps); return nil }))
 	_, err = os.Stat(dir)
 	require.ErrorIs(t, err, os.ErrNotExist, "nothing was created")
 
 	j := openT(t, dir, "s")
-	_, err = j.Append(KindCapReserve, CapChange{V: Version, ID: "r1", Change: map[string]string{"ETH": "5"}})
+	_, err = j.Append(records.KindCapReserve, records.CapChange{V: records.Version, ID: "r1", Change: map[string]string{"ETH": "5"}})
 	require.NoError(t, err)
 	require.NoError(t, j.Close())
 	before := map[string][]byte{}
@@ -30,14 +32,14 @@ func TestSnapshotReadsTheLiveStateAndWritesNothing(t *testing.T) {
 
 	s, err = ReadSnapshot(dir)
 	require.NoError(t, err)
-	require.NoError(t, s.View(func(l *Live) error {
+	require.NoError(t, s.View(func(l *records.Live) error {
 		require.Len(t, l.Reservations, 1)
 		require.Equal(t, "r1", l.Reservations[0].ID)
 		return nil
 	}))
-	_, err = s.Append(KindSessionEnd, SessionEnd{})
+	_, err = s.Append(records.KindSessionEnd, records.SessionEnd{})
 	require.ErrorIs(t, err, ErrReadOnly)
-	require.ErrorIs(t, s.Update(func(*Live, AppendFunc) error { return nil }), ErrReadOnly)
+	require.ErrorIs(t, s.Update(func(*records.Live, records.AppendFunc) error { return nil }), ErrReadOnly)
 	after, err := os.ReadDir(dir)
 	require.NoError(t, err)
 	require.Len(t, after, len(before))

@@ -33,9 +33,9 @@ func copyGolden(t *testing.T, name string) string {
 // dir from seq 1, checkpoints skipped: what opening it must yield.
 func oracleState(t *testing.T, dir string) json.RawMessage {
 	t.Helper()
-	var l Live
-	require.NoError(t, Walk(journalPath(dir), func(r Record) error {
-		if r.Kind == KindCheckpoint {
+	var l records.Live
+	require.NoError(t, Walk(journalPath(dir), func(r records.Record) error {
+		if r.Kind == records.KindCheckpoint {
 			return nil
 		}
 		return l.Apply(r)
@@ -51,11 +51,11 @@ func firstState(t *testing.T, dir string) (json.RawMessage, int) {
 	t.Helper()
 	lines := readLines(t, journalPath(dir))
 	require.NotEmpty(t, lines)
-	var r Record
+	var r records.Record
 	require.NoError(t, json.Unmarshal(lines[0], &r))
-	require.Equal(t, KindCheckpoint, r.Kind)
-	var cp Checkpoint
-	require.NoError(t, DecodeInto(r, &cp))
+	require.Equal(t, records.KindCheckpoint, r.Kind)
+	var cp records.Checkpoint
+	require.NoError(t, records.DecodeInto(r, &cp))
 	v, err := records.StateFormat(cp.State)
 	require.NoError(t, err)
 	return cp.State, v
@@ -90,16 +90,16 @@ func TestGoldenJournalsOfEveryStateFormat(t *testing.T) {
 			j, err := Open(dir, "upgrade", func() time.Time { return time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC) })
 			require.NoError(t, err)
 			var got json.RawMessage
-			require.NoError(t, j.View(func(l *Live) error {
+			require.NoError(t, j.View(func(l *records.Live) error {
 				c := *l
 				got, err = c.Snapshot()
 				return err
 			}))
 			require.JSONEq(t, string(want), string(got), "the live state is the whole history's fold")
 			state, v := firstState(t, dir)
-			require.Equal(t, StateVersion, v, "opening sealed the segment behind a checkpoint of this format")
+			require.Equal(t, records.StateVersion, v, "opening sealed the segment behind a checkpoint of this format")
 			require.JSONEq(t, string(want), string(state))
-			_, err = j.Append(KindSessionEnd, SessionEnd{V: Version})
+			_, err = j.Append(records.KindSessionEnd, records.SessionEnd{V: records.Version})
 			require.NoError(t, err)
 			require.NoError(t, j.Close())
 
@@ -107,7 +107,7 @@ func TestGoldenJournalsOfEveryStateFormat(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, tc.records+2, n, "the new checkpoint and the record after it")
 			j = openT(t, dir, "again")
-			require.NoError(t, j.View(func(l *Live) error {
+			require.NoError(t, j.View(func(l *records.Live) error {
 				require.False(t, l.Legacy())
 				return nil
 			}))

@@ -57,13 +57,13 @@ func (e *BrokenError) Error() string {
 // Verify creates and changes nothing.
 func Verify(path string) (int, error) {
 	n, first := 0, uint64(0)
-	err := readChain(path, func(r Record) error {
+	err := readChain(path, func(r records.Record) error {
 		if n == 0 {
 			first = r.Seq
 		}
 		n++
 		return nil
-	}, false, true, &Live{})
+	}, false, true, &records.Live{})
 	var b *BrokenError
 	if errors.As(err, &b) && b.Seq > 0 && n > 0 {
 		n = min(n, int(max(b.Seq, first)-first))
@@ -76,35 +76,35 @@ func Verify(path string) (int, error) {
 // chain is broken it returns the records before the broken line with the
 // *BrokenError, for an operator to inspect what is still sound. Like Verify,
 // it creates and changes nothing. It holds every record: Walk does not.
-func ReadFile(path string) ([]Record, error) {
-	var records []Record
-	err := readFile(path, func(r Record) error { records = append(records, r); return nil })
+func ReadFile(path string) ([]records.Record, error) {
+	var recs []records.Record
+	err := readFile(path, func(r records.Record) error { recs = append(recs, r); return nil })
 	var b *BrokenError
 	if errors.As(err, &b) && b.Seq > 0 {
-		for len(records) > 0 && records[len(records)-1].Seq >= b.Seq {
-			records = records[:len(records)-1]
+		for len(recs) > 0 && recs[len(recs)-1].Seq >= b.Seq {
+			recs = recs[:len(recs)-1]
 		}
 	}
-	return records, err
+	return recs, err
 }
 
 // Walk calls each with every record of the journal file at path (with its
 // sealed segments), checked as Verify checks them, and stops at the first
 // problem or error of each. A record of a line later found edited has been
 // passed to each by then: the error says which line.
-func Walk(path string, each func(Record) error) error {
+func Walk(path string, each func(records.Record) error) error {
 	return readFile(path, each)
 }
 
-func readFile(path string, each func(Record) error) error {
-	return readChain(path, each, false, false, &Live{})
+func readFile(path string, each func(records.Record) error) error {
+	return readChain(path, each, false, false, &records.Live{})
 }
 
 // readHistory reads the journal file at path as Verify does and returns
 // the live state folded from it (this build's fold: see records/stateformat.go).
 // With locked set, the caller holds the journal's lock.
-func readHistory(path string, each func(Record) error, locked bool) (Live, error) {
-	var live Live
+func readHistory(path string, each func(records.Record) error, locked bool) (records.Live, error) {
+	var live records.Live
 	err := readChain(path, each, locked, true, &live)
 	return live, err
 }
@@ -112,7 +112,7 @@ func readHistory(path string, each func(Record) error, locked bool) (Live, error
 // readChain is readFile (and readHistory): it folds into live. With
 // skipData set, each gets the records without the data of the kinds the
 // live state does not fold (dataUnread).
-func readChain(path string, each func(Record) error, locked, skipData bool, live *Live) error {
+func readChain(path string, each func(records.Record) error, locked, skipData bool, live *records.Live) error {
 	dir := filepath.Dir(path)
 	sibling := filepath.Base(path) == FileName
 	files := []string{path}
@@ -150,7 +150,7 @@ func readChain(path string, each func(Record) error, locked, skipData bool, live
 	// live is this build's fold of the history; legacy, while the last
 	// checkpoint read was unversioned, the state the build before versions
 	// that wrote it held (records/stateformat.go).
-	var legacy *Live
+	var legacy *records.Live
 	// Segments are parsed (JSON and hashes) ahead, up to two at once, while
 	// this goroutine checks the chain and folds in order.
 	done := make(chan struct{})
@@ -167,7 +167,7 @@ func readChain(path string, each func(Record) error, locked, skipData bool, live
 			c.nextFile(file)
 		}
 		var ferr error
-		cb := func(r Record, hash string) {
+		cb := func(r records.Record, hash string) {
 			if ferr != nil {
 				return
 			}
@@ -178,7 +178,7 @@ func readChain(path string, each func(Record) error, locked, skipData bool, live
 			if ferr = checkSegmentStart(&c, i, files, r, line, live, &legacy); ferr != nil {
 				return
 			}
-			if r.Kind != KindCheckpoint {
+			if r.Kind != records.KindCheckpoint {
 				if ferr = foldInto(live, r, file, line); ferr != nil {
 					return
 				}
@@ -297,8 +297,8 @@ func parseAhead(file string, private bool, lp *lineParser, done <-chan struct{})
 // (records/stateformat.go), and that every segment after the first begins with one
 // naming the segment before it. It leaves live (and legacy) as the state
 // after the checkpoint.
-func checkSegmentStart(c *chain, i int, files []string, r Record, line int, live *Live, legacy **Live) error {
-	if r.Kind != KindCheckpoint {
+func checkSegmentStart(c *chain, i int, files []string, r records.Record, line int, live *records.Live, legacy **records.Live) error {
+	if r.Kind != records.KindCheckpoint {
 		if line == 1 && i > 0 {
 			return &BrokenError{Path: c.path, Line: line, Seq: r.Seq, Reason: "a sealed segment's successor must begin with a checkpoint"}
 		}
@@ -307,8 +307,8 @@ func checkSegmentStart(c *chain, i int, files []string, r Record, line int, live
 	broken := func(reason string) error {
 		return &BrokenError{Path: c.path, Line: line, Seq: r.Seq, Reason: reason}
 	}
-	var cp Checkpoint
-	if err := DecodeInto(r, &cp); err != nil {
+	var cp records.Checkpoint
+	if err := records.DecodeInto(r, &cp); err != nil {
 		return broken(err.Error())
 	}
 	if line == 1 && i > 0 && cp.Sealed != filepath.Base(files[i-1]) {
@@ -333,7 +333,7 @@ func checkSegmentStart(c *chain, i int, files []string, r Record, line int, live
 		// This build keeps its own fold; a build before versions went on
 		// from the checkpoint.
 		live.KeepPast(r.Seq)
-		next := &Live{}
+		next := &records.Live{}
 		if err := next.Restore(cp.State, r.Seq); err != nil {
 			return broken(err.Error())
 		}
@@ -412,7 +412,7 @@ func (c *chain) broken(line int, format string, args ...any) *BrokenError {
 // calls each with every record and its line's hash. It advances c only past
 // lines that verify, so on a *BrokenError c still describes the sound prefix.
 // Any other error is from reading r.
-func (c *chain) read(r io.Reader, each func(r Record, hash string)) error {
+func (c *chain) read(r io.Reader, each func(r records.Record, hash string)) error {
 	err := scanLines(r, nil, func(p parsed) error { return c.link(p, each) }, c.tooLong)
 	var b *BrokenError
 	if err != nil && !errors.As(err, &b) {
@@ -429,7 +429,7 @@ func (c *chain) tooLong() error {
 // parsing needs nothing of the lines before, so it may run ahead (Verify
 // parses the next segment while it checks this one).
 type parsed struct {
-	rec  Record
+	rec  records.Record
 	hash string
 	size int64  // the line's length with its newline
 	bad  string // why the line is not a record; "" when it is one
@@ -484,7 +484,7 @@ func parseLine(line []byte, torn bool, lp *lineParser) parsed {
 		p.bad = fmt.Sprintf("not a JSON record: %v", err)
 		return p
 	}
-	if len(line) > maxLine && p.rec.Kind != KindCheckpoint {
+	if len(line) > maxLine && p.rec.Kind != records.KindCheckpoint {
 		p.bad = fmt.Sprintf("longer than %d bytes", maxLine)
 		return p
 	}
@@ -493,7 +493,7 @@ func parseLine(line []byte, torn bool, lp *lineParser) parsed {
 }
 
 // link checks that p continues the chain, advances c past it and calls each.
-func (c *chain) link(p parsed, each func(r Record, hash string)) error {
+func (c *chain) link(p parsed, each func(r records.Record, hash string)) error {
 	n := c.lines + 1
 	if p.bad != "" {
 		b := c.broken(n, "%s", p.bad)
@@ -501,7 +501,7 @@ func (c *chain) link(p parsed, each func(r Record, hash string)) error {
 		return b
 	}
 	rec := p.rec
-	if n == 1 && c.loose && c.seq == 0 && rec.Kind == KindCheckpoint && rec.Seq > 1 {
+	if n == 1 && c.loose && c.seq == 0 && rec.Kind == records.KindCheckpoint && rec.Seq > 1 {
 		// A segment that continues sealed history: take its word for
 		// where it joins (checked against the head by Open).
 		c.seq, c.hash = rec.Seq-1, rec.Prev
@@ -530,7 +530,7 @@ func (c *chain) link(p parsed, each func(r Record, hash string)) error {
 	}
 	if n == 1 {
 		c.first, c.firstPrev = rec.Seq, rec.Prev
-		if rec.Kind == KindCheckpoint {
+		if rec.Kind == records.KindCheckpoint {
 			c.cpSize = p.size
 		}
 	}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/walletgate/walletgate/journal/records"
+
 	"github.com/stretchr/testify/require"
 )
 
@@ -167,7 +169,7 @@ func TestBrokenErrorSaysWhenTheLastLineIsTorn(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "state")
 	j, err := Open(dir, "s", nil)
 	require.NoError(t, err)
-	_, err = j.Append(KindSessionEnd, SessionEnd{V: Version, PID: 1})
+	_, err = j.Append(records.KindSessionEnd, records.SessionEnd{V: records.Version, PID: 1})
 	require.NoError(t, err)
 	require.NoError(t, j.Close())
 	path := filepath.Join(dir, FileName)

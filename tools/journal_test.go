@@ -16,6 +16,7 @@ import (
 
 	"github.com/walletgate/walletgate/chain/devnet"
 	"github.com/walletgate/walletgate/journal"
+	"github.com/walletgate/walletgate/journal/records"
 	"github.com/walletgate/walletgate/policy"
 	"github.com/walletgate/walletgate/tools"
 )
@@ -38,7 +39,7 @@ func withJournal(t *testing.T, dir, session string, capsPerDay string) func(*too
 	}
 }
 
-func records(t *testing.T, dir string) []journal.Record {
+func journalRecords(t *testing.T, dir string) []records.Record {
 	t.Helper()
 	j, err := journal.Open(dir, "reader", time.Now)
 	require.NoError(t, err)
@@ -60,7 +61,7 @@ func TestJournalRecordsEveryStepBeforeItHappens(t *testing.T) {
 
 	var kinds []string
 	var signed map[string]any
-	for _, r := range records(t, dir) {
+	for _, r := range journalRecords(t, dir) {
 		kinds = append(kinds, r.Kind)
 		if r.Kind == tools.KindSigned {
 			require.NoError(t, json.Unmarshal(r.Data, &signed))
@@ -71,7 +72,7 @@ func TestJournalRecordsEveryStepBeforeItHappens(t *testing.T) {
 	require.Contains(t, order, "cap_reserve signed broadcast receipt cap_correct tool_end", "signed before broadcast, settled after the receipt")
 	require.Equal(t, out.TxHash, signed["tx"])
 	require.True(t, strings.HasPrefix(signed["raw"].(string), "0x02"), "the signed bytes themselves (EIP-1559)")
-	for _, r := range records(t, dir) {
+	for _, r := range journalRecords(t, dir) {
 		if r.Kind == tools.KindSigned {
 			continue // the signed transaction's raw bytes name the recipient, as they must
 		}

@@ -28,6 +28,7 @@ import (
 	"github.com/walletgate/walletgate/gate"
 	"github.com/walletgate/walletgate/internal/schemacheck"
 	"github.com/walletgate/walletgate/journal"
+	"github.com/walletgate/walletgate/journal/records"
 	"github.com/walletgate/walletgate/policy"
 	"github.com/walletgate/walletgate/signer"
 	"github.com/walletgate/walletgate/tools/confirm"
@@ -208,7 +209,7 @@ func New(d Deps) *Server {
 	s.confirm = confirm.New(confirm.Deps{
 		Mode: s.cfg.Confirm, Gate: s.gate, Engine: s.engine, Approvals: d.Approvals, Tier: tier,
 		Record: func(d approval.Decision) {
-			_ = s.record(KindApproval, journal.Approval{V: journal.Version, Approval: d.ID, Tool: d.Tool, Fingerprint: hex.EncodeToString(d.Fingerprint[:]), Decision: string(d.State)})
+			_ = s.record(KindApproval, records.Approval{V: records.Version, Approval: d.ID, Tool: d.Tool, Fingerprint: hex.EncodeToString(d.Fingerprint[:]), Decision: string(d.State)})
 		},
 		PageURL: d.ApprovalPage, Way: d.Way, Service: d.Service, Logger: s.log, Now: s.now,
 	})
@@ -349,7 +350,7 @@ func (s *Server) handler(name string, write bool, run runner) server.ToolHandler
 		raw, err := rawArguments(req)
 		call := fmt.Sprintf("%s-%d", s.session, s.calls.Add(1))
 		// A call that never gets an answer still leaves its start behind.
-		_ = s.recordUnsynced(KindToolStart, journal.ToolStart{V: journal.Version, Call: call, Tool: name, ArgsSHA256: digest(raw)})
+		_ = s.recordUnsynced(KindToolStart, records.ToolStart{V: records.Version, Call: call, Tool: name, ArgsSHA256: digest(raw)})
 		var res *mcp.CallToolResult
 		var ref *Refusal
 		if err != nil {
@@ -382,7 +383,7 @@ func (s *Server) handler(name string, write bool, run runner) server.ToolHandler
 			}
 		}
 		s.log.Info("tool call", "tool", name, "outcome", outcome, "ms", time.Since(start).Milliseconds())
-		_ = s.recordUnsynced(KindToolEnd, journal.ToolEnd{V: journal.Version, Call: call, Tool: name, Outcome: outcome, MS: time.Since(start).Milliseconds()})
+		_ = s.recordUnsynced(KindToolEnd, records.ToolEnd{V: records.Version, Call: call, Tool: name, Outcome: outcome, MS: time.Since(start).Milliseconds()})
 		return res, nil
 	}
 }

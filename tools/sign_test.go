@@ -188,7 +188,7 @@ func rsv(t *testing.T, s signedOut) (uint8, [32]byte, [32]byte) {
 func (e *sigEnv) signatureRecords() int {
 	e.t.Helper()
 	n := 0
-	for _, r := range records(e.t, e.dir) {
+	for _, r := range journalRecords(e.t, e.dir) {
 		if r.Kind == engine.KindSignature {
 			n++
 		}

@@ -87,7 +87,7 @@ func TestTieredApprovalAgainstTheChain(t *testing.T) {
 
 	// The journal records which path each preview took.
 	var paths []string
-	for _, r := range records(t, dir) {
+	for _, r := range journalRecords(t, dir) {
 		if r.Kind == tools.KindPreview {
 			var rec map[string]any
 			require.NoError(t, json.Unmarshal(r.Data, &rec))

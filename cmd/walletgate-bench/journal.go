@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"github.com/walletgate/walletgate/journal"
+
+	"github.com/walletgate/walletgate/journal/records"
 )
 
 // genSpan is how long a generated history lasts: a year of use.
@@ -59,39 +61,39 @@ func generate(dir string, n int, segment int64) error {
 		}
 		return err
 	}
-	v := journal.Version
+	v := records.Version
 	for call := 0; ; call++ {
 		var err error
 		step := func(kind string, data any) {
 			if err == nil {
 				// Durable only where walletgate makes it so, and sparingly,
 				// to keep generating a million records quick.
-				err = app(kind, data, call%2000 == 0 && kind == journal.KindSigned)
+				err = app(kind, data, call%2000 == 0 && kind == records.KindSigned)
 			}
 		}
 		id := fmt.Sprintf("gen-%d", call)
 		if call%1000 == 0 {
-			step(journal.KindSessionStart, journal.SessionStart{V: v, Version: "bench", PID: 1, ChainID: 1337, Wallet: "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266", Signer: "dev"})
+			step(records.KindSessionStart, records.SessionStart{V: v, Version: "bench", PID: 1, ChainID: 1337, Wallet: "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266", Signer: "dev"})
 		}
 		tool := "wallet_balance"
 		if call%20 == 0 {
 			tool = "wallet_send"
 		}
-		step(journal.KindToolStart, journal.ToolStart{V: v, Call: id, Tool: tool, ArgsSHA256: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"})
+		step(records.KindToolStart, records.ToolStart{V: v, Call: id, Tool: tool, ArgsSHA256: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"})
 		if call%20 == 0 {
-			step(journal.KindPreview, journal.Preview{V: v, Tool: tool, Fingerprint: "60303ae22b998861bce3b28f33eec1be758a213c86c93c076dbe9f558c11c752", Legs: 1, Spend: map[string]string{"ETH": "10000000000000000"}})
+			step(records.KindPreview, records.Preview{V: v, Tool: tool, Fingerprint: "60303ae22b998861bce3b28f33eec1be758a213c86c93c076dbe9f558c11c752", Legs: 1, Spend: map[string]string{"ETH": "10000000000000000"}})
 			at := t
 			tx := fmt.Sprintf("0x%064x", call)
-			step(journal.KindCapReserve, journal.CapChange{V: v, ID: id, At: at, Change: map[string]string{"ETH": "10042000000000000"}})
-			step(journal.KindSigned, journal.Signed{V: v, Tool: tool, Leg: "transfer", Reservation: id, Tx: tx, Nonce: uint64(call / 20), From: "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266",
+			step(records.KindCapReserve, records.CapChange{V: v, ID: id, At: at, Change: map[string]string{"ETH": "10042000000000000"}})
+			step(records.KindSigned, records.Signed{V: v, Tool: tool, Leg: "transfer", Reservation: id, Tx: tx, Nonce: uint64(call / 20), From: "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266",
 				Raw: "0x02f87283053a3980843b9aca00847735940082520894000000000000000000000000000000000000be4c01872386f26fc1000080c001a0" + strings.Repeat("ab", 64)})
-			step(journal.KindBroadcast, journal.Broadcast{V: v, Tx: tx, Outcome: journal.BroadcastAccepted})
-			step(journal.KindReceipt, journal.Receipt{V: v, Tx: tx, Status: 1, Block: uint64(call), GasUsed: 21000, Fee: "21000000000000"})
-			step(journal.KindCapCorrect, journal.CapChange{V: v, ID: id, At: at, Change: map[string]string{"ETH": "-21000000000000"}})
+			step(records.KindBroadcast, records.Broadcast{V: v, Tx: tx, Outcome: records.BroadcastAccepted})
+			step(records.KindReceipt, records.Receipt{V: v, Tx: tx, Status: 1, Block: uint64(call), GasUsed: 21000, Fee: "21000000000000"})
+			step(records.KindCapCorrect, records.CapChange{V: v, ID: id, At: at, Change: map[string]string{"ETH": "-21000000000000"}})
 		}
-		step(journal.KindToolEnd, journal.ToolEnd{V: v, Call: id, Tool: tool, Outcome: "ok", MS: 4})
+		step(records.KindToolEnd, records.ToolEnd{V: v, Call: id, Tool: tool, Outcome: "ok", MS: 4})
 		if call%1000 == 999 {
-			step(journal.KindSessionEnd, journal.SessionEnd{V: v, PID: 1})
+			step(records.KindSessionEnd, records.SessionEnd{V: v, PID: 1})
 		}
 		if err == io.EOF {
 			return nil
@@ -260,12 +262,12 @@ func (b *bench) journalRun(ctx context.Context, binFlag string, counts []int) ([
 		var work []float64
 		for i := 0; i < 50; i++ {
 			t0 := time.Now()
-			err := j.View(func(l *journal.Live) error { _ = len(l.Caps); return nil })
+			err := j.View(func(l *records.Live) error { _ = len(l.Caps); return nil })
 			if err == nil {
-				_, err = j.AppendUnsynced(journal.KindToolStart, journal.ToolStart{V: journal.Version, Call: "bench", Tool: "wallet_send"})
+				_, err = j.AppendUnsynced(records.KindToolStart, records.ToolStart{V: records.Version, Call: "bench", Tool: "wallet_send"})
 			}
 			if err == nil {
-				_, err = j.Append(journal.KindPreview, journal.Preview{V: journal.Version, Tool: "wallet_send", Legs: 1, Spend: map[string]string{"ETH": "1"}})
+				_, err = j.Append(records.KindPreview, records.Preview{V: records.Version, Tool: "wallet_send", Legs: 1, Spend: map[string]string{"ETH": "1"}})
 			}
 			if err != nil {
 				j.Close()
@@ -328,7 +330,7 @@ func secondOpen(j *journal.Journal, dir string) (baseline, during float64, err e
 				default:
 				}
 				t0 := time.Now()
-				if _, err := j.AppendUnsynced(journal.KindToolEnd, journal.ToolEnd{V: journal.Version, Call: "bench", Tool: "wallet_balance", Outcome: "ok"}); err != nil {
+				if _, err := j.AppendUnsynced(records.KindToolEnd, records.ToolEnd{V: records.Version, Call: "bench", Tool: "wallet_balance", Outcome: "ok"}); err != nil {
 					aerr = err
 					if i < 20 {
 						close(ready)

@@ -6,41 +6,19 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/walletgate/walletgate/internal/journaltest"
 	"github.com/walletgate/walletgate/journal"
+	"github.com/walletgate/walletgate/journal/records"
 )
 
-// auditJournal writes a small history into a fresh state directory of one
-// wallet on the dev chain, and returns the directory.
+// auditJournal writes journaltest's history into a fresh state directory
+// and returns the wallet's directory.
 func auditJournal(t *testing.T) string {
 	t.Helper()
-	dir := filepath.Join(t.TempDir(), "state", "1337-0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266")
-	j, err := journal.Open(dir, "s1", time.Now)
-	require.NoError(t, err)
-	at := time.Now().UTC()
-	usdt := "0x412c113686C5eC57D6DC7A01d0499e93Cc9E8dcC" // the dev chain's USDT, 6 decimals
-	for _, r := range []struct {
-		kind string
-		data any
-	}{
-		{journal.KindSessionStart, journal.SessionStart{V: 1, Version: "test", PID: 1, ChainID: 1337, Wallet: "0xf39F", Signer: "dev"}},
-		{journal.KindToolStart, journal.ToolStart{V: 1, Call: "c1", Tool: "wallet_send"}},
-		{journal.KindPreview, journal.Preview{V: 1, Tool: "wallet_send", Legs: 1, Spend: map[string]string{usdt: "2500000"}}},
-		{journal.KindCapReserve, journal.CapChange{V: 1, ID: "r1", At: at, Change: map[string]string{usdt: "2500000", "ETH": "42000000000000"}}},
-		{journal.KindCapCorrect, journal.CapChange{V: 1, ID: "r1", At: at, Change: map[string]string{usdt: "-2500000", "ETH": "-42000000000000"}, Reason: journal.ReasonPhantom}},
-		{journal.KindSigned, journal.Signed{V: 1, Tool: "wallet_send", Leg: "transfer", Reservation: "r2", Tx: "0xaa", Raw: "0x01"}},
-		{journal.KindBroadcast, journal.Broadcast{V: 1, Tx: "0xaa", Outcome: journal.BroadcastRefused, Error: "txpool is full"}},
-		{journal.KindDropped, journal.Dropped{V: 1, Tx: "0xaa", Reason: "its nonce was used by another transaction"}},
-		{journal.KindCapReserve, journal.CapChange{V: 1, ID: "r3", At: at, Change: map[string]string{"ETH": "7000000000000000"}}},
-	} {
-		_, err := j.Append(r.kind, r.data)
-		require.NoError(t, err)
-	}
-	require.NoError(t, j.Close())
-	return dir
+	return journaltest.History(t, filepath.Join(t.TempDir(), "state"))
 }
 
 func runAudit(t *testing.T, args ...string) (string, error) {
@@ -111,7 +89,7 @@ func TestAuditRepairKeepsTheDayWindow(t *testing.T) {
 	require.NoError(t, err)
 	defer j.Close()
 	var ids []string
-	require.NoError(t, j.View(func(l *journal.Live) error {
+	require.NoError(t, j.View(func(l *records.Live) error {
 		for _, c := range l.Caps {
 			ids = append(ids, c.ID)
 		}

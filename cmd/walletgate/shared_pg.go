@@ -19,7 +19,7 @@ import (
 	"github.com/walletgate/walletgate/caps"
 	"github.com/walletgate/walletgate/engine"
 	"github.com/walletgate/walletgate/internal/app"
-	"github.com/walletgate/walletgate/journal"
+	"github.com/walletgate/walletgate/journal/records"
 	"github.com/walletgate/walletgate/pgstate"
 	"github.com/walletgate/walletgate/policy"
 	"github.com/walletgate/walletgate/tools"
@@ -82,7 +82,7 @@ func openShared(ctx context.Context, cfg policy.Config, chainID uint64, genesis 
 		return r, nil
 	}
 	logger.Info("caps, nonces and open transactions are shared through PostgreSQL", "state", shown, "schema", pgstate.SchemaVersion)
-	_, _ = r.Append(tools.KindSessionStart, journal.SessionStart{V: journal.Version, Version: versionString(), PID: os.Getpid(),
+	_, _ = r.Append(tools.KindSessionStart, records.SessionStart{V: records.Version, Version: versionString(), PID: os.Getpid(),
 		ChainID: chainID, Genesis: genesis.Hex(), Wallet: wallet.Hex(), Signer: signerKind})
 	released, err := r.ReleasePhantoms(engine.DefaultBounds.Confirm + phantomAge)
 	for _, o := range released {

@@ -8,6 +8,8 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 
 	"github.com/walletgate/walletgate/journal"
+
+	"github.com/walletgate/walletgate/journal/records"
 	"github.com/walletgate/walletgate/signer"
 	"github.com/walletgate/walletgate/tools"
 )
@@ -138,7 +140,7 @@ func wire(ctx context.Context, o Options, genesis common.Hash) (deps tools.Deps,
 				// (another chain's journal gets nothing). It is written
 				// without an fsync: nothing waits on it, and the session's
 				// next synced record (or Close) makes it durable.
-				if _, err := j.AppendUnsynced(tools.KindSessionStart, journal.SessionStart{V: journal.Version, Version: o.Version, PID: os.Getpid(),
+				if _, err := j.AppendUnsynced(tools.KindSessionStart, records.SessionStart{V: records.Version, Version: o.Version, PID: os.Getpid(),
 					ChainID: chainID, Genesis: g.Hex(), Wallet: deps.Address.Hex(), Signer: deps.Signer.Kind()}); err != nil {
 					logger.Error("recording the session's start in the journal failed", "err", err)
 				}
@@ -168,7 +170,7 @@ func wire(ctx context.Context, o Options, genesis common.Hash) (deps tools.Deps,
 			undo = append(undo, func() {
 				<-started
 				if bound() == nil {
-					_, _ = j.Append(tools.KindSessionEnd, journal.SessionEnd{V: journal.Version, PID: os.Getpid()})
+					_, _ = j.Append(tools.KindSessionEnd, records.SessionEnd{V: records.Version, PID: os.Getpid()})
 					// Seal a long tail now, so that the next start reads little.
 					if err := j.SealIfLonger(journal.StopTail); err != nil {
 						logger.Warn("sealing the journal's segment at stop failed; the next start reads it whole", "err", err)
@@ -202,7 +204,7 @@ func wire(ctx context.Context, o Options, genesis common.Hash) (deps tools.Deps,
 				deps.Recorder = r
 				undo = append(undo, func() {
 					if r.Connected() { // a database that never answered is not waited for
-						_, _ = r.Append(tools.KindSessionEnd, journal.SessionEnd{V: journal.Version, PID: os.Getpid()})
+						_, _ = r.Append(tools.KindSessionEnd, records.SessionEnd{V: records.Version, PID: os.Getpid()})
 					}
 					r.Close()
 				})
