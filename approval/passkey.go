@@ -35,6 +35,8 @@ import (
 
 	"github.com/go-webauthn/webauthn/protocol"
 	"github.com/go-webauthn/webauthn/webauthn"
+
+	"github.com/walletgate/walletgate/internal/atomicfile"
 )
 
 // Files in the passkey directory.
@@ -160,7 +162,7 @@ func newEnrolmentUntil(dir string, expires time.Time, uid, gid int) (string, err
 	}
 	sum := sha256.Sum256([]byte(secret))
 	b, _ := json.Marshal(passkeyEnrolment{SecretSHA256: hex.EncodeToString(sum[:]), Expires: expires.UTC()})
-	if err := writePrivate(filepath.Join(dir, enrolmentFile), b, uid, gid); err != nil {
+	if err := atomicfile.Write(filepath.Join(dir, enrolmentFile), b, 0o600, uid, gid); err != nil {
 		return "", fmt.Errorf("passkey enrolment: %w", err)
 	}
 	return secret, nil
@@ -229,7 +231,7 @@ func (p *Passkeys) FinishEnrolment(secret string, answer []byte) error {
 	if err != nil {
 		return err
 	}
-	if err := writePrivate(filepath.Join(p.dir, passkeysFile), b, -1, -1); err != nil {
+	if err := atomicfile.Write(filepath.Join(p.dir, passkeysFile), b, 0o600, -1, -1); err != nil {
 		return fmt.Errorf("the passkey could not be saved: %w", err)
 	}
 	p.store = next
@@ -321,7 +323,7 @@ func (p *Passkeys) FinishApproval(id string, fp [32]byte, answer []byte) error {
 	if err != nil {
 		return err
 	}
-	if err := writePrivate(filepath.Join(p.dir, passkeysFile), b, -1, -1); err != nil {
+	if err := atomicfile.Write(filepath.Join(p.dir, passkeysFile), b, 0o600, -1, -1); err != nil {
 		return fmt.Errorf("the passkey's counter could not be saved (%v): nothing was approved", err)
 	}
 	p.store = next
@@ -342,36 +344,4 @@ func readBounded(path string) ([]byte, error) {
 		return nil, fmt.Errorf("%s is larger than %d bytes", path, maxPasskeyFile)
 	}
 	return b, nil
-}
-
-// writePrivate writes data to path (0600) through a temporary file beside
-// it, owned by uid:gid unless they are -1.
-func writePrivate(path string, data []byte, uid, gid int) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".passkey-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(0o600); err != nil {
-		tmp.Close()
-		return err
-	}
-	if uid >= 0 || gid >= 0 {
-		if err := tmp.Chown(uid, gid); err != nil {
-			tmp.Close()
-			return err
-		}
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }

@@ -5,8 +5,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
+
+	"github.com/walletgate/walletgate/internal/atomicfile"
 )
 
 // InstallOptions are what `walletgate service install` was asked.
@@ -88,42 +89,12 @@ func copyFile(src, dst string, perm os.FileMode, uid, gid int) error {
 	return out.Close()
 }
 
-// writeFile writes data to path through a temporary file beside it, with
-// mode perm, owned by uid:gid.
-func writeFile(path string, data []byte, perm os.FileMode, uid, gid int) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".walletgate-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(perm); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chown(uid, gid); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
-}
-
 // WriteConfig writes c to path, root's, readable by the service's group.
 func WriteConfig(path string, c Config, gid int) error {
 	if err := c.Check(); err != nil {
 		return err
 	}
-	return writeFile(path, c.Marshal(), 0o640, 0, gid)
+	return atomicfile.Write(path, c.Marshal(), 0o640, 0, gid)
 }
 
 // ErrNotRoot says an install step needs root.

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/walletgate/walletgate/approval"
+	"github.com/walletgate/walletgate/internal/atomicfile"
 )
 
 // Install creates the service user, imports the key, installs the binary,
@@ -152,7 +153,7 @@ func Install(o InstallOptions, out io.Writer) error {
 	if err := WriteConfig(p.Config, c, gid); err != nil {
 		return fmt.Errorf("write the configuration: %w", err)
 	}
-	if err := writeFile(p.Unit, []byte(SystemdUnit(p, o.User)), 0o644, 0, 0); err != nil {
+	if err := atomicfile.Write(p.Unit, []byte(SystemdUnit(p, o.User)), 0o644, 0, 0); err != nil {
 		return fmt.Errorf("write the unit: %w", err)
 	}
 	fmt.Fprintf(out, "walletgate service installed for %s, running as user %s.\n", userNames(peers), o.User)
