@@ -12,6 +12,11 @@ package policy
 // in that list's window (see capwindows.go: every capped asset has every
 // window). An asset may appear once.
 //
+// With several chains (WALLETGATE_CHAIN_ID lists more than one), an item may
+// start with a chain and a colon: "base:USDC=25" or "8453:USDC=25" (a chain
+// id, or a name ParseNetwork knows). An item without one is the default
+// chain's (the first listed). An asset may appear once per chain.
+//
 // ParseCapList checks syntax only. ResolveCapList then binds each asset to an
 // address on one chain and converts the amount to base units.
 
@@ -51,6 +56,7 @@ const capListExample = "expected comma-separated ASSET=AMOUNT items, like ETH=0.
 type CapEntry struct {
 	Asset  string
 	Amount string
+	Chain  uint64 // the chain the item names ("base:USDC=25"); 0: unprefixed, the default chain's
 }
 
 // CapListError reports a cap list, or one item of it, that was refused. Item
@@ -102,6 +108,15 @@ func ParseCapList(s string) ([]CapEntry, error) {
 			return nil, capItemError(item, "has no '='; "+capListExample, nil)
 		}
 		asset, amount = trimSpaceTab(asset), trimSpaceTab(amount)
+		var chainID uint64
+		if prefix, rest, ok := strings.Cut(asset, ":"); ok {
+			id, known := ParseNetwork(trimSpaceTab(prefix))
+			if !known {
+				return nil, capItemError(item, fmt.Sprintf("names the chain \"%s\", which is neither a chain id nor a known name (%s); write CHAIN:ASSET=AMOUNT, like base:USDC=25",
+					display(trimSpaceTab(prefix), maxDisplay), strings.Join(NetworkNames(), ", ")), nil)
+			}
+			chainID, asset = id, trimSpaceTab(rest)
+		}
 		canonical, err := parseCapAsset(item, asset)
 		if err != nil {
 			return nil, err
@@ -111,11 +126,12 @@ func ParseCapList(s string) ([]CapEntry, error) {
 		} else if err := checkAmountSyntax(amount); err != nil {
 			return nil, capItemError(item, "has a bad amount: "+err.(*AmountError).Reason, err)
 		}
-		if seen[canonical] {
+		key := fmt.Sprintf("%d:%s", chainID, canonical)
+		if seen[key] {
 			return nil, capItemError(item, fmt.Sprintf("repeats the asset %s; give each asset one cap", canonical), nil)
 		}
-		seen[canonical] = true
-		entries = append(entries, CapEntry{Asset: canonical, Amount: amount})
+		seen[key] = true
+		entries = append(entries, CapEntry{Asset: canonical, Amount: amount, Chain: chainID})
 	}
 	return entries, nil
 }

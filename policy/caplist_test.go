@@ -18,16 +18,16 @@ func TestParseCapListAccepts(t *testing.T) {
 	}{
 		{"empty string is empty list", "", nil},
 		{"brief example", "ETH=0.01,USDC=25,0xdAC17F958D2ee523a2206206994597C13D831ec7=25", []CapEntry{
-			{"ETH", "0.01"}, {"USDC", "25"}, {usdtChecksum, "25"},
+			{"ETH", "0.01", 0}, {"USDC", "25", 0}, {usdtChecksum, "25", 0},
 		}},
-		{"eth any case", "eTh=1", []CapEntry{{"ETH", "1"}}},
-		{"symbol upper-cased", "usdc=1", []CapEntry{{"USDC", "1"}}},
-		{"lowercase address checksummed", strings.ToLower(usdtChecksum) + "=1", []CapEntry{{usdtChecksum, "1"}}},
-		{"spaces around items and '='", " ETH = 0.5 ,\tUSDC\t=\t2 ", []CapEntry{{"ETH", "0.5"}, {"USDC", "2"}}},
-		{"zero cap", "ETH=0", []CapEntry{{"ETH", "0"}}},
-		{"many decimals kept as written", "DAI=0.000000000000000001", []CapEntry{{"DAI", "0.000000000000000001"}}},
-		{"16-character symbol", "ABCDEFGHIJKLMNOP=1", []CapEntry{{"ABCDEFGHIJKLMNOP", "1"}}},
-		{"unlimited any case", "ETH=Unlimited, USDC = unlimited", []CapEntry{{"ETH", Unlimited}, {"USDC", Unlimited}}},
+		{"eth any case", "eTh=1", []CapEntry{{"ETH", "1", 0}}},
+		{"symbol upper-cased", "usdc=1", []CapEntry{{"USDC", "1", 0}}},
+		{"lowercase address checksummed", strings.ToLower(usdtChecksum) + "=1", []CapEntry{{usdtChecksum, "1", 0}}},
+		{"spaces around items and '='", " ETH = 0.5 ,\tUSDC\t=\t2 ", []CapEntry{{"ETH", "0.5", 0}, {"USDC", "2", 0}}},
+		{"zero cap", "ETH=0", []CapEntry{{"ETH", "0", 0}}},
+		{"many decimals kept as written", "DAI=0.000000000000000001", []CapEntry{{"DAI", "0.000000000000000001", 0}}},
+		{"16-character symbol", "ABCDEFGHIJKLMNOP=1", []CapEntry{{"ABCDEFGHIJKLMNOP", "1", 0}}},
+		{"unlimited any case", "ETH=Unlimited, USDC = unlimited", []CapEntry{{"ETH", Unlimited, 0}, {"USDC", Unlimited, 0}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

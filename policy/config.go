@@ -70,8 +70,8 @@ type Variable struct {
 // Load checks them. It is the single list: Load refuses any WALLETGATE_* name
 // not in it, and a test checks that Load handles each one.
 var Variables = []Variable{
-	{EnvRPC, "node URL(s), comma-separated fallbacks that must serve the same chain; http, https, ws or wss", "not set"},
-	{EnvChainID, "expected chain id (decimal); the node must report the same", "not set"},
+	{EnvRPC, "node URL(s), http, https, ws or wss: with one chain id, comma-separated fallbacks that must serve that chain; with several, one entry per chain in WALLETGATE_CHAIN_ID's order, a chain's fallbacks separated by |", "not set"},
+	{EnvChainID, "expected chain id (decimal, or a name: ethereum, base, arbitrum, optimism, polygon, sepolia, base-sepolia, dev); the node must report the same. Several, comma-separated, serve several chains, the first the default", "not set"},
 	{EnvKeystore, "path of a go-ethereum keystore file holding the signing key", "not set"},
 	{EnvPasswordFile, "path of a file holding the keystore password; required with WALLETGATE_KEYSTORE", "not set"},
 	{EnvKeyFile, "path of a file holding a hex private key; instead of WALLETGATE_KEYSTORE", "not set"},
@@ -133,8 +133,13 @@ const (
 // meaningful; use Load. Key material is never held here: the key fields are
 // paths.
 type Config struct {
-	RPC          []string        // node URLs, in fallback order; nil if not set
-	ChainID      uint64          // 0: not set
+	RPC          []string        // the default chain's node URLs, in fallback order; nil if not set
+	ChainID      uint64          // the default chain; 0: not set
+	// Chains are the configured chains, the default first (chains.go):
+	// one with a single chain id, nil when WALLETGATE_RPC is not set.
+	Chains   []ChainNode
+	chainIDs []uint64 // WALLETGATE_CHAIN_ID as read, until Load pairs it with WALLETGATE_RPC
+	rpc      string   // WALLETGATE_RPC as read, until then
 	Keystore     string          // keystore file path; "" if not set
 	PasswordFile string          // keystore password file path; set iff Keystore is
 	KeyFile      string          // private key file path; never with Keystore
@@ -238,6 +243,10 @@ func Load(environ []string) (Config, error) {
 	if err := cfg.checkKeySources(); err != nil {
 		return Config{}, err
 	}
+	if err := cfg.pairChains(cfg.chainIDs, cfg.rpc); err != nil {
+		return Config{}, err
+	}
+	cfg.chainIDs, cfg.rpc = nil, ""
 	if cfg.HumanAbove != nil && cfg.Confirm != ConfirmHuman {
 		// Fail closed: a tier without human mode would suggest a person
 		// approves the larger writes when nobody does.
@@ -344,13 +353,13 @@ func (c *Config) set(name, value, home string) *ConfigError {
 		if err != nil {
 			return err
 		}
-		c.RPC = urls
+		c.RPC, c.rpc = urls, value
 	case EnvChainID:
-		id, ok := parseDecimalUint(value)
-		if !ok || id == 0 {
-			return configError(name, value, "a decimal chain id greater than 0, like 1 for Ethereum mainnet or 11155111 for Sepolia")
+		ids, err := parseChainIDs(value)
+		if err != nil {
+			return err
 		}
-		c.ChainID = id
+		c.ChainID, c.chainIDs = ids[0], ids
 	case EnvStateURL:
 		if problem := stateURLProblem(value); problem != "" {
 			return &ConfigError{Var: name, Value: RedactURL(value), Expected: "a postgres:// or postgresql:// URL with a host, like postgres://walletgate@db.internal:5432/walletgate (" + problem + ")"}

@@ -70,14 +70,23 @@ func TestLoadEachVariable(t *testing.T) {
 			{"mainnet", "1", func(t *testing.T, c Config) { require.Equal(t, uint64(1), c.ChainID) }},
 			{"sepolia", "11155111", func(t *testing.T, c Config) { require.Equal(t, uint64(11155111), c.ChainID) }},
 			{"max uint64", "18446744073709551615", func(t *testing.T, c Config) { require.Equal(t, uint64(18446744073709551615), c.ChainID) }},
+			{"space", " 1", func(t *testing.T, c Config) { require.Equal(t, uint64(1), c.ChainID) }},
+			{"name", "sepolia", func(t *testing.T, c Config) { require.Equal(t, uint64(11155111), c.ChainID) }},
+			{"name any case", "Base", func(t *testing.T, c Config) { require.Equal(t, uint64(8453), c.ChainID) }},
+			{"several, the first the default", "base, 1", func(t *testing.T, c Config) {
+				require.Equal(t, uint64(8453), c.ChainID)
+				require.Nil(t, c.Chains, "no node configured: no chains paired")
+			}},
 		}, []bad{
 			{"zero", "0", "greater than 0"},
 			{"hex", "0x1", "decimal chain id"},
 			{"sign", "+1", "decimal chain id"},
-			{"space", " 1", "decimal chain id"},
 			{"underscore", "11_155_111", "decimal chain id"},
 			{"overflow", "18446744073709551616", "decimal chain id"},
-			{"name", "sepolia", "decimal chain id"},
+			{"unknown name", "basee", "item 1 is not one"},
+			{"listed twice", "1,ethereum", "chain 1 is listed twice"},
+			{"empty item", "1,,8453", "item 2 is not one"},
+			{"too many", "1,2,3,4,5,6,7,8,9", "at most 8 chains"},
 		}},
 		{EnvKeystore, []string{EnvPasswordFile + "=/run/pw"}, []good{
 			{"path", "/keys/UTC--wallet.json", func(t *testing.T, c Config) {
@@ -106,19 +115,19 @@ func TestLoadEachVariable(t *testing.T) {
 		}},
 		{EnvCapPerTx, nil, []good{
 			{"list", "ETH=0.01,USDC=25", func(t *testing.T, c Config) {
-				require.Equal(t, []CapEntry{{"ETH", "0.01"}, {"USDC", "25"}}, c.CapPerTx)
+				require.Equal(t, []CapEntry{{"ETH", "0.01", 0}, {"USDC", "25", 0}}, c.CapPerTx)
 			}},
 		}, []bad{
 			{"exponent", "ETH=1e18", "exponent"},
 			{"duplicate", "ETH=1,ETH=2", "repeats"},
 		}},
 		{EnvCapPerSession, nil, []good{
-			{"list", "ETH=0.1", func(t *testing.T, c Config) { require.Equal(t, []CapEntry{{"ETH", "0.1"}}, c.CapPerSession) }},
+			{"list", "ETH=0.1", func(t *testing.T, c Config) { require.Equal(t, []CapEntry{{"ETH", "0.1", 0}}, c.CapPerSession) }},
 		}, []bad{
 			{"no equals", "ETH", "has no '='"},
 		}},
 		{EnvCapPerDay, nil, []good{
-			{"list", "DAI=100", func(t *testing.T, c Config) { require.Equal(t, []CapEntry{{"DAI", "100"}}, c.CapPerDay) }},
+			{"list", "DAI=100", func(t *testing.T, c Config) { require.Equal(t, []CapEntry{{"DAI", "100", 0}}, c.CapPerDay) }},
 		}, []bad{
 			{"trailing comma", "DAI=100,", "is empty"},
 		}},
@@ -301,7 +310,7 @@ func TestLoadEachVariable(t *testing.T) {
 		}},
 		{EnvHumanAbove, []string{EnvConfirm + "=human"}, []good{
 			{"list", "ETH=0.05,USDC=20", func(t *testing.T, c Config) {
-				require.Equal(t, []CapEntry{{"ETH", "0.05"}, {"USDC", "20"}}, c.HumanAbove)
+				require.Equal(t, []CapEntry{{"ETH", "0.05", 0}, {"USDC", "20", 0}}, c.HumanAbove)
 			}},
 		}, []bad{
 			{"exponent", "ETH=5e-2", "exponent"},
@@ -506,10 +515,11 @@ func TestLoadFullConfig(t *testing.T) {
 	require.Equal(t, Config{
 		RPC:                 []string{"https://a.example", "https://b.example"},
 		ChainID:             11155111,
+		Chains:              []ChainNode{{ID: 11155111, RPC: []string{"https://a.example", "https://b.example"}}},
 		KeyFile:             "/run/key",
-		CapPerTx:            []CapEntry{{"ETH", "0.01"}, {"USDC", "25"}},
-		CapPerSession:       []CapEntry{{"ETH", "0.1"}},
-		CapPerDay:           []CapEntry{{"ETH", "0.2"}},
+		CapPerTx:            []CapEntry{{"ETH", "0.01", 0}, {"USDC", "25", 0}},
+		CapPerSession:       []CapEntry{{"ETH", "0.1", 0}},
+		CapPerDay:           []CapEntry{{"ETH", "0.2", 0}},
 		AllowUncappedTokens: true,
 		AllowTo:             []common.Address{mustAddress(usdtChecksum)},
 		Tools:               "all",
@@ -581,7 +591,7 @@ func TestHumanAboveNeedsHumanMode(t *testing.T) {
 	}
 	cfg, err := Load([]string{EnvHumanAbove + "=ETH=0.05", EnvConfirm + "=human"})
 	require.NoError(t, err)
-	require.Equal(t, []CapEntry{{"ETH", "0.05"}}, cfg.HumanAbove)
+	require.Equal(t, []CapEntry{{"ETH", "0.05", 0}}, cfg.HumanAbove)
 }
 
 // Path settings as people write them in a JSON or TOML client config: a

@@ -183,3 +183,49 @@ func mustAddress(s string) common.Address {
 	}
 	return a
 }
+
+// networkNames are the names by which a tool's network argument, a cap
+// list's chain prefix and WALLETGATE_CHAIN_ID may give a chain, in the order
+// messages list them.
+var networkNames = []struct {
+	name string
+	id   uint64
+}{
+	{"ethereum", 1}, {"base", 8453}, {"arbitrum", 42161}, {"optimism", 10}, {"polygon", 137},
+	{"sepolia", 11155111}, {"base-sepolia", 84532}, {"op-sepolia", 11155420}, {"holesky", 17000}, {"hoodi", 560048},
+	{"dev", 1337},
+}
+
+// NetworkNames lists the chain names ParseNetwork knows.
+func NetworkNames() []string {
+	out := make([]string, len(networkNames))
+	for i, n := range networkNames {
+		out[i] = n.name
+	}
+	return out
+}
+
+// ParseNetwork reads a chain as an operator or a model gives it: a decimal
+// chain id greater than 0, or one of NetworkNames (any letter case).
+func ParseNetwork(s string) (uint64, bool) {
+	if id, ok := parseDecimalUint(s); ok {
+		return id, id > 0
+	}
+	for _, n := range networkNames {
+		if asciiEqualFold(s, n.name) {
+			return n.id, true
+		}
+	}
+	return 0, false
+}
+
+// NetworkSlug is the short name of a chain (ParseNetwork reads it back): its
+// name in NetworkNames, or its decimal id.
+func NetworkSlug(id uint64) string {
+	for _, n := range networkNames {
+		if n.id == id {
+			return n.name
+		}
+	}
+	return fmt.Sprint(id)
+}

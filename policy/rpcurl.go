@@ -15,8 +15,8 @@ import (
 // parseRPCList parses WALLETGATE_RPC. Error values show each URL only as
 // RedactURL gives it.
 func parseRPCList(value string) ([]string, *ConfigError) {
-	const expected = "comma-separated node URLs, each http, https, ws or wss with a host, like https://node.example:8545"
-	items := strings.Split(value, ",")
+	const expected = "comma-separated node URLs, each http, https, ws or wss with a host, like https://node.example:8545 (with several chains, one entry per chain, a chain's fallbacks separated by |)"
+	items := strings.Split(strings.ReplaceAll(value, "|", ","), ",")
 	redacted := make([]string, len(items))
 	for i, item := range items {
 		redacted[i] = RedactURL(trimSpaceTab(item))
