@@ -133,13 +133,13 @@ const (
 // meaningful; use Load. Key material is never held here: the key fields are
 // paths.
 type Config struct {
-	RPC          []string        // the default chain's node URLs, in fallback order; nil if not set
-	ChainID      uint64          // the default chain; 0: not set
+	RPC     []string // the default chain's node URLs, in fallback order; nil if not set
+	ChainID uint64   // the default chain; 0: not set
 	// Chains are the configured chains, the default first (chains.go):
 	// one with a single chain id, nil when WALLETGATE_RPC is not set.
-	Chains   []ChainNode
-	chainIDs []uint64 // WALLETGATE_CHAIN_ID as read, until Load pairs it with WALLETGATE_RPC
-	rpc      string   // WALLETGATE_RPC as read, until then
+	Chains       []ChainNode
+	chainIDs     []uint64        // WALLETGATE_CHAIN_ID as read, until Load pairs it with WALLETGATE_RPC
+	rpc          string          // WALLETGATE_RPC as read, until then
 	Keystore     string          // keystore file path; "" if not set
 	PasswordFile string          // keystore password file path; set iff Keystore is
 	KeyFile      string          // private key file path; never with Keystore
