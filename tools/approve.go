@@ -47,6 +47,7 @@ type allowanceArgs struct {
 	Token   *string `json:"token" jsonschema:"a symbol (e.g. USDT) or a token address"`
 	Spender *string `json:"spender" pattern:"address" jsonschema:"who may move the tokens"`
 	Owner   *string `json:"owner,omitempty" pattern:"address" jsonschema:"whose tokens (default: the wallet)"`
+	networkArg
 }
 
 func (s *Server) allowanceTool() Tool {
@@ -141,6 +142,7 @@ type approveArgs struct {
 	Spender *string `json:"spender" pattern:"address" jsonschema:"who may move the tokens"`
 	Amount  *string `json:"amount" pattern:"amount" jsonschema:"the exact allowance in the token's units (\"0\" revokes); a raise {capped}"`
 	confirmArg
+	networkArg
 }
 
 func (s *Server) approveTool() Tool {

@@ -71,6 +71,7 @@ type callArgs struct {
 type callToolArgs struct {
 	Calls []callArgs `json:"calls" items:"1-8" jsonschema:"the builder's transaction requests in order, only to, data and value (decimal ETH, not hex wei); what they move {capped}"`
 	confirmArg
+	networkArg
 }
 
 func (s *Server) callTool() Tool {

@@ -69,8 +69,14 @@ func deref(p *string) string {
 	return *p
 }
 
-// noArgs are the arguments of a tool that takes none.
-type noArgs struct{}
+// networkArg is every tool's network argument: the chain the call is for
+// (chains.go routes it there); absent, the default chain.
+type networkArg struct {
+	Network *string `json:"network,omitempty" jsonschema:"the chain: a chain id (\"8453\") or a name (ethereum, base, arbitrum, optimism, polygon, sepolia, base-sepolia, dev); default: the default chain (wallet_policy lists the chains served)"`
+}
+
+// noArgs are the arguments of a tool that takes none but its network.
+type noArgs struct{ networkArg }
 
 // builderFields are what builders put in a transaction request that
 // walletgate sets itself.

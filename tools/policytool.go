@@ -41,8 +41,23 @@ type policyResult struct {
 	// write may spend per asset and still confirm with a token.
 	HumanAbove []humanAboveJSON `json:"human_above,omitempty" jsonschema:"human mode with WALLETGATE_HUMAN_ABOVE: a write spending at most these (ETH counting value plus max fees), and no other asset, confirms with a token; anything else needs the person"`
 	// OpenBrowser: in human mode, how the person is shown a preview's page.
-	OpenBrowser string     `json:"open_browser,omitempty" jsonschema:"human mode: whether walletgate opens each preview's approval page in the person's browser (WALLETGATE_OPEN_BROWSER), or why not"`
-	Node        nodePolicy `json:"node" jsonschema:"what the node in use offers, as learned at start"`
+	OpenBrowser string        `json:"open_browser,omitempty" jsonschema:"human mode: whether walletgate opens each preview's approval page in the person's browser (WALLETGATE_OPEN_BROWSER), or why not"`
+	Node        nodePolicy    `json:"node" jsonschema:"what the node in use offers, as learned at start"`
+	Chains      []chainPolicy `json:"chains" jsonschema:"every chain walletgate serves, the default first, each with its caps (a tool's network argument picks one)"`
+}
+
+// chainPolicy is one chain served, in wallet_policy.
+type chainPolicy struct {
+	ChainID       uint64     `json:"chain_id" jsonschema:"the chain id"`
+	Name          string     `json:"name" jsonschema:"the chain's name as the network argument takes it (or its id)"`
+	Network       string     `json:"network" jsonschema:"the network's name"`
+	NetworkKind   string     `json:"network_kind" enum:"mainnet|testnet|dev" jsonschema:"mainnet, testnet or dev"`
+	Default       bool       `json:"default" jsonschema:"the chain of a call without a network argument"`
+	WriteTools    []string   `json:"write_tools" jsonschema:"the write tools offered on this chain"`
+	Caps          []capUsage `json:"caps" jsonschema:"this chain's caps per asset and window, with what is used and what remains"`
+	PendingTxs    []string   `json:"pending_transactions" jsonschema:"this chain's journaled transactions whose outcome is not known yet"`
+	WritesRefused string     `json:"writes_refused,omitempty" jsonschema:"set when every write on this chain is refused: why"`
+	Node          nodePolicy `json:"node" jsonschema:"what this chain's node offers"`
 }
 
 // nodePolicy is what the node offers that the writes depend on.
@@ -76,6 +91,34 @@ func (s *Server) policyTool() Tool {
 		})
 }
 
+// chainPolicy is this chain's entry in wallet_policy's chains.
+func (s *Server) chainPolicy() chainPolicy {
+	c := chainPolicy{ChainID: s.chainID, Name: policy.NetworkSlug(s.chainID), Network: s.network.Name, NetworkKind: string(s.network.Kind),
+		Default: len(s.peers) == 0 || s.isDefault, WriteTools: []string{}, Caps: s.capUsages(), PendingTxs: s.PendingTransactions(), WritesRefused: s.writesRefused()}
+	if c.PendingTxs == nil {
+		c.PendingTxs = []string{}
+	}
+	if s.writesEnabled() {
+		for _, t := range s.writeTools() {
+			c.WriteTools = append(c.WriteTools, t.Tool.Name)
+		}
+	}
+	c.Node = s.nodePolicy()
+	return c
+}
+
+// nodePolicy is what this chain's node offers.
+func (s *Server) nodePolicy() nodePolicy {
+	n := nodePolicy{SimulateV1: chain.SimulateUnknown}
+	if s.chain != nil {
+		n.SimulateV1, n.BatchLimit = s.chain.SimulateV1Support(), s.chain.BatchLimit()
+	}
+	if n.SimulateV1 == chain.SimulateMissing {
+		n.Refused = engine.NeedsSimulateV1 + " (" + engine.CodeNoSimulation + ")"
+	}
+	return n
+}
+
 // PolicyText is wallet_policy's text, for `walletgate policy`.
 func (s *Server) PolicyText(ctx context.Context) (string, error) {
 	return policyText(s.policyResult()), nil
@@ -106,15 +149,12 @@ func (s *Server) policyResult() policyResult {
 			UnknownAllowed: s.cfg.AllowTypedDataAny, MaxValidity: s.cfg.SignatureValidity.String(), PayTo: []string{}},
 	}
 	r.Signing.PayTo = s.cfg.AllowPayTo.Items()
-	r.Node.SimulateV1 = chain.SimulateUnknown
-	if s.chain != nil {
-		r.Node.SimulateV1, r.Node.BatchLimit = s.chain.SimulateV1Support(), s.chain.BatchLimit()
-	}
-	if r.Node.SimulateV1 == chain.SimulateMissing {
-		r.Node.Refused = engine.NeedsSimulateV1 + " (" + engine.CodeNoSimulation + ")"
-	}
+	r.Node = s.nodePolicy()
 	if r.PendingTxs == nil {
 		r.PendingTxs = []string{}
+	}
+	for _, t := range s.chains() {
+		r.Chains = append(r.Chains, t.chainPolicy())
 	}
 	if r.WritesEnabled {
 		for _, t := range s.writeTools() {
@@ -238,6 +278,28 @@ func policyText(r policyResult) string {
 	}
 	if r.OpenBrowser != "" {
 		b.WriteString("\nApproval page: " + r.OpenBrowser)
+	}
+	if len(r.Chains) > 1 {
+		b.WriteString("\nChains served (a tool's network argument picks one; without it, the default):")
+		for _, c := range r.Chains {
+			d := ""
+			if c.Default {
+				d = ", the default"
+			}
+			fmt.Fprintf(&b, "\n  %s: %s (chain id %d, %s%s).", c.Name, c.Network, c.ChainID, c.NetworkKind, d)
+			if c.WritesRefused != "" {
+				fmt.Fprintf(&b, " WRITES ARE REFUSED: %s.", strings.TrimSuffix(c.WritesRefused, "."))
+			}
+			for _, u := range c.Caps {
+				fmt.Fprintf(&b, "\n    %s %s: %s / %s, %s left", u.Symbol, u.Window, u.Used, u.Limit, u.Remaining)
+			}
+			if c.Node.Refused != "" {
+				fmt.Fprintf(&b, "\n    its node lacks eth_simulateV1: refused there are %s", c.Node.Refused)
+			}
+			if len(c.PendingTxs) > 0 {
+				fmt.Fprintf(&b, "\n    outcome not known yet: %s", strings.Join(c.PendingTxs, ", "))
+			}
+		}
 	}
 	return b.String()
 }

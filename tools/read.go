@@ -24,6 +24,20 @@ type addressResult struct {
 	Signer      string `json:"signer" enum:"keystore|key-file|dev|watch-only" jsonschema:"where the key comes from; watch-only means no key and no writes"`
 	Writes      bool   `json:"writes_enabled" jsonschema:"whether write tools are offered"`
 	RPC         string `json:"rpc" jsonschema:"the node that answers, host only"`
+	// Chains: the same wallet on every chain served.
+	Chains []chainAddress `json:"chains" jsonschema:"every chain walletgate serves, the default first: the wallet is the same address on each"`
+}
+
+// chainAddress is one chain served, in wallet_address.
+type chainAddress struct {
+	ChainID     uint64 `json:"chain_id" jsonschema:"the chain id"`
+	Name        string `json:"name" jsonschema:"the chain's name as the network argument takes it (or its id)"`
+	Network     string `json:"network" jsonschema:"the network's name"`
+	NetworkKind string `json:"network_kind" enum:"mainnet|testnet|dev" jsonschema:"mainnet, testnet or dev"`
+	IsMainnet   bool   `json:"is_mainnet" jsonschema:"true when funds on this network have real value"`
+	Default     bool   `json:"default" jsonschema:"the chain of a call without a network argument"`
+	Writes      bool   `json:"writes_enabled" jsonschema:"whether write tools are offered on it"`
+	RPC         string `json:"rpc" jsonschema:"its node, host only"`
 }
 
 func (s *Server) addressTool() Tool {
@@ -42,6 +56,21 @@ func (s *Server) addressTool() Tool {
 			}
 			text := fmt.Sprintf("Wallet %s on %s (chain id %d, %s).\nSigner: %s. Write tools: %s.\nNode: %s",
 				r.Address, r.Network, r.ChainID, s.network.Marker(), r.Signer, onOff(r.Writes), r.RPC)
+			for _, t := range s.chains() {
+				c := chainAddress{ChainID: t.chainID, Name: policy.NetworkSlug(t.chainID), Network: t.network.Name, NetworkKind: string(t.network.Kind),
+					IsMainnet: t.network.ValueBearing(), Default: len(s.peers) == 0 || t.isDefault, Writes: t.writesEnabled(), RPC: t.chain.Host()}
+				r.Chains = append(r.Chains, c)
+			}
+			if len(r.Chains) > 1 {
+				text += "\nThe same wallet on every chain served (network argument; without it, the default):"
+				for _, c := range r.Chains {
+					d := ""
+					if c.Default {
+						d = ", the default"
+					}
+					text += fmt.Sprintf("\n  %s: %s (chain id %d, %s%s)", c.Name, c.Network, c.ChainID, policy.Kind(c.NetworkKind).Marker(), d)
+				}
+			}
 			return success(r, text), nil
 		})
 }
@@ -82,6 +111,7 @@ type balanceResult struct {
 type balanceArgs struct {
 	Address *string  `json:"address,omitempty" pattern:"address" jsonschema:"default: the wallet"`
 	Tokens  []string `json:"tokens,omitempty" jsonschema:"symbols (e.g. USDT) or token addresses; default: the known tokens"`
+	networkArg
 }
 
 func (s *Server) balanceTool() Tool {

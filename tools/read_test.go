@@ -162,7 +162,7 @@ func TestBalanceRefusals(t *testing.T) {
 		{"short address", `{"address":"0x1234"}`, tools.CodeBadAddress, "40 hex"},
 		{"long address HexToAddress would crop", `{"address":"0xE40aed1eB6c2B8b39b55A809685CC93425F60D0c00"}`, tools.CodeBadAddress, "40 hex"},
 		{"unknown symbol", `{"tokens":["USDX"]}`, tools.CodeBadToken, "known: USDT, DAI"},
-		{"unknown field", `{"addres":"0x00000000000000000000000000000000000000c1"}`, tools.CodeBadArgument, "allowed: address, tokens"},
+		{"unknown field", `{"addres":"0x00000000000000000000000000000000000000c1"}`, tools.CodeBadArgument, "allowed: address, network, tokens"},
 		{"case variant", `{"Address":"0x00000000000000000000000000000000000000c1"}`, tools.CodeBadArgument, "lower case"},
 		{"duplicate", `{"address":"0x00000000000000000000000000000000000000c1","address":"0x00000000000000000000000000000000000000c2"}`, tools.CodeBadArgument, "twice"},
 		{"number", `{"address":12}`, tools.CodeBadArgument, "JSON string"},

@@ -43,6 +43,7 @@ type sendArgs struct {
 	Amount *string `json:"amount" pattern:"amount" jsonschema:"a decimal string in the asset's units, e.g. \"0.05\"; {capped}"`
 	Asset  *string `json:"asset,omitempty" jsonschema:"ETH (default), a symbol (e.g. USDT) or a token address"`
 	confirmArg
+	networkArg
 }
 
 func (s *Server) sendTool() Tool {

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -116,6 +117,16 @@ type Server struct {
 	// outputs are the tools' compiled output schemas (set by MCP before it
 	// serves); every answer is checked against its tool's before it leaves.
 	outputs *schemacheck.Set
+
+	// peers are every chain's Servers, this one's included, the default
+	// first (NewChains); nil when this Server serves one chain alone.
+	peers     []*Server
+	isDefault bool
+	// prepared: tools, handlers, isWrite and outputs are built (prepare).
+	prepared sync.Once
+	tools    []Tool
+	handlers map[string]server.ToolHandlerFunc
+	isWrite  map[string]bool
 }
 
 // Instructions is what the server tells a client about itself at initialize.
@@ -236,23 +247,25 @@ func (s *Server) MCP(version string) *server.MCPServer {
 	ms := server.NewMCPServer("walletgate", version,
 		server.WithToolCapabilities(false),
 		server.WithElicitation(),
-		server.WithInstructions(s.instructions()+s.capsInstructions()),
+		server.WithInstructions(s.chainsInstructions(s.instructions()+s.capsInstructions())),
 		server.WithRecovery(),
 		server.WithHooks((&initFirst{}).hooks()),
 	)
-	tools := s.Tools()
-	schemas := map[string]json.RawMessage{}
-	for _, t := range tools {
-		schemas[t.Tool.Name] = resultSchema(t.Tool.Name) // strict: it allows less than the one served
-	}
-	// Compiled on each tool's first answer: compiling them all was most of
-	// a cold start. That they all compile is a test
-	// (TestGeneratedOutputSchemasMatchTheTypes).
-	s.outputs = schemacheck.Lazy(schemas)
-	for _, t := range tools {
+	s.prepare()
+	for _, t := range s.tools {
 		ms.AddTool(t.Tool, t.Handler)
 	}
 	return ms
+}
+
+// chainsInstructions says, with several chains, which ones and how a call
+// picks one.
+func (s *Server) chainsInstructions(text string) string {
+	if len(s.peers) < 2 {
+		return text
+	}
+	return strings.Replace(text, "walletgate gives you a wallet on one EVM chain, inside limits set by the person who runs it.",
+		"walletgate gives you one wallet on several EVM chains, "+s.servedList()+", inside limits set by the person who runs it. Every tool takes an optional network argument (a chain id or one of those names); without it, a call is for the default chain. A preview is confirmed on its own chain only.", 1)
 }
 
 // Tool is one tool definition with its handler.
@@ -348,6 +361,13 @@ func (s *Server) handler(name string, write bool, run runner) server.ToolHandler
 		start := time.Now()
 		ctx = confirm.WithRoundTrip(ctx, req.Params.MultiRoundTripParams)
 		raw, err := rawArguments(req)
+		var routed *Refusal
+		if err == nil {
+			var t *Server
+			if t, routed = s.route(name, raw); t != nil && t != s {
+				return t.dispatch(name)(ctx, req) // another chain's call, on its journal
+			}
+		}
 		call := fmt.Sprintf("%s-%d", s.session, s.calls.Add(1))
 		// A call that never gets an answer still leaves its start behind.
 		_ = s.recordUnsynced(KindToolStart, records.ToolStart{V: records.Version, Call: call, Tool: name, ArgsSHA256: digest(raw)})
@@ -355,6 +375,17 @@ func (s *Server) handler(name string, write bool, run runner) server.ToolHandler
 		var ref *Refusal
 		if err != nil {
 			ref = refuse(CodeBadArgument, "the arguments could not be read")
+		} else if routed != nil {
+			ref = routed
+			if write && routed.Code != gate.CodeMismatch {
+				// The confirm was given for no chain served: whichever
+				// chain's it was, it is spent.
+				said := ""
+				for _, t := range s.chains() {
+					said = t.spendRawConfirm(name, raw)
+				}
+				ref.Message = strings.TrimSuffix(ref.Message, ".") + ". Nothing was signed or sent." + said
+			}
 		} else {
 			var bad bool
 			res, ref, bad = run(ctx, raw)

@@ -55,6 +55,7 @@ func (i signIntent) key() any {
 type signArgs struct {
 	TypedData jsontext.Value `json:"typed_data" jsonschema:"the EIP-712 object as given: {types, primaryType, domain, message}; a permit or authorization {capped}"`
 	confirmArg
+	networkArg
 }
 
 func (s *Server) signTypedDataTool() Tool {

@@ -82,6 +82,7 @@ type quoteArgs struct {
 	AmountIn    *string `json:"amount_in" pattern:"amount" jsonschema:"a decimal string in token_in's units, e.g. \"100\""`
 	Fee         *uint32 `json:"fee,omitempty" enum:"100|500|3000|10000" jsonschema:"the pool's fee tier in hundredths of a basis point (default 500)"`
 	SlippageBps *uint32 `json:"slippage_bps,omitempty" maximum:"1000" jsonschema:"basis points the output may fall below the quote (default 50 = 0.5%)"`
+	networkArg
 }
 
 // swapArgs are wallet_swap's arguments: a quote's, and confirm.
@@ -92,6 +93,7 @@ type swapArgs struct {
 	Fee         *uint32 `json:"fee,omitempty" enum:"100|500|3000|10000" jsonschema:"the pool's fee tier in hundredths of a basis point (default 500)"`
 	SlippageBps *uint32 `json:"slippage_bps,omitempty" maximum:"1000" jsonschema:"basis points the output may fall below the quote (default 50 = 0.5%)"`
 	confirmArg
+	networkArg
 }
 
 // quoteArgs is swapArgs without confirm: a quote reads the same arguments.

@@ -59,6 +59,7 @@ type verifyArgs struct {
 	ExpectedTo     *string `json:"expected_to,omitempty" pattern:"address" jsonschema:"the recipient you expect (for a token, the Transfer's)"`
 	ExpectedAmount *string `json:"expected_amount,omitempty" pattern:"amount" jsonschema:"the amount you expect, in the asset's units"`
 	Asset          *string `json:"asset,omitempty" jsonschema:"what expected_amount counts: ETH (default), a symbol or a token address"`
+	networkArg
 }
 
 func (s *Server) verifyTool() Tool {

@@ -67,6 +67,7 @@ func (i payIntent) key() any {
 type payArgs struct {
 	PaymentRequired jsontext.Value `json:"payment_required" jsonschema:"the x402 v2 requirement (decoded PAYMENT-REQUIRED header or 402 body): {x402Version, resource, accepts: [{scheme, network, asset, amount, payTo, …}]}; the cheapest payable option is paid and {capped}"`
 	confirmArg
+	networkArg
 }
 
 func (s *Server) payX402Tool() Tool {

@@ -63,8 +63,10 @@ func cmdServe(argv []string, stderr io.Writer) error {
 	defer a.Close()
 	deps, srv := a.Deps(), a.Server()
 	ms := srv.MCP(deps.Version)
-	net := policy.LookupNetwork(deps.Chain.ChainID().Uint64())
-	logger.Info("serving MCP on stdio", "wallet", deps.Address.Hex(), "network", net.Name, "kind", string(net.Kind), "rpc", deps.Chain.Host())
+	for i, d := range a.AllDeps() {
+		net := policy.LookupNetwork(d.Chain.ChainID().Uint64())
+		logger.Info("serving MCP on stdio", "wallet", d.Address.Hex(), "network", net.Name, "kind", string(net.Kind), "rpc", d.Chain.Host(), "default", i == 0)
+	}
 	// What a crash or a lost connection left open is settled in the
 	// background: answering initialize waits for no network work. A client
 	// that leaves while it is under way stops it (a receipt awaited is not

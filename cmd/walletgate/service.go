@@ -184,7 +184,11 @@ func serveService(cfg policy.Config, sc service.Config, dev, once, serviceMode b
 		}
 		d := deps
 		d.Session = app.NewSession()
-		srv := tools.New(d) // joins the broker: a rejection spends its tokens
+		chains := a.AllDeps()
+		for i := range chains {
+			chains[i].Session = d.Session
+		}
+		srv := tools.NewChains(chains) // joins the broker: a rejection spends its tokens
 		ms := srv.MCP(d.Version)
 		logger.Info("session started", "session", d.Session)
 		wg.Go(func() {

@@ -41,6 +41,11 @@ type Options struct {
 	Approvals func(root string, deps tools.Deps) (*Approvals, error)
 	// Service marks a server run as a system service (tools.Deps.Service).
 	Service bool
+
+	// With several chains: the key opened once for all of them, and the
+	// one session they share (chains.go).
+	key     *openedKey
+	session string
 }
 
 // Approvals is a started approval page: the broker the tools ask, where
@@ -60,6 +65,10 @@ type App struct {
 	server    *tools.Server
 	approvals *Approvals
 	cleanup   func()
+	// parts are the chains' Apps with several chains (chains.go), the
+	// default first; chains serves them all (or server alone).
+	parts  []*App
+	chains *tools.Chains
 }
 
 // New builds the server. It waits for the node's chain-id check (started by
@@ -72,6 +81,19 @@ func New(ctx context.Context, o Options) (*App, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
+	if len(o.Config.ChainIDs()) > 1 {
+		return newChains(ctx, o)
+	}
+	a, err := newChain(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	a.chains = tools.ChainsOf(a.server)
+	return a, nil
+}
+
+// newChain is New of one chain.
+func newChain(ctx context.Context, o Options) (*App, error) {
 	var genesis common.Hash
 	for {
 		a, err := build(ctx, o, genesis)
@@ -118,13 +140,25 @@ func build(ctx context.Context, o Options, genesis common.Hash) (*App, error) {
 	return a, ready()
 }
 
-// Deps is what the server was built from (the chain, the key, the caps, the
-// journal, the approvals): a session of a service builds its own tools'
-// state from it.
+// Deps is what the default chain's server was built from (the chain, the
+// key, the caps, the journal, the approvals).
 func (a *App) Deps() tools.Deps { return a.deps }
 
-// Server is the tools' state New built.
-func (a *App) Server() *tools.Server { return a.server }
+// AllDeps is what every chain's server was built from, the default first:
+// a session of a service builds its own tools' state from them.
+func (a *App) AllDeps() []tools.Deps {
+	if len(a.parts) == 0 {
+		return []tools.Deps{a.deps}
+	}
+	var all []tools.Deps
+	for _, p := range a.parts {
+		all = append(all, p.deps)
+	}
+	return all
+}
+
+// Server is the tools' state New built: every chain's.
+func (a *App) Server() *tools.Chains { return a.chains }
 
 // Close stops the approval page, writes the session's end to the journal
 // (and the shared state) and closes them, the key's chain client and the dev
@@ -136,7 +170,12 @@ func (a *App) Close() error {
 	if a.approvals != nil && a.approvals.Close != nil {
 		a.approvals.Close()
 	}
-	a.cleanup()
+	for _, p := range a.parts {
+		p.Close()
+	}
+	if a.cleanup != nil {
+		a.cleanup()
+	}
 	return nil
 }
 

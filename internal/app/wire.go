@@ -72,7 +72,7 @@ func wire(ctx context.Context, o Options, genesis common.Hash) (deps tools.Deps,
 		}
 		c := n.c
 		ready = n.ready
-		s, addr, err := wallet(cfg)
+		s, addr, err := o.key.open(cfg)
 		if err != nil {
 			return deps, root, ready, cleanup, err
 		}
@@ -92,7 +92,7 @@ func wire(ctx context.Context, o Options, genesis common.Hash) (deps tools.Deps,
 		}
 		return deps, root, ready, cleanup, usagef("%v", err)
 	}
-	if deps.Session == "" {
+	if deps.Session = o.session; deps.Session == "" {
 		deps.Session = NewSession()
 	}
 	if deps.Signer != nil { // a watch-only wallet writes nothing to account for
