@@ -244,6 +244,13 @@ func (s *Server) prepare() {
 		// Compiled on each tool's first answer: compiling them all was most
 		// of a cold start. That they all compile is a test
 		// (TestGeneratedOutputSchemasMatchTheTypes).
+		// A tool another chain offers is refused here (NOT_ON_NETWORK):
+		// that answer is checked against its schema too.
+		for name := range resultSchemas {
+			if _, ok := schemas[name]; !ok {
+				schemas[name] = resultSchema(name)
+			}
+		}
 		s.outputs = schemacheck.Lazy(schemas)
 		s.tools = tools
 	})

@@ -3,8 +3,10 @@ package main_test
 import (
 	"context"
 	"math/big"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/ethereum/go-ethereum"
@@ -73,4 +75,129 @@ func TestTwoDevChainsSideBySide(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	require.Error(t, err)
 	require.Contains(t, string(out), "chain id mismatch")
+}
+
+// chainCaps is what wallet_policy's chains say of one chain's caps: used
+// by asset (lower-case) and window.
+func chainCaps(t *testing.T, c *stdioClient, chainID uint64) map[string]string {
+	t.Helper()
+	pol := c.callTool("wallet_policy", map[string]any{})["structuredContent"].(map[string]any)
+	for _, ch := range pol["chains"].([]any) {
+		m := ch.(map[string]any)
+		if uint64(m["chain_id"].(float64)) != chainID {
+			continue
+		}
+		used := map[string]string{}
+		for _, cp := range m["caps"].([]any) {
+			u := cp.(map[string]any)
+			used[strings.ToLower(u["asset"].(string))+" "+u["window"].(string)] = u["used"].(string) + "/" + u["limit"].(string)
+		}
+		return used
+	}
+	t.Fatalf("wallet_policy lists no chain %d", chainID)
+	return nil
+}
+
+// One walletgate on two dev chains (issue 27): WALLETGATE_RPC and
+// WALLETGATE_CHAIN_ID list both, the cap lists name the second chain's
+// items by prefix. A USDT send on each, a swap on the one with Uniswap,
+// caps counted per chain, wallet_policy and wallet_address showing both, a
+// confirm of one chain's preview on the other refused (and its token
+// spent), each chain's journal in its own namespace, and a restart that
+// keeps both chains' day windows.
+func TestOneWalletgateOnTwoDevChains(t *testing.T) {
+	devState := t.TempDir()
+	a := startDevnetIn(t, devState)
+	b := startDevnetIn(t, devState, "--chain-id", "31337")
+	weth := common.HexToAddress(a.Contracts["WETH"])
+	if weth == (common.Address{}) {
+		t.Fatal(swapTestsNeedArtifacts)
+	}
+	usdtA, usdtB := common.HexToAddress(a.Contracts["USDT"]), common.HexToAddress(b.Contracts["USDT"])
+	nodeA, err := ethclient.Dial(a.RPC)
+	require.NoError(t, err)
+	defer nodeA.Close()
+	nodeB, err := ethclient.Dial(b.RPC)
+	require.NoError(t, err)
+	defer nodeB.Close()
+	dev := common.HexToAddress(a.DevAccount)
+
+	state := t.TempDir()
+	env := cleanEnv("WALLETGATE_RPC="+a.RPC+","+b.RPC, "WALLETGATE_CHAIN_ID=dev,31337", "WALLETGATE_KEY_FILE="+a.KeyFile, "WALLETGATE_STATE_DIR="+state,
+		"WALLETGATE_CAP_PER_TX=ETH=0.1,USDT=50,31337:ETH=0.1,31337:"+usdtB.Hex()+"=20",
+		"WALLETGATE_CAP_PER_SESSION=ETH=0.5,USDT=80,31337:ETH=0.5,31337:"+usdtB.Hex()+"=30",
+		"WALLETGATE_CAP_PER_DAY=ETH=1,USDT=100,31337:ETH=1,31337:"+usdtB.Hex()+"=40")
+	c := startServer(t, env)
+	c.initialize()
+
+	addr := c.callTool("wallet_address", map[string]any{})["structuredContent"].(map[string]any)
+	require.EqualValues(t, 1337, addr["chain_id"], "the first chain is the default")
+	chains := addr["chains"].([]any)
+	require.Len(t, chains, 2)
+	require.EqualValues(t, 1337, chains[0].(map[string]any)["chain_id"])
+	require.Equal(t, true, chains[0].(map[string]any)["default"])
+	require.EqualValues(t, 31337, chains[1].(map[string]any)["chain_id"])
+	other := c.callTool("wallet_address", map[string]any{"network": "31337"})["structuredContent"].(map[string]any)
+	require.EqualValues(t, 31337, other["chain_id"])
+	require.Equal(t, addr["address"], other["address"], "one wallet on both")
+
+	// A USDT send on each chain: each moves on its own chain only.
+	to := common.HexToAddress("0x00000000000000000000000000000000000e2e31")
+	res := previewAndConfirm(t, c, "wallet_send", map[string]any{"to": to.Hex(), "amount": "12.5", "asset": "USDT"})
+	require.Equal(t, "confirmed", statusOf(res), text(res))
+	res = previewAndConfirm(t, c, "wallet_send", map[string]any{"to": to.Hex(), "amount": "15", "asset": usdtB.Hex(), "network": "31337"})
+	require.Equal(t, "confirmed", statusOf(res), text(res))
+	require.Equal(t, big.NewInt(12_500_000), tokenOf(t, nodeA, usdtA, to))
+	require.Equal(t, big.NewInt(15_000_000), tokenOf(t, nodeB, usdtB, to))
+
+	// Caps per chain: 15 of 30 used on 31337 refuses 16 more there, while
+	// the default chain's 12.5 of 80 lets 16 through.
+	require.Equal(t, "12.5/80", chainCaps(t, c, 1337)[strings.ToLower(usdtA.Hex())+" per session"])
+	require.Equal(t, "15/30", chainCaps(t, c, 31337)[strings.ToLower(usdtB.Hex())+" per session"])
+	over := c.callTool("wallet_send", map[string]any{"to": to.Hex(), "amount": "16", "asset": usdtB.Hex(), "network": "31337"})
+	require.Equal(t, "CAP_EXCEEDED", refusalCode(over), text(over))
+
+	// A confirm of the default chain's preview with network 31337: refused,
+	// its token spent, nothing moved on either chain.
+	args := map[string]any{"to": to.Hex(), "amount": "1", "asset": usdtA.Hex()}
+	preview := c.callTool("wallet_send", args)
+	token := preview["structuredContent"].(map[string]any)["confirm_token"]
+	require.NotEmpty(t, token, text(preview))
+	cross := map[string]any{"to": to.Hex(), "amount": "1", "asset": usdtA.Hex(), "network": "31337", "confirm": token}
+	refused := c.callTool("wallet_send", cross)
+	require.Equal(t, "ARGS_MISMATCH", refusalCode(refused), text(refused))
+	require.Contains(t, text(refused), "this confirm_token is for a preview on walletgate dev chain (chain 1337")
+	delete(cross, "network")
+	again := c.callTool("wallet_send", cross)
+	require.Equal(t, "TOKEN_USED", refusalCode(again), "the token was spent by the refusal: %s", text(again))
+	require.Equal(t, big.NewInt(12_500_000), tokenOf(t, nodeA, usdtA, to))
+	require.Equal(t, big.NewInt(15_000_000), tokenOf(t, nodeB, usdtB, to))
+
+	// A swap on the chain with Uniswap; the other has none.
+	wethBefore := tokenOf(t, nodeA, weth, dev)
+	res = previewAndConfirm(t, c, "wallet_swap", map[string]any{"token_in": "USDT", "token_out": "WETH", "amount_in": "2"})
+	require.Equal(t, "confirmed", statusOf(res), text(res))
+	require.Equal(t, 1, tokenOf(t, nodeA, weth, dev).Cmp(wethBefore), "WETH arrived")
+	noSwap := c.callTool("wallet_swap", map[string]any{"token_in": usdtB.Hex(), "token_out": weth.Hex(), "amount_in": "2", "network": "31337"})
+	require.Equal(t, "NOT_ON_NETWORK", refusalCode(noSwap), text(noSwap))
+
+	// The network argument's refusals.
+	for network, code := range map[string]string{"polygon": "NETWORK_NOT_SERVED", "nowhere": "BAD_NETWORK", "0": "BAD_NETWORK"} {
+		r := c.callTool("wallet_balance", map[string]any{"network": network})
+		require.Equal(t, code, refusalCode(r), text(r))
+	}
+	c.stop()
+
+	// Each chain's journal is its own namespace.
+	for _, id := range []string{"1337", "31337"} {
+		_, err := os.Stat(filepath.Join(state, id+"-"+dev.Hex()))
+		require.NoError(t, err, "chain %s's journal", id)
+	}
+
+	// A restart keeps both chains' day windows.
+	c = startServer(t, env)
+	c.initialize()
+	require.Equal(t, "14.5/100", chainCaps(t, c, 1337)[strings.ToLower(usdtA.Hex())+" per day"], "12.5 sent and 2 swapped")
+	require.Equal(t, "15/40", chainCaps(t, c, 31337)[strings.ToLower(usdtB.Hex())+" per day"])
+	require.Equal(t, "0/30", chainCaps(t, c, 31337)[strings.ToLower(usdtB.Hex())+" per session"], "a new session")
 }
