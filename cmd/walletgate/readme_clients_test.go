@@ -11,6 +11,7 @@ package main_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -94,9 +95,12 @@ func TestReadmeClientConfigsStartWalletgate(t *testing.T) {
 	raw, err := os.ReadFile("../../README.md")
 	require.NoError(t, err)
 	readme := string(raw)
-	info := startDevnet(t)
+	state := t.TempDir()
+	info, _ := runDevnet(t, state)
+	second, _ := runDevnet(t, state, "--chain-id", "31337") // for a two-chain example
 	devKey, err := os.ReadFile(info.KeyFile)
 	require.NoError(t, err)
+	twoChains := 0
 	for _, client := range readmeClients {
 		t.Run(strings.ReplaceAll(client.heading, " ", ""), func(t *testing.T) {
 			section := readmeSection(t, readme, client.heading)
@@ -109,16 +113,32 @@ func TestReadmeClientConfigsStartWalletgate(t *testing.T) {
 				entry, ok := servers["walletgate"]
 				require.True(t, ok, "the example configures a server named walletgate: %v", servers)
 				require.True(t, filepath.IsAbs(entry.Command), "clients run no shell: the command is an absolute path, not %q", entry.Command)
-				startFromExample(t, entry, info, devKey)
+				if strings.Contains(entry.Env["WALLETGATE_CHAIN_ID"], ",") {
+					twoChains++
+				}
+				startFromExample(t, entry, []devnetInfo{info, second}, devKey)
 			}
 		})
 	}
+	require.GreaterOrEqual(t, twoChains, 2, "README shows a two-chain setup in Claude Desktop's and Claude Code's sections")
 }
 
 // startFromExample starts walletgate as a client would from entry and
 // checks it serves the wallet of the key the example names, with writes.
-func startFromExample(t *testing.T, entry clientEntry, info devnetInfo, devKey []byte) {
+// An example of several chains is started on both dev chains: its chains,
+// in their order, become 1337 and 31337, in WALLETGATE_RPC, in
+// WALLETGATE_CHAIN_ID and in the cap items' prefixes.
+func startFromExample(t *testing.T, entry clientEntry, chains []devnetInfo, devKey []byte) {
 	t.Helper()
+	info := chains[0]
+	ids := strings.Split(entry.Env["WALLETGATE_CHAIN_ID"], ",")
+	require.LessOrEqual(t, len(ids), len(chains), "an example of at most two chains")
+	rename := func(value string) string {
+		for i, id := range ids[1:] {
+			value = strings.ReplaceAll(value, id+":", fmt.Sprint(chains[i+1].ChainID)+":")
+		}
+		return value
+	}
 	home := t.TempDir()
 	env := []string{"HOME=" + home}
 	for _, kv := range cleanEnv() {
@@ -131,9 +151,20 @@ func startFromExample(t *testing.T, entry clientEntry, info devnetInfo, devKey [
 	for name, value := range entry.Env {
 		switch name {
 		case "WALLETGATE_RPC":
-			value = info.RPC
+			var rpcs []string
+			for _, c := range chains[:len(ids)] {
+				rpcs = append(rpcs, c.RPC)
+			}
+			require.Len(t, strings.Split(value, ","), len(ids), "one node entry per chain: %s", value)
+			value = strings.Join(rpcs, ",")
 		case "WALLETGATE_CHAIN_ID":
-			value = "1337"
+			var dev []string
+			for _, c := range chains[:len(ids)] {
+				dev = append(dev, fmt.Sprint(c.ChainID))
+			}
+			value = strings.Join(dev, ",")
+		case "WALLETGATE_CAP_PER_TX", "WALLETGATE_CAP_PER_SESSION", "WALLETGATE_CAP_PER_DAY", "WALLETGATE_HUMAN_ABOVE":
+			value = rename(value)
 		case "WALLETGATE_OPEN_BROWSER":
 			continue
 		case "WALLETGATE_KEY_FILE":
@@ -168,5 +199,6 @@ func startFromExample(t *testing.T, entry clientEntry, info devnetInfo, devKey [
 	sc := res["structuredContent"].(map[string]any)
 	require.Equal(t, info.DevAccount, sc["address"], "the example's key file is the one walletgate signs with")
 	require.Equal(t, float64(1337), sc["chain_id"])
+	require.Len(t, sc["chains"], len(ids), "every chain of the example is served")
 	c.stop()
 }
