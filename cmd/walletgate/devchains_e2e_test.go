@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/common"
@@ -200,4 +201,31 @@ func TestOneWalletgateOnTwoDevChains(t *testing.T) {
 	require.Equal(t, "14.5/100", chainCaps(t, c, 1337)[strings.ToLower(usdtA.Hex())+" per day"], "12.5 sent and 2 swapped")
 	require.Equal(t, "15/40", chainCaps(t, c, 31337)[strings.ToLower(usdtB.Hex())+" per day"])
 	require.Equal(t, "0/30", chainCaps(t, c, 31337)[strings.ToLower(usdtB.Hex())+" per session"], "a new session")
+}
+
+// A second chain adds no start-up round trip in sequence before
+// initialize is answered: the chains' nodes are asked at once. Chain A's
+// node holds its chain-id answer until chain B's node has been asked; a
+// start that asked B only after A had answered would never answer
+// initialize (and the test fails at its deadline, naming that). Each node
+// then saw one round trip before the answer, as one chain alone does.
+func TestASecondChainAddsNoStartUpRoundTrip(t *testing.T) {
+	state := t.TempDir()
+	a, _ := runDevnet(t, state)
+	b, _ := runDevnet(t, state, "--chain-id", "31337")
+	pa, pb := newRPCProxy(t, a.RPC), newRPCProxy(t, b.RPC)
+	pa.hold("eth_chainId")
+	c := startServer(t, cleanEnv("WALLETGATE_RPC="+pa.srv.URL+","+pb.srv.URL, "WALLETGATE_CHAIN_ID=1337,31337", "WALLETGATE_KEY_FILE="+a.KeyFile,
+		"WALLETGATE_STATE_DIR="+t.TempDir()))
+	deadline := time.Now().Add(30 * time.Second)
+	for pb.arrivedCount("eth_chainId") == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("chain B's node was not asked while chain A's answer was outstanding: the chains' start-up checks run one after the other; stderr:\n%s", c.stderr.String())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	pa.unhold()
+	require.Equal(t, "walletgate", c.initialize()["serverInfo"].(map[string]any)["name"])
+	require.Len(t, pa.tripsSince(0), 1, "chain A: one round trip before initialize is answered")
+	require.Len(t, pb.tripsSince(0), 1, "chain B: one round trip before initialize is answered")
 }
