@@ -13,10 +13,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/walletgate/walletgate/gate"
@@ -201,6 +203,16 @@ func (s *Server) otherChainsConfirm(tool string, raw []byte) *Refusal {
 	return nil
 }
 
+// networkDescription is the network argument's description in the input
+// schemas: the chains served; "" with one chain, whose schemas leave the
+// argument out.
+func (s *Server) networkDescription() string {
+	if len(s.chains()) < 2 {
+		return ""
+	}
+	return "the chain: " + s.servedList() + " (a chain id or one of those names); default: the default chain"
+}
+
 // servedList names the chains served: "base (8453, the default), ethereum (1)".
 func (s *Server) servedList() string {
 	var names []string
@@ -209,9 +221,21 @@ func (s *Server) servedList() string {
 		if i == 0 {
 			d = ", the default"
 		}
-		names = append(names, fmt.Sprintf("%s (%d%s)", policy.NetworkSlug(t.chainID), t.chainID, d))
+		names = append(names, chainLabel(t.chainID, d))
 	}
 	return strings.Join(names, ", ")
+}
+
+// chainLabel is a chain as messages name it: "base (8453)", or "31337" for
+// a chain without a name; more is added inside the parentheses.
+func chainLabel(id uint64, more string) string {
+	if slug := policy.NetworkSlug(id); slug != fmt.Sprint(id) {
+		return fmt.Sprintf("%s (%d%s)", slug, id, more)
+	}
+	if more != "" {
+		return fmt.Sprintf("%d (%s)", id, strings.TrimPrefix(more, ", "))
+	}
+	return fmt.Sprint(id)
 }
 
 // offering names the chains that offer tool, or "none".
@@ -219,7 +243,7 @@ func (s *Server) offering(tool string) string {
 	var names []string
 	for _, t := range s.chains() {
 		if t.handlers[tool] != nil {
-			names = append(names, fmt.Sprintf("%s (%d)", policy.NetworkSlug(t.chainID), t.chainID))
+			names = append(names, chainLabel(t.chainID, ""))
 		}
 	}
 	if len(names) == 0 {
@@ -263,4 +287,17 @@ func (s *Server) dispatch(tool string) server.ToolHandlerFunc {
 		return h
 	}
 	return s.handler(tool, false, nil)
+}
+
+// withoutProperty is a served output schema without one top-level property
+// (unchanged when it has none). The served form closes no object, so a
+// client validating against it still accepts every answer.
+func withoutProperty(schema json.RawMessage, name string) json.RawMessage {
+	var sc jsonschema.Schema
+	if json.Unmarshal(schema, &sc) != nil || sc.Properties[name] == nil {
+		return schema
+	}
+	delete(sc.Properties, name)
+	sc.Required = slices.DeleteFunc(sc.Required, func(n string) bool { return n == name })
+	return mustJSON(&sc)
 }

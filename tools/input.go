@@ -28,6 +28,7 @@ import (
 	"fmt"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -72,7 +73,7 @@ func deref(p *string) string {
 // networkArg is every tool's network argument: the chain the call is for
 // (chains.go routes it there); absent, the default chain.
 type networkArg struct {
-	Network *string `json:"network,omitempty" jsonschema:"the chain: a chain id (\"8453\") or a name (ethereum, base, arbitrum, optimism, polygon, sepolia, base-sepolia, dev); default: the default chain (wallet_policy lists the chains served)"`
+	Network *string `json:"network,omitempty" jsonschema:"the chain (a chain id or a name); default: the default chain"`
 }
 
 // noArgs are the arguments of a tool that takes none but its network.
@@ -344,7 +345,7 @@ func argNames(t reflect.Type) string {
 
 // inputSchema derives A's input schema; confirm (when A has one) is
 // described by the server's confirmation mode.
-func inputSchema[A any](confirm string) json.RawMessage {
+func inputSchema[A any](confirm, network string) json.RawMessage {
 	t := reflect.TypeFor[A]()
 	s, err := jsonschema.ForType(t, &jsonschema.ForOptions{})
 	if err != nil {
@@ -358,6 +359,18 @@ func inputSchema[A any](confirm string) json.RawMessage {
 	inputAnnotate(t, s)
 	if p := s.Properties["confirm"]; p != nil {
 		p.Description = confirm
+	}
+	if network == "" {
+		// One chain: the network argument is accepted (and refused when
+		// it names another chain) but not offered, and costs the model's
+		// context nothing.
+		delete(s.Properties, "network")
+		s.PropertyOrder = slices.DeleteFunc(s.PropertyOrder, func(n string) bool { return n == "network" })
+	} else if p := s.Properties["network"]; p != nil {
+		p.Description = network
+	}
+	if len(s.Properties) == 0 {
+		return json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false}`)
 	}
 	return json.RawMessage(strings.ReplaceAll(string(mustJSON(s)), "{capped}", capped))
 }

@@ -43,21 +43,21 @@ type policyResult struct {
 	// OpenBrowser: in human mode, how the person is shown a preview's page.
 	OpenBrowser string        `json:"open_browser,omitempty" jsonschema:"human mode: whether walletgate opens each preview's approval page in the person's browser (WALLETGATE_OPEN_BROWSER), or why not"`
 	Node        nodePolicy    `json:"node" jsonschema:"what the node in use offers, as learned at start"`
-	Chains      []chainPolicy `json:"chains" jsonschema:"every chain walletgate serves, the default first, each with its caps (a tool's network argument picks one)"`
+	Chains      []chainPolicy `json:"chains,omitempty" jsonschema:"every chain walletgate serves, the default first, each with its caps (a tool's network argument picks one; wallet_policy with it gives that chain's whole policy)"`
 }
 
-// chainPolicy is one chain served, in wallet_policy.
+// chainPolicy is one chain served, in wallet_policy: a summary (wallet_policy
+// with that chain's network gives the rest).
 type chainPolicy struct {
-	ChainID       uint64     `json:"chain_id" jsonschema:"the chain id"`
-	Name          string     `json:"name" jsonschema:"the chain's name as the network argument takes it (or its id)"`
-	Network       string     `json:"network" jsonschema:"the network's name"`
-	NetworkKind   string     `json:"network_kind" enum:"mainnet|testnet|dev" jsonschema:"mainnet, testnet or dev"`
-	Default       bool       `json:"default" jsonschema:"the chain of a call without a network argument"`
-	WriteTools    []string   `json:"write_tools" jsonschema:"the write tools offered on this chain"`
-	Caps          []capUsage `json:"caps" jsonschema:"this chain's caps per asset and window, with what is used and what remains"`
-	PendingTxs    []string   `json:"pending_transactions" jsonschema:"this chain's journaled transactions whose outcome is not known yet"`
-	WritesRefused string     `json:"writes_refused,omitempty" jsonschema:"set when every write on this chain is refused: why"`
-	Node          nodePolicy `json:"node" jsonschema:"what this chain's node offers"`
+	ChainID    uint64     `json:"chain_id" jsonschema:"the chain id"`
+	Name       string     `json:"name" jsonschema:"the chain's name as the network argument takes it (or its id)"`
+	Network    string     `json:"network" jsonschema:"the network's name"`
+	Default    bool       `json:"default" jsonschema:"the chain of a call without a network argument"`
+	Caps       []capUsage `json:"caps" jsonschema:"this chain's caps per asset and window, with what is used and what remains"`
+	PendingTxs []string   `json:"pending_transactions" jsonschema:"this chain's journaled transactions whose outcome is not known yet"`
+	// Refused: why writes on this chain are refused, or what its node
+	// cannot do, when either is so.
+	Refused string `json:"refused,omitempty" jsonschema:"set when writes on this chain are refused, or some of them (a node without eth_simulateV1): why"`
 }
 
 // nodePolicy is what the node offers that the writes depend on.
@@ -93,17 +93,14 @@ func (s *Server) policyTool() Tool {
 
 // chainPolicy is this chain's entry in wallet_policy's chains.
 func (s *Server) chainPolicy() chainPolicy {
-	c := chainPolicy{ChainID: s.chainID, Name: policy.NetworkSlug(s.chainID), Network: s.network.Name, NetworkKind: string(s.network.Kind),
-		Default: len(s.peers) == 0 || s.isDefault, WriteTools: []string{}, Caps: s.capUsages(), PendingTxs: s.PendingTransactions(), WritesRefused: s.writesRefused()}
+	c := chainPolicy{ChainID: s.chainID, Name: policy.NetworkSlug(s.chainID), Network: s.network.Name,
+		Default: len(s.peers) == 0 || s.isDefault, Caps: s.capUsages(), PendingTxs: s.PendingTransactions(), Refused: s.writesRefused()}
 	if c.PendingTxs == nil {
 		c.PendingTxs = []string{}
 	}
-	if s.writesEnabled() {
-		for _, t := range s.writeTools() {
-			c.WriteTools = append(c.WriteTools, t.Tool.Name)
-		}
+	if n := s.nodePolicy(); c.Refused == "" && n.Refused != "" {
+		c.Refused = "its node lacks eth_simulateV1: refused there are " + n.Refused
 	}
-	c.Node = s.nodePolicy()
 	return c
 }
 
@@ -153,8 +150,10 @@ func (s *Server) policyResult() policyResult {
 	if r.PendingTxs == nil {
 		r.PendingTxs = []string{}
 	}
-	for _, t := range s.chains() {
-		r.Chains = append(r.Chains, t.chainPolicy())
+	if len(s.chains()) > 1 {
+		for _, t := range s.chains() {
+			r.Chains = append(r.Chains, t.chainPolicy())
+		}
 	}
 	if r.WritesEnabled {
 		for _, t := range s.writeTools() {
@@ -286,15 +285,12 @@ func policyText(r policyResult) string {
 			if c.Default {
 				d = ", the default"
 			}
-			fmt.Fprintf(&b, "\n  %s: %s (chain id %d, %s%s).", c.Name, c.Network, c.ChainID, c.NetworkKind, d)
-			if c.WritesRefused != "" {
-				fmt.Fprintf(&b, " WRITES ARE REFUSED: %s.", strings.TrimSuffix(c.WritesRefused, "."))
+			fmt.Fprintf(&b, "\n  %s: %s (chain id %d%s).", c.Name, c.Network, c.ChainID, d)
+			if c.Refused != "" {
+				fmt.Fprintf(&b, " REFUSED: %s.", strings.TrimSuffix(c.Refused, "."))
 			}
 			for _, u := range c.Caps {
 				fmt.Fprintf(&b, "\n    %s %s: %s / %s, %s left", u.Symbol, u.Window, u.Used, u.Limit, u.Remaining)
-			}
-			if c.Node.Refused != "" {
-				fmt.Fprintf(&b, "\n    its node lacks eth_simulateV1: refused there are %s", c.Node.Refused)
 			}
 			if len(c.PendingTxs) > 0 {
 				fmt.Fprintf(&b, "\n    outcome not known yet: %s", strings.Join(c.PendingTxs, ", "))

@@ -25,7 +25,7 @@ type addressResult struct {
 	Writes      bool   `json:"writes_enabled" jsonschema:"whether write tools are offered"`
 	RPC         string `json:"rpc" jsonschema:"the node that answers, host only"`
 	// Chains: the same wallet on every chain served.
-	Chains []chainAddress `json:"chains" jsonschema:"every chain walletgate serves, the default first: the wallet is the same address on each"`
+	Chains []chainAddress `json:"chains,omitempty" jsonschema:"every chain walletgate serves, the default first: the wallet is the same address on each"`
 }
 
 // chainAddress is one chain served, in wallet_address.
@@ -34,10 +34,7 @@ type chainAddress struct {
 	Name        string `json:"name" jsonschema:"the chain's name as the network argument takes it (or its id)"`
 	Network     string `json:"network" jsonschema:"the network's name"`
 	NetworkKind string `json:"network_kind" enum:"mainnet|testnet|dev" jsonschema:"mainnet, testnet or dev"`
-	IsMainnet   bool   `json:"is_mainnet" jsonschema:"true when funds on this network have real value"`
 	Default     bool   `json:"default" jsonschema:"the chain of a call without a network argument"`
-	Writes      bool   `json:"writes_enabled" jsonschema:"whether write tools are offered on it"`
-	RPC         string `json:"rpc" jsonschema:"its node, host only"`
 }
 
 func (s *Server) addressTool() Tool {
@@ -57,8 +54,11 @@ func (s *Server) addressTool() Tool {
 			text := fmt.Sprintf("Wallet %s on %s (chain id %d, %s).\nSigner: %s. Write tools: %s.\nNode: %s",
 				r.Address, r.Network, r.ChainID, s.network.Marker(), r.Signer, onOff(r.Writes), r.RPC)
 			for _, t := range s.chains() {
+				if len(s.chains()) < 2 {
+					break
+				}
 				c := chainAddress{ChainID: t.chainID, Name: policy.NetworkSlug(t.chainID), Network: t.network.Name, NetworkKind: string(t.network.Kind),
-					IsMainnet: t.network.ValueBearing(), Default: len(s.peers) == 0 || t.isDefault, Writes: t.writesEnabled(), RPC: t.chain.Host()}
+					Default: len(s.peers) == 0 || t.isDefault}
 				r.Chains = append(r.Chains, c)
 			}
 			if len(r.Chains) > 1 {

@@ -325,7 +325,7 @@ func (s *Server) writesDisabledReason() string {
 // writeTool builds a destructive tool; its output schema (a preview or an
 // outcome) is servedSchema(name).
 func writeTool[A any](s *Server, name, title, description string, h typedHandler[A]) Tool {
-	t := mcp.NewToolWithRawSchema(name, description, inputSchema[A](s.confirmDescription()))
+	t := mcp.NewToolWithRawSchema(name, description, inputSchema[A](s.confirmDescription(), s.networkDescription()))
 	t.Title = title
 	t.RawOutputSchema = servedSchema(name)
 	t.Annotations = mcp.ToolAnnotation{
@@ -341,9 +341,14 @@ func writeTool[A any](s *Server, name, title, description string, h typedHandler
 // readTool builds a read-only tool whose handler gets strictly parsed args;
 // its output schema is servedSchema(name).
 func readTool[A any](s *Server, name, title, description string, h typedHandler[A]) Tool {
-	t := mcp.NewToolWithRawSchema(name, description, inputSchema[A](""))
+	t := mcp.NewToolWithRawSchema(name, description, inputSchema[A]("", s.networkDescription()))
 	t.Title = title
 	t.RawOutputSchema = servedSchema(name)
+	if len(s.chains()) < 2 {
+		// One chain: no answer carries chains, and the list a model is
+		// handed does not describe them.
+		t.RawOutputSchema = withoutProperty(t.RawOutputSchema, "chains")
+	}
 	t.Annotations = mcp.ToolAnnotation{
 		Title:           title,
 		ReadOnlyHint:    mcp.ToBoolPtr(true),

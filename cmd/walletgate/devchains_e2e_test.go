@@ -129,7 +129,15 @@ func TestOneWalletgateOnTwoDevChains(t *testing.T) {
 		"WALLETGATE_CAP_PER_SESSION=ETH=0.5,USDT=80,31337:ETH=0.5,31337:"+usdtB.Hex()+"=30",
 		"WALLETGATE_CAP_PER_DAY=ETH=1,USDT=100,31337:ETH=1,31337:"+usdtB.Hex()+"=40")
 	c := startServer(t, env)
-	c.initialize()
+	init := c.initialize()
+	require.Contains(t, init["instructions"], "one wallet on several EVM chains, dev (1337, the default), 31337, inside limits")
+	list := c.request("tools/list", map[string]any{})["result"].(map[string]any)["tools"].([]any)
+	require.Len(t, list, 11, "every tool either chain offers (wallet_call is off)")
+	for _, tl := range list {
+		network := tl.(map[string]any)["inputSchema"].(map[string]any)["properties"].(map[string]any)["network"]
+		require.NotNil(t, network, "%s takes a network", tl.(map[string]any)["name"])
+		require.Equal(t, "the chain: dev (1337, the default), 31337 (a chain id or one of those names); default: the default chain", network.(map[string]any)["description"])
+	}
 
 	addr := c.callTool("wallet_address", map[string]any{})["structuredContent"].(map[string]any)
 	require.EqualValues(t, 1337, addr["chain_id"], "the first chain is the default")

@@ -199,6 +199,10 @@ func startFromExample(t *testing.T, entry clientEntry, chains []devnetInfo, devK
 	sc := res["structuredContent"].(map[string]any)
 	require.Equal(t, info.DevAccount, sc["address"], "the example's key file is the one walletgate signs with")
 	require.Equal(t, float64(1337), sc["chain_id"])
-	require.Len(t, sc["chains"], len(ids), "every chain of the example is served")
+	if len(ids) > 1 {
+		require.Len(t, sc["chains"], len(ids), "every chain of the example is served")
+	} else {
+		require.Nil(t, sc["chains"], "one chain: no chains listed")
+	}
 	c.stop()
 }

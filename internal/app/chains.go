@@ -93,7 +93,7 @@ func newChains(ctx context.Context, o Options) (*App, error) {
 	for i, p := range all.parts {
 		servers[i] = p.server
 	}
-	all.chains = tools.ChainsOf(servers...)
+	all.server, all.chains = servers[0], tools.ChainsOf(servers...)
 	// The nodes opened here are the parts' now: closed with them.
 	for i, p := range all.parts {
 		if i > 0 || o.Node == nil {

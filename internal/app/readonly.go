@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 
 	"github.com/walletgate/walletgate/journal"
@@ -20,15 +21,35 @@ func ReadOnly(ctx context.Context, o Options) (*App, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	var deps tools.Deps
-	cleanup, err := readOnlyDeps(ctx, o.Config, o.Dev, o.Shared, o.Logger, o.Version, &deps)
-	a := &App{cleanup: cleanup, deps: deps}
-	if err != nil {
-		a.Close()
-		return nil, err
+	ids := o.Config.ChainIDs()
+	if len(ids) > 1 && o.Dev {
+		return nil, usagef("--dev runs one chain, but WALLETGATE_CHAIN_ID lists %d: unset it, or drop --dev", len(ids))
 	}
-	a.server = tools.New(deps)
-	return a, nil
+	all := &App{}
+	var servers []*tools.Server
+	for _, id := range ids {
+		cfg := o.Config
+		if len(ids) > 1 {
+			cfg = o.Config.ForChain(id)
+		}
+		var deps tools.Deps
+		cleanup, err := readOnlyDeps(ctx, cfg, o.Dev, o.Shared, o.Logger, o.Version, &deps)
+		part := &App{cleanup: cleanup, deps: deps}
+		if err != nil {
+			part.Close()
+			all.Close()
+			if len(ids) > 1 {
+				err = fmt.Errorf("chain %s (%d): %w", policy.NetworkSlug(id), id, err)
+			}
+			return nil, err
+		}
+		part.server = tools.New(deps)
+		all.parts = append(all.parts, part)
+		servers = append(servers, part.server)
+	}
+	all.deps, all.server = all.parts[0].deps, servers[0]
+	all.chains = tools.ChainsOf(servers...)
+	return all, nil
 }
 
 // readOnlyDeps builds what the policy reads, as wire does for the server, but
