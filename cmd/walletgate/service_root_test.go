@@ -1,3 +1,5 @@
+//go:build linux
+
 package main_test
 
 // The service under its own user, tested as root: install it with the
