@@ -132,6 +132,9 @@ const (
 // PlanInstall is the install on the system goos of what o asks, on a
 // machine described by f.
 func PlanInstall(goos string, o InstallOptions, f Facts) (Plan, error) {
+	if goos != "linux" && goos != "darwin" && goos != "windows" {
+		return Plan{}, fmt.Errorf("walletgate service install knows Linux, macOS and Windows, not %s: make a user for the service, import the key for it (0600) and run `walletgate service run --config FILE` as that user from your init system", goos)
+	}
 	if o.User == "" {
 		o.User = UserFor(goos)
 	}

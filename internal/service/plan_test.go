@@ -125,6 +125,8 @@ func TestLinuxInstallPlan(t *testing.T) {
 	require.ErrorContains(t, err, "is the service user")
 	_, err = PlanInstall("linux", o, Facts{Peers: []Peer{{Name: "root", UID: 0}}})
 	require.ErrorContains(t, err, "is root")
+	_, err = PlanInstall("freebsd", o, Facts{Peers: []Peer{{Name: "alice", UID: 1000}}})
+	require.ErrorContains(t, err, "not freebsd", "no Linux commands on another system")
 }
 
 func TestInstallPlanRefusesWhatCannotBeInstalled(t *testing.T) {
