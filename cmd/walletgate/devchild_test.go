@@ -114,7 +114,9 @@ func TestDevChainStopsWhenWalletgateIsKilled(t *testing.T) {
 	require.True(t, alive(pid), "the dev chain should run while walletgate does")
 	t.Cleanup(func() {
 		if alive(pid) { // the failure below: leave no orphan behind either
-			_ = syscall.Kill(pid, syscall.SIGKILL)
+			if p, err := os.FindProcess(pid); err == nil {
+				_ = p.Kill()
+			}
 		}
 	})
 
@@ -124,7 +126,7 @@ func TestDevChainStopsWhenWalletgateIsKilled(t *testing.T) {
 
 // alive reports whether pid runs (a zombie waiting for its reaper does not).
 func alive(pid int) bool {
-	if syscall.Kill(pid, 0) != nil {
+	if p, err := os.FindProcess(pid); err != nil || p.Signal(syscall.Signal(0)) != nil {
 		return false
 	}
 	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")

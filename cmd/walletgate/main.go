@@ -156,11 +156,13 @@ Usage:
   walletgate bundle-manifest [--template FILE] [--platform P] [--confirm MODE]
                              print the MCP Bundle's manifest: the template (default
                              mcpb/manifest.json) with this build's version and tool list
-  sudo walletgate service install --key-file PATH [--users NAME] [--set WALLETGATE_X=V]…
+  sudo walletgate service install --key-file PATH | --keystore PATH --password-file PATH
+                             [--users NAME] [--set WALLETGATE_X=V]…
                              run walletgate as a system service under its own user: import the
-                             key, write the configuration where only root changes it, write
-                             (and where systemd runs, start) the unit; prints the client config
-                             and the one-time passkey enrolment link
+                             key, write the configuration where only root changes it, write and
+                             start the service (systemd where it runs; launchd on macOS; the
+                             service manager on Windows); prints the client config and the
+                             one-time passkey enrolment link
   sudo walletgate service enrol
                              print a fresh one-time link to enrol a passkey (the approval page,
                              http://localhost:7464/, approves only with an enrolled passkey)

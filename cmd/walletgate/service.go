@@ -36,7 +36,7 @@ func cmdService(argv []string, stdin io.Reader, stdout, stderr io.Writer) error 
 	sub, argv := argv[0], argv[1:]
 	switch sub {
 	case "run":
-		return cmdServiceRun(argv, stderr)
+		return runService(func() error { return cmdServiceRun(argv, stderr) })
 	case "install":
 		return cmdServiceInstall(argv, stdin, stdout, stderr)
 	case "uninstall":

@@ -1,3 +1,5 @@
+//go:build linux
+
 package main_test
 
 // The service under its own user, tested as root: install it with the
@@ -24,7 +26,9 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/ethereum/go-ethereum/accounts/keystore"
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/stretchr/testify/require"
 )
 
@@ -107,8 +111,18 @@ func TestServiceTheDesktopUserCannotGetInAndThePersonCan(t *testing.T) {
 	desk := addUser(t, rootTestDesktop)
 	other := addUser(t, rootTestOther)
 
+	// The desktop user's keystore and its password file, in their home, as
+	// a person keeps them: the install imports both.
+	keystoreFile, passwordFile := desktopKeystore(t, desk, info.KeyFile)
+	userCopies := map[string][]byte{}
+	for _, f := range []string{keystoreFile, passwordFile} {
+		b, err := os.ReadFile(f)
+		require.NoError(t, err)
+		userCopies[f] = b
+	}
+
 	// Install, as root, with the install command.
-	install := exec.Command(binary, "service", "install", "--key-file", info.KeyFile, "--users", desk.name,
+	install := exec.Command(binary, "service", "install", "--keystore", keystoreFile, "--password-file", passwordFile, "--users", desk.name,
 		"--service-user", rootTestService,
 		"--set", "WALLETGATE_RPC="+info.RPC, "--set", "WALLETGATE_CHAIN_ID=1337",
 		"--set", "WALLETGATE_CAP_PER_TX=ETH=1,USDT=100", "--set", "WALLETGATE_CAP_PER_SESSION=ETH=1,USDT=1000",
@@ -124,7 +138,17 @@ func TestServiceTheDesktopUserCannotGetInAndThePersonCan(t *testing.T) {
 	})
 	require.NoError(t, err, "install: %s", out)
 	said := string(out)
-	require.Contains(t, said, "Your copy is left alone: delete it")
+	for f, b := range userCopies {
+		require.Contains(t, said, "imported "+f+". Your copy is left alone: delete it", "the install says to delete the user's copy of %s", f)
+		now, err := os.ReadFile(f)
+		require.NoError(t, err, "the user's copy of %s is left alone", f)
+		require.Equal(t, b, now, "the user's copy of %s is left alone", f)
+		fi, err := os.Stat(f)
+		require.NoError(t, err)
+		require.Equal(t, desk.uid, fi.Sys().(*syscall.Stat_t).Uid, "the user's copy of %s is still theirs", f)
+	}
+	_, err = os.Stat("/var/lib/walletgate/key")
+	require.ErrorIs(t, err, os.ErrNotExist, "a keystore install imports no key file")
 	require.Contains(t, said, `"command": "`+installedBin+`", "args": ["connect"]`)
 	require.Contains(t, said, "no init system runs here")
 	enrolLink := regexp.MustCompile(`http://localhost:7464/enrol/[0-9a-f]{64}`).FindString(said)
@@ -134,10 +158,11 @@ func TestServiceTheDesktopUserCannotGetInAndThePersonCan(t *testing.T) {
 		mode os.FileMode
 		uid  uint32
 	}{
-		"/var/lib/walletgate/key":      {0o600, svc.uid},
-		"/var/lib/walletgate":          {0o700 | os.ModeDir, svc.uid},
-		"/etc/walletgate/service.json": {0o640, 0},
-		installedBin:                   {0o755, 0},
+		"/var/lib/walletgate/keystore.json": {0o600, svc.uid},
+		"/var/lib/walletgate/password":      {0o600, svc.uid},
+		"/var/lib/walletgate":               {0o700 | os.ModeDir, svc.uid},
+		"/etc/walletgate/service.json":      {0o640, 0},
+		installedBin:                        {0o755, 0},
 	} {
 		fi, err := os.Stat(path)
 		require.NoError(t, err)
@@ -202,7 +227,7 @@ func TestServiceTheDesktopUserCannotGetInAndThePersonCan(t *testing.T) {
 	// Every way in, as the desktop user; each fails.
 	journals, _ := filepath.Glob("/var/lib/walletgate/state/*/*")
 	require.NotEmpty(t, journals, "the journal exists (as root sees it)")
-	for _, f := range append([]string{"/var/lib/walletgate/key", "/etc/walletgate/service.json"}, journals...) {
+	for _, f := range append([]string{"/var/lib/walletgate/keystore.json", "/var/lib/walletgate/password", "/etc/walletgate/service.json"}, journals...) {
 		out, err := desk.run("cat", f)
 		require.Error(t, err, "the desktop user read %s: %s", f, out)
 		require.Contains(t, out, "Permission denied", f)
@@ -341,4 +366,28 @@ func startBrowserAs(t *testing.T, u creds) context.Context {
 	require.NoError(t, os.WriteFile(wrapper, []byte(script), 0o755))
 	require.NoError(t, os.Chmod(filepath.Dir(wrapper), 0o755))
 	return startBrowserWith(t, append(browserOptions(profile), chromedp.ExecPath(wrapper)))
+}
+
+// desktopKeystore writes, in u's home and owned by u (0600), a keystore
+// holding the key in keyFile (light scrypt, to keep the test fast) and its
+// password file.
+func desktopKeystore(t *testing.T, u creds, keyFile string) (keystoreFile, passwordFile string) {
+	t.Helper()
+	keyBytes, err := os.ReadFile(keyFile)
+	require.NoError(t, err)
+	key, err := crypto.HexToECDSA(strings.TrimSpace(string(keyBytes)))
+	require.NoError(t, err)
+	const password = "desk-keystore-pw-26"
+	dir := filepath.Join("/home", u.name, ".walletgate")
+	require.NoError(t, os.MkdirAll(dir, 0o700))
+	ks := keystore.NewKeyStore(filepath.Join(dir, "keystore"), keystore.LightScryptN, keystore.LightScryptP)
+	acct, err := ks.ImportECDSA(key, password)
+	require.NoError(t, err)
+	keystoreFile, passwordFile = acct.URL.Path, filepath.Join(dir, "password")
+	require.NoError(t, os.WriteFile(passwordFile, []byte(password+"\n"), 0o600))
+	for _, f := range []string{dir, filepath.Dir(keystoreFile), keystoreFile, passwordFile} {
+		require.NoError(t, os.Chown(f, int(u.uid), int(u.gid)))
+	}
+	require.NoError(t, os.Chmod(keystoreFile, 0o600))
+	return keystoreFile, passwordFile
 }

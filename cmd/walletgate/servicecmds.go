@@ -7,10 +7,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/walletgate/walletgate/internal/service"
 	"github.com/walletgate/walletgate/policy"
@@ -119,12 +117,16 @@ func cmdServiceStatus(argv []string, stdout io.Writer) error {
 		return err
 	}
 	p := service.DefaultPaths
-	if _, err := os.Stat(p.Unit); err == nil {
-		fmt.Fprintf(stdout, "installed: unit %s\n", p.Unit)
-	} else {
-		fmt.Fprintf(stdout, "not installed (no %s): sudo walletgate service install\n", p.Unit)
+	installed := p.Unit
+	if installed == "" { // Windows: the service manager holds the service
+		installed = p.Config
 	}
-	conn, err := net.DialTimeout("unix", *socket, 2*time.Second)
+	if _, err := os.Stat(installed); err == nil {
+		fmt.Fprintf(stdout, "installed: %s\n", installed)
+	} else {
+		fmt.Fprintf(stdout, "not installed (no %s): sudo walletgate service install\n", installed)
+	}
+	conn, err := service.Dial(*socket)
 	if err != nil {
 		fmt.Fprintf(stdout, "not serving: %v. Start it: %s\n", err, service.StartHint)
 		return &childExit{code: 3}
@@ -178,7 +180,7 @@ func cmdServiceConfig(argv []string, stdout io.Writer) error {
 	if err := service.WriteConfig(path, c, groupOf(fi)); err != nil {
 		return err
 	}
-	fmt.Fprintln(stdout, "changed; restart the service to apply it (sudo systemctl restart walletgate, or stop and start walletgate service run)")
+	fmt.Fprintf(stdout, "changed; restart the service to apply it (%s)\n", service.RestartHint)
 	return nil
 }
 

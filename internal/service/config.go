@@ -16,15 +16,31 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
 )
 
-// Default paths on Linux and macOS (see Paths for the others).
-const (
-	DefaultUser   = "walletgate"
-	DefaultConfig = "/etc/walletgate/service.json"
-)
+// DefaultConfig is the configuration file on Linux and macOS (see Paths
+// for the others).
+const DefaultConfig = "/etc/walletgate/service.json"
+
+// DefaultUser is the service's own user on this system (UserFor).
+var DefaultUser = UserFor(runtime.GOOS)
+
+// UserFor is the service's own user on the system goos: walletgate on
+// Linux; _walletgate on macOS (daemons' names start with an underscore
+// there; walletgate is its alias); on Windows the service's virtual
+// account, which the service manager creates with the service.
+func UserFor(goos string) string {
+	switch goos {
+	case "darwin":
+		return "_walletgate"
+	case "windows":
+		return `NT SERVICE\walletgate`
+	}
+	return "walletgate"
+}
 
 // Config is the service's configuration file: who runs it, who may connect,
 // where it listens, and the walletgate variables it serves with (caps,

@@ -145,13 +145,15 @@ func TestParseConfigIsStrict(t *testing.T) {
 }
 
 func TestUnitsRunTheServiceAsItsUser(t *testing.T) {
-	u := SystemdUnit(DefaultPaths, "walletgate")
+	u := SystemdUnit(LinuxPaths, "walletgate")
 	for _, want := range []string{"User=walletgate\n", "ExecStart=/usr/local/lib/walletgate/walletgate service run --config /etc/walletgate/service.json\n", "NoNewPrivileges=true", "ProtectHome=true", "RuntimeDirectory=walletgate\n"} {
 		require.Contains(t, u, want)
 	}
-	p := LaunchdPlist(DefaultPaths, "wallet<gate>")
+	p := LaunchdPlist(DarwinPaths, "wallet<gate>")
+	require.Contains(t, p, "<key>Label</key><string>dev.walletgate.service</string>")
 	require.Contains(t, p, "<key>UserName</key><string>wallet&lt;gate&gt;</string>")
-	require.Contains(t, p, "<string>/usr/local/lib/walletgate/walletgate</string><string>service</string><string>run</string>")
+	require.Contains(t, p, "<string>/usr/local/lib/walletgate/walletgate</string><string>service</string><string>run</string><string>--config</string><string>/etc/walletgate/service.json</string>")
+	require.Contains(t, p, "<key>StandardErrorPath</key><string>/var/db/walletgate/service.log</string>", "the log is in the service's home")
 }
 
 func TestPipeSDDLAllowsOnlyTheNamedUsers(t *testing.T) {

@@ -36,7 +36,7 @@ WantedBy=multi-user.target
 }
 
 // LaunchdPlist is the launchd daemon (/Library/LaunchDaemons) that runs the
-// service as its user on macOS.
+// service as its user on macOS, its log (stderr) in the service's home.
 func LaunchdPlist(p Paths, user string) string {
 	esc := func(s string) string {
 		return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
@@ -45,14 +45,15 @@ func LaunchdPlist(p Paths, user string) string {
 <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
 <plist version="1.0">
 <dict>
-  <key>Label</key><string>dev.walletgate.service</string>
+  <key>Label</key><string>%s</string>
   <key>UserName</key><string>%s</string>
   <key>ProgramArguments</key>
   <array><string>%s</string><string>service</string><string>run</string><string>--config</string><string>%s</string></array>
   <key>RunAtLoad</key><true/>
   <key>KeepAlive</key><true/>
   <key>Umask</key><integer>63</integer>
+  <key>StandardErrorPath</key><string>%s</string>
 </dict>
 </plist>
-`, esc(user), esc(p.Binary()), esc(p.Config))
+`, LaunchdLabel, esc(user), esc(p.Binary()), esc(p.Config), esc(p.join(p.Home, "service.log")))
 }

@@ -1,0 +1,173 @@
+package service
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/user"
+	"time"
+
+	"golang.org/x/sys/windows"
+	"golang.org/x/sys/windows/svc"
+	"golang.org/x/sys/windows/svc/mgr"
+
+	"github.com/walletgate/walletgate/approval"
+	"github.com/walletgate/walletgate/internal/atomicfile"
+)
+
+// isAdmin reports whether this process runs elevated (an administrator's
+// terminal).
+func isAdmin() bool { return windows.GetCurrentProcessToken().IsElevated() }
+
+// gatherFacts is what PlanInstall needs to know of this machine: the desktop
+// users' SIDs (os/user gives a SID as a user's id on Windows).
+func gatherFacts(o InstallOptions) (Facts, error) {
+	var f Facts
+	for _, name := range o.Users {
+		u, err := user.Lookup(name)
+		if err != nil {
+			return Facts{}, fmt.Errorf("desktop user %q: %w", name, err)
+		}
+		if _, err := windows.StringToSid(u.Uid); err != nil {
+			return Facts{}, fmt.Errorf("desktop user %q: SID %q: %w", name, u.Uid, err)
+		}
+		f.Peers = append(f.Peers, Peer{Name: name, SID: u.Uid})
+	}
+	return f, nil
+}
+
+// execute carries out plan, step by step, and stops at the first step that
+// fails (an Optional step's failure aside). It returns the enrolment's
+// secret, for the installing terminal only. Modes and owners are not set:
+// each directory's ACL (icacls, earlier in the plan) decides.
+func execute(plan Plan, run func(string, ...string) error) (secret string, err error) {
+	for _, s := range plan.Steps {
+		if err := executeStep(s, run, &secret); err != nil && (!s.Optional || s.Op == OpCopy) {
+			return "", fmt.Errorf("%s: %w", s, err)
+		}
+	}
+	return secret, nil
+}
+
+func executeStep(s Step, run func(string, ...string) error, secret *string) error {
+	switch s.Op {
+	case OpRun:
+		return run(s.Argv[0], s.Argv[1:]...)
+	case OpRemove:
+		var err error
+		if s.All {
+			err = os.RemoveAll(s.Path)
+		} else {
+			err = os.Remove(s.Path)
+		}
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		return err
+	case OpDir:
+		return os.MkdirAll(s.Path, 0o755)
+	case OpCopy:
+		if _, err := os.Stat(s.Src); s.Optional && errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		if s.Replace {
+			if err := os.Remove(s.Path); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return err
+			}
+		}
+		return copyFile(s.Src, s.Path, 0o644, -1, -1)
+	case OpWrite:
+		return atomicfile.Write(s.Path, s.Data, 0o644, -1, -1)
+	case OpEnrol:
+		var err error
+		*secret, err = approval.NewEnrolment(s.Path, approval.EnrolmentTTL, -1, -1)
+		return err
+	case OpCreateService:
+		return createService(s.Service)
+	case OpStartService:
+		return withService(s.Service.Name, func(sv *mgr.Service) error { return sv.Start() })
+	case OpDeleteService:
+		return withService(s.Service.Name, stopAndDelete)
+	}
+	return fmt.Errorf("unknown step %q", s.Op)
+}
+
+// createService registers ws with the service manager: started at boot, as
+// its virtual account, with a service SID the ACLs can name.
+func createService(ws *WindowsService) error {
+	m, err := mgr.Connect()
+	if err != nil {
+		return fmt.Errorf("connect to the service manager: %w", err)
+	}
+	defer m.Disconnect()
+	sv, err := m.CreateService(ws.Name, ws.Exe, mgr.Config{
+		StartType:        mgr.StartAutomatic,
+		DisplayName:      ws.DisplayName,
+		Description:      ws.Description,
+		ServiceStartName: ws.Account,
+		SidType:          windows.SERVICE_SID_TYPE_UNRESTRICTED,
+	}, ws.Args...)
+	if err != nil {
+		return err
+	}
+	return sv.Close()
+}
+
+func withService(name string, f func(*mgr.Service) error) error {
+	m, err := mgr.Connect()
+	if err != nil {
+		return fmt.Errorf("connect to the service manager: %w", err)
+	}
+	defer m.Disconnect()
+	sv, err := m.OpenService(name)
+	if err != nil {
+		return err
+	}
+	defer sv.Close()
+	return f(sv)
+}
+
+// stopAndDelete stops the service, waits (30 s at most) until it has, so
+// that its binary can be removed, and deletes it.
+func stopAndDelete(sv *mgr.Service) error {
+	if st, err := sv.Query(); err == nil && st.State != svc.Stopped {
+		if _, err := sv.Control(svc.Stop); err == nil {
+			for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(300 * time.Millisecond) {
+				if st, err := sv.Query(); err != nil || st.State == svc.Stopped {
+					break
+				}
+			}
+		}
+	}
+	return sv.Delete()
+}
+
+// Enrol writes a fresh passkey enrolment secret for the installed service
+// (an administrator only) and prints its one-time link to out, and nowhere
+// else.
+func Enrol(p Paths, c Config, out io.Writer) error {
+	if c.User != "" && !isAdmin() {
+		return ErrNotRoot
+	}
+	if c.PagePort == 0 {
+		return fmt.Errorf("this service has no passkey approval page (page_port is 0 in %s): set page_port there, as an administrator, and restart the service", p.Config)
+	}
+	dir := c.Env["WALLETGATE_STATE_DIR"]
+	if dir == "" {
+		dir = p.State()
+	}
+	secret, err := approval.NewEnrolment(dir, approval.EnrolmentTTL, -1, -1)
+	if err != nil {
+		return err
+	}
+	if c.User != "" {
+		// The new file is the service's, as the rest of its state.
+		if err := exec.Command("icacls", dir, "/setowner", c.User, "/T").Run(); err != nil {
+			return fmt.Errorf("give the enrolment to %s: %w", c.User, err)
+		}
+	}
+	fmt.Fprintf(out, "Enrol a passkey, in a browser on this computer (this link works once, for %d minutes, and is shown only here):\n  %s\n", int(approval.EnrolmentTTL/time.Minute), EnrolmentURL(c.PagePort, secret))
+	return nil
+}
