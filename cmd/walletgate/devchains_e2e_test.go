@@ -190,6 +190,16 @@ func TestOneWalletgateOnTwoDevChains(t *testing.T) {
 	noSwap := c.callTool("wallet_swap", map[string]any{"token_in": usdtB.Hex(), "token_out": weth.Hex(), "amount_in": "2", "network": "31337"})
 	require.Equal(t, "NOT_ON_NETWORK", refusalCode(noSwap), text(noSwap))
 
+	// A confirm with a network no chain answers to: refused, and spent.
+	preview = c.callTool("wallet_send", args)
+	token = preview["structuredContent"].(map[string]any)["confirm_token"]
+	bad := c.callTool("wallet_send", map[string]any{"to": to.Hex(), "amount": "1", "asset": usdtA.Hex(), "network": "basee", "confirm": token})
+	require.Equal(t, "BAD_NETWORK", refusalCode(bad), text(bad))
+	require.Contains(t, text(bad), "Nothing was signed or sent. The confirmation token is spent")
+	again = c.callTool("wallet_send", map[string]any{"to": to.Hex(), "amount": "1", "asset": usdtA.Hex(), "confirm": token})
+	require.Equal(t, "TOKEN_USED", refusalCode(again), text(again))
+	require.Equal(t, big.NewInt(12_500_000), tokenOf(t, nodeA, usdtA, to))
+
 	// The network argument's refusals.
 	for network, code := range map[string]string{"polygon": "NETWORK_NOT_SERVED", "nowhere": "BAD_NETWORK", "0": "BAD_NETWORK"} {
 		r := c.callTool("wallet_balance", map[string]any{"network": network})
@@ -236,4 +246,18 @@ func TestASecondChainAddsNoStartUpRoundTrip(t *testing.T) {
 	require.Equal(t, "walletgate", c.initialize()["serverInfo"].(map[string]any)["name"])
 	require.Len(t, pa.tripsSince(0), 1, "chain A: one round trip before initialize is answered")
 	require.Len(t, pb.tripsSince(0), 1, "chain B: one round trip before initialize is answered")
+}
+
+// A node in another chain's slot (the operator swapped WALLETGATE_RPC's
+// entries): walletgate refuses to start and names the chain, the node and
+// both ids; no chain is served from a node on another chain.
+func TestSeveralChainsRefuseANodeInTheWrongSlot(t *testing.T) {
+	state := t.TempDir()
+	a, _ := runDevnet(t, state)
+	b, _ := runDevnet(t, state, "--chain-id", "31337")
+	cmd := exec.Command(binary)
+	cmd.Env = withStateDir(t, cleanEnv("WALLETGATE_RPC="+b.RPC+","+a.RPC, "WALLETGATE_CHAIN_ID=1337,31337", "WALLETGATE_KEY_FILE="+a.KeyFile))
+	out, err := cmd.CombinedOutput()
+	require.Error(t, err)
+	require.Contains(t, string(out), "chain dev (1337): chain id mismatch: WALLETGATE_CHAIN_ID is 1337 (walletgate dev chain) but the node at "+strings.TrimSuffix(b.RPC, "/")+" reports 31337")
 }
