@@ -24,6 +24,7 @@ import (
 	"github.com/walletgate/walletgate/gate"
 	"github.com/walletgate/walletgate/internal/schemacheck"
 	"github.com/walletgate/walletgate/policy"
+	"github.com/walletgate/walletgate/tools/x402"
 )
 
 // Refusal codes of the network argument.
@@ -150,6 +151,9 @@ func (s *Server) route(tool string, raw []byte) (*Server, *Refusal) {
 		// Unreadable: this chain's strict decoder says why.
 	} else if network == nil {
 		target = s.chains()[0] // the default chain
+		if tool == payX402Tool {
+			target = s.payableChain(raw)
+		}
 	} else {
 		id, known := policy.ParseNetwork(*network)
 		if !known {
@@ -182,6 +186,42 @@ func (s *Server) route(tool string, raw []byte) (*Server, *Refusal) {
 		return nil, r
 	}
 	return s, nil
+}
+
+// payableChain is the chain an x402 payment without a network argument is
+// for: the default chain when one of the requirement's options is on it,
+// else the one chain served that an option names (a requirement for USDC on
+// Base, paid from a walletgate whose default is Ethereum), else the default
+// chain, which then says why no option is payable.
+func (s *Server) payableChain(raw []byte) *Server {
+	var a struct {
+		PaymentRequired struct {
+			Accepts []struct {
+				Network string `json:"network"`
+			} `json:"accepts"`
+		} `json:"payment_required"`
+	}
+	def := s.chains()[0]
+	if jsonv2.Unmarshal(raw, &a) != nil {
+		return def
+	}
+	var on []*Server
+	for _, t := range s.chains() {
+		for _, o := range a.PaymentRequired.Accepts {
+			if o.Network == x402.Network(t.chainID) {
+				if t == def {
+					return def
+				}
+				if !slices.Contains(on, t) {
+					on = append(on, t)
+				}
+			}
+		}
+	}
+	if len(on) == 1 {
+		return on[0]
+	}
+	return def
 }
 
 // otherChainsConfirm refuses a confirm_token that another chain's gate

@@ -2,6 +2,8 @@ package main_test
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"math/big"
 	"os"
 	"os/exec"
@@ -14,6 +16,8 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/ethclient"
 	"github.com/stretchr/testify/require"
+
+	"github.com/walletgate/walletgate/signer"
 )
 
 // startDevnetIn runs `walletgate devnet --http 127.0.0.1:0 args…` with state
@@ -260,4 +264,54 @@ func TestSeveralChainsRefuseANodeInTheWrongSlot(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	require.Error(t, err)
 	require.Contains(t, string(out), "chain dev (1337): chain id mismatch: WALLETGATE_CHAIN_ID is 1337 (walletgate dev chain) but the node at "+strings.TrimSuffix(b.RPC, "/")+" reports 31337")
+}
+
+// An x402 payment without a network argument is for the chain its
+// requirement names when that is a chain walletgate serves (USDC on Base
+// paid from a walletgate whose default chain is another): here the default
+// is 31337 and the requirement is for the dev chain's USDC on 1337. The
+// authorization is signed for 1337, settles there, and counts against
+// 1337's caps only.
+func TestAnX402PaymentGoesToTheChainItsRequirementNames(t *testing.T) {
+	state := t.TempDir()
+	a, _ := runDevnet(t, state)
+	b, _ := runDevnet(t, state, "--chain-id", "31337")
+	usdc := common.HexToAddress(a.Contracts["USDC"])
+	c := startServer(t, withStateDir(t, cleanEnv("WALLETGATE_RPC="+b.RPC+","+a.RPC, "WALLETGATE_CHAIN_ID=31337,1337", "WALLETGATE_KEY_FILE="+a.KeyFile,
+		"WALLETGATE_CAP_PER_TX=ETH=1,1337:ETH=1,1337:USDC=5", "WALLETGATE_CAP_PER_SESSION=ETH=1,1337:ETH=1,1337:USDC=20", "WALLETGATE_CAP_PER_DAY=ETH=1,1337:ETH=1,1337:USDC=20")))
+	c.initialize()
+	node, err := ethclient.Dial(a.RPC)
+	require.NoError(t, err)
+	defer node.Close()
+
+	args := map[string]any{"payment_required": x402Requirement(a, "http://127.0.0.1:4021/data", x402Payee, "1000000")}
+	res := c.callTool("wallet_pay_x402", args)
+	require.Nil(t, res["isError"], text(res))
+	require.Contains(t, text(res), "walletgate dev chain", "the preview names the chain paid on")
+	args["confirm"] = res["structuredContent"].(map[string]any)["confirm_token"]
+	res = c.callTool("wallet_pay_x402", args)
+	require.Equal(t, "signed", statusOf(res), text(res))
+	require.Equal(t, "1/20", chainCaps(t, c, 1337)[strings.ToLower(usdc.Hex())+" per session"], "counted on 1337")
+
+	raw, err := base64.StdEncoding.DecodeString(res["structuredContent"].(map[string]any)["payment_signature"].(string))
+	require.NoError(t, err)
+	var pl struct {
+		Payload struct {
+			Signature     string            `json:"signature"`
+			Authorization map[string]string `json:"authorization"`
+		} `json:"payload"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &pl))
+	fac := &devSender{t: t, node: node, key: signer.DevFacilitator(), from: signer.DevFacilitatorAddress}
+	before := tokenOf(t, node, usdc, x402Payee)
+	fac.send(&usdc, nil, transferWithAuthorization(t, pl.Payload.Authorization, pl.Payload.Signature))
+	require.Equal(t, big.NewInt(1_000_000), new(big.Int).Sub(tokenOf(t, node, usdc, x402Payee), before), "settled on 1337: the payee got exactly 1 USDC")
+
+	// A requirement for a chain not served goes to the default chain, which
+	// says why nothing is payable there.
+	other := x402Requirement(a, "http://127.0.0.1:4021/data", x402Payee, "1000000")
+	other["accepts"].([]any)[0].(map[string]any)["network"] = "eip155:8453"
+	res = c.callTool("wallet_pay_x402", map[string]any{"payment_required": other})
+	require.True(t, res["isError"].(bool), text(res))
+	require.Contains(t, text(res), "eip155:31337")
 }
