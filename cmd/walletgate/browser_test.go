@@ -11,6 +11,7 @@ package main_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math/big"
@@ -26,6 +27,7 @@ import (
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/dom"
 	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/stretchr/testify/require"
@@ -127,6 +129,22 @@ func runIn[T any](tb *browserTab, a chromedp.Action[T]) T {
 	v, err := chromedp.Run(ctx, a)
 	require.NoError(tb.t, err)
 	return v
+}
+
+// open starts loading url without waiting for its document: for a page
+// that sends the browser on at once (the launcher's meta refresh), whose
+// first document is gone before its load could be waited for (chromedp:
+// "Inspected target navigated or closed"). The caller waits for what the
+// page it ends on shows.
+func (tb *browserTab) open(url string) {
+	tb.t.Helper()
+	runIn(tb, chromedp.Func(func(ctx context.Context, target *chromedp.Target) error {
+		res, err := cdp.Call(ctx, target, page.Navigate, page.NavigateParams{URL: url})
+		if err == nil && res.ErrorText != "" {
+			err = errors.New(res.ErrorText)
+		}
+		return err
+	}))
 }
 
 // navigate loads url and returns the response of the document.

@@ -99,7 +99,7 @@ func TestHumanModeOpensTheApprovalPageInTheBrowserOnce(t *testing.T) {
 	// The person opens what the opener was given, in a real browser, and
 	// approves; the code confirms the send, which the chain shows.
 	tab := newTab(t, browser)
-	tab.navigate(strings.TrimSpace(string(opened)))
+	tab.open(strings.TrimSpace(string(opened))) // the launcher sends the browser on at once
 	waitFor(t, "the browser to arrive at the preview's page", func() bool { return tab.has("preview-id") })
 	require.Equal(t, id, tab.text("preview-id"))
 	require.Equal(t, "Send 7 USDT", tab.text("title"))
