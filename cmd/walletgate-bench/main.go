@@ -72,6 +72,8 @@ func run() int {
 	startupOnly := flag.Bool("startup-only", false, "measure only cold start and idle memory beside the floor")
 	previews := flag.Int("previews", 1000, "wallet_send previews before the second memory reading")
 	delay := flag.Duration("delay", 0, "hold every request to the node this long (a remote node: round trips cost what they would there), e.g. 150ms")
+	secondChain := flag.Bool("second-chain", false, "serve a second dev chain (walletgate-devnet --chain-id 31337, behind its own proxy with the same -delay) beside the first: WALLETGATE_CHAIN_ID=1337,31337")
+	coldOnly := flag.Bool("cold-only", false, "measure only the cold start (spawn → initialize → tools/list)")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "walletgate-bench: unexpected argument %q\n", flag.Arg(0))
@@ -91,7 +93,7 @@ func run() int {
 
 	b := &bench{n: *n, previews: *previews, ops: map[string][]sample{}, delay: *delay}
 	defer b.cleanup()
-	b.floorBin, b.startupOnly = *floorBin, *startupOnly
+	b.floorBin, b.startupOnly, b.secondChain, b.coldOnly = *floorBin, *startupOnly, *secondChain, *coldOnly
 	rep, err := b.run(ctx, *bin, *devnetBin)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -126,6 +128,8 @@ type bench struct {
 	ops         map[string][]sample
 	floorBin    string
 	startupOnly bool
+	secondChain bool // -second-chain
+	coldOnly    bool // -cold-only
 	buildDir    string
 	delay       time.Duration // per request to the node (-delay)
 }
@@ -213,12 +217,37 @@ func (b *bench) run(ctx context.Context, binFlag, devnetBin string) (*report, er
 		return nil, err
 	}
 	b.onCleanup(func() { os.RemoveAll(stateDir) })
+	rpc, ids := p.URL(), "1337"
+	if b.secondChain {
+		logf("starting a second walletgate-devnet (--chain-id 31337) behind its own proxy")
+		dp2, info2, _, err := startDevnet(ctx, devnetBin, filepath.Join(keyDir, "dev.key"), "--chain-id", "31337")
+		if err != nil {
+			return nil, err
+		}
+		b.onCleanup(func() { dp2.stop(os.Interrupt, nil, 10*time.Second) })
+		p2, err := startProxy(info2.RPC, b.delay)
+		if err != nil {
+			return nil, err
+		}
+		b.onCleanup(p2.Close)
+		rpc, ids = rpc+","+p2.URL(), "1337,31337"
+		rep.SecondChain = true
+	}
 	b.env = cleanEnv(append([]string{
-		"WALLETGATE_RPC=" + p.URL(),
-		"WALLETGATE_CHAIN_ID=1337",
+		"WALLETGATE_RPC=" + rpc,
+		"WALLETGATE_CHAIN_ID=" + ids,
 		"WALLETGATE_KEY_FILE=" + info.KeyFile,
 		"WALLETGATE_STATE_DIR=" + stateDir,
 	}, benchEnvCaps...)...)
+	if b.coldOnly {
+		logf("cold start: %d fresh spawns", b.n)
+		cs, err := b.coldStart(ctx, bin)
+		if err != nil {
+			return nil, err
+		}
+		rep.ColdStart = cs
+		return rep, nil
+	}
 
 	logf("beside the floor: %d spawns each of the floor, walletgate with a key and watch-only, alternated", b.n)
 	vs, err := b.versusRun(ctx, bin, b.floorBin)

@@ -113,8 +113,8 @@ type devnetInfo struct {
 
 // startDevnet starts the dev chain with its key file at keyFile (never the
 // user's state directory).
-func startDevnet(ctx context.Context, bin, keyFile string) (*proc, devnetInfo, *tailBuffer, error) {
-	args := []string{"--http", "127.0.0.1:0", "--key-file", keyFile}
+func startDevnet(ctx context.Context, bin, keyFile string, extra ...string) (*proc, devnetInfo, *tailBuffer, error) {
+	args := append([]string{"--http", "127.0.0.1:0", "--key-file", keyFile}, extra...)
 	if !strings.HasPrefix(filepath.Base(bin), "walletgate-devnet") {
 		args = append([]string{"devnet"}, args...) // an older walletgate with the chain inside
 	}

@@ -15,6 +15,7 @@ type report struct {
 	WalletgateVersion string            `json:"walletgate_version"`
 	Commit            string            `json:"commit,omitempty"`
 	N                 int               `json:"n"`
+	SecondChain       bool              `json:"second_chain,omitempty"`
 	DelayMS           int64             `json:"delay_ms,omitempty"` // per request to the node
 	Versus            *versus           `json:"versus_floor,omitempty"`
 	ColdStart         coldStart         `json:"cold_start"`
@@ -141,6 +142,9 @@ func printTable(w io.Writer, r *report) {
 	if r.DelayMS > 0 {
 		where = fmt.Sprintf("over loopback, every request to the node held %d ms", r.DelayMS)
 	}
+	if r.SecondChain {
+		where += "; two chains (1337 and 31337, each node behind its own proxy), round trips counted at the first"
+	}
 	fmt.Fprintf(w, "walletgate-bench — %s%s; %s/%s, %d CPUs (%s), %s; N=%d; %s\n\n",
 		r.WalletgateVersion, commit, r.Machine.OS, r.Machine.Arch, r.Machine.CPUs, r.Machine.CPU, r.Machine.GoVersion, r.N, where)
 
@@ -169,6 +173,9 @@ func printTable(w io.Writer, r *report) {
 	tw.Flush()
 	fmt.Fprintf(w, "RPC before the initialize answer: %d round trip(s) %v (minimum 0: %s)\n", cs.RoundTripsBefore, cs.MethodsBefore, cs.MinRoundTripsNote)
 	fmt.Fprintf(w, "tools listed: %s\n\n", strings.Join(cs.Tools, ", "))
+	if len(r.Operations) == 0 {
+		return // -cold-only
+	}
 
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "operation (medians)\tn\tlatency ms\tp10–p90\tRPC ms\toutside RPC ms\t(proxy)\tround trips\t1st\tcalls\tmin RT\tmin calls\tRT/min\t\n")
