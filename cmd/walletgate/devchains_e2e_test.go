@@ -4,10 +4,14 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"io"
 	"math/big"
+	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -314,4 +318,71 @@ func TestAnX402PaymentGoesToTheChainItsRequirementNames(t *testing.T) {
 	res = c.callTool("wallet_pay_x402", map[string]any{"payment_required": other})
 	require.True(t, res["isError"].(bool), text(res))
 	require.Contains(t, text(res), "eip155:31337")
+}
+
+// approveForCode approves preview id on the page as the person does and
+// returns the one-time code the page then shows.
+func approveForCode(t *testing.T, pageURL, id string) string {
+	t.Helper()
+	u, err := url.Parse(pageURL)
+	require.NoError(t, err)
+	req, err := http.NewRequest(http.MethodPost, pageURL+"p/"+id+"/approve", strings.NewReader("csrf="+formToken(t, pageURL, id)))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", "http://"+u.Host)
+	resp, err := http.DefaultClient.Do(req) // follows the redirect to the preview's page
+	require.NoError(t, err)
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	m := regexp.MustCompile(`<p class="code" id="code">(\d{3}-\d{3})</p>`).FindStringSubmatch(string(body))
+	require.NotNil(t, m, "the page shows the code after approving: %s", body)
+	return m[1]
+}
+
+// Human mode on two chains: one approval page for both. A preview on the
+// second chain is shown with its chain first; the person's code confirms it
+// on that chain only: given with the other chain's network it is refused
+// and nothing moves.
+func TestOneApprovalPageForTwoChains(t *testing.T) {
+	state := t.TempDir()
+	a, _ := runDevnet(t, state)
+	b, _ := runDevnet(t, state, "--chain-id", "31337")
+	usdtB := common.HexToAddress(b.Contracts["USDT"])
+	c := startServer(t, cleanEnv("WALLETGATE_RPC="+a.RPC+","+b.RPC, "WALLETGATE_CHAIN_ID=1337,31337", "WALLETGATE_KEY_FILE="+a.KeyFile, "WALLETGATE_STATE_DIR="+t.TempDir(),
+		"WALLETGATE_CONFIRM=human", "WALLETGATE_CAP_PER_TX=ETH=1,31337:ETH=1,31337:"+usdtB.Hex()+"=50",
+		"WALLETGATE_CAP_PER_SESSION=ETH=1,31337:ETH=1,31337:"+usdtB.Hex()+"=50", "WALLETGATE_CAP_PER_DAY=ETH=1,31337:ETH=1,31337:"+usdtB.Hex()+"=50"))
+	c.initialize()
+	pageURL := pageOf(t, c)
+	nodeB, err := ethclient.Dial(b.RPC)
+	require.NoError(t, err)
+	defer nodeB.Close()
+	to := common.HexToAddress("0x00000000000000000000000000000000000e2e32")
+
+	args := map[string]any{"to": to.Hex(), "amount": "3", "asset": usdtB.Hex(), "network": "31337"}
+	id := previewID(t, c, args)
+	resp, err := http.Get(pageURL + "p/" + id)
+	require.NoError(t, err)
+	page, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	badge := regexp.MustCompile(`id="network">([^<]*)<`).FindStringSubmatch(string(page))
+	require.NotNil(t, badge, "the page names the chain")
+	require.Contains(t, badge[1], "chain id 31337", "the preview's chain, first on its page")
+	require.Less(t, strings.Index(string(page), `id="network"`), strings.Index(string(page), `id="title"`), "the chain comes before what the preview does")
+
+	// The code given with the default chain's network: refused there.
+	code := approveForCode(t, pageURL, id)
+	wrong := withConfirm(args, code)
+	delete(wrong, "network")
+	res := c.callTool("wallet_send", wrong)
+	require.Equal(t, "ARGS_MISMATCH", refusalCode(res), "the code names another preview than this chain's call: %s", text(res))
+	require.Zero(t, tokenOf(t, nodeB, usdtB, to).Sign(), "nothing moved")
+
+	// A new preview, approved, confirmed on its chain.
+	id = previewID(t, c, args)
+	code = approveForCode(t, pageURL, id)
+	res = c.callTool("wallet_send", withConfirm(args, code))
+	require.Equal(t, "confirmed", statusOf(res), text(res))
+	require.Equal(t, big.NewInt(3_000_000), tokenOf(t, nodeB, usdtB, to), "moved on 31337, exactly as previewed")
 }
