@@ -386,3 +386,43 @@ func TestOneApprovalPageForTwoChains(t *testing.T) {
 	require.Equal(t, "confirmed", statusOf(res), text(res))
 	require.Equal(t, big.NewInt(3_000_000), tokenOf(t, nodeB, usdtB, to), "moved on 31337, exactly as previewed")
 }
+
+// The service on two chains: each connection is one session on both, with
+// its own session caps per chain; a send on the second chain through
+// `walletgate connect` lands there.
+func TestServiceServesEveryChainToEachSession(t *testing.T) {
+	state := t.TempDir()
+	a, _ := runDevnet(t, state)
+	b, _ := runDevnet(t, state, "--chain-id", "31337")
+	usdtB := common.HexToAddress(b.Contracts["USDT"])
+	sock := filepath.Join(t.TempDir(), "mcp.sock")
+	svc := exec.Command(binary, "service", "run", "--env", "--socket", sock)
+	svc.Env = cleanEnv("WALLETGATE_RPC="+a.RPC+","+b.RPC, "WALLETGATE_CHAIN_ID=1337,31337", "WALLETGATE_KEY_FILE="+a.KeyFile, "WALLETGATE_STATE_DIR="+t.TempDir(),
+		"WALLETGATE_CAP_PER_TX=ETH=1,USDT=10,31337:ETH=1,31337:"+usdtB.Hex()+"=10", "WALLETGATE_CAP_PER_SESSION=ETH=1,USDT=10,31337:ETH=1,31337:"+usdtB.Hex()+"=10",
+		"WALLETGATE_CAP_PER_DAY=ETH=1,USDT=100,31337:ETH=1,31337:"+usdtB.Hex()+"=100")
+	log := &syncBuffer{}
+	svc.Stderr = log
+	require.NoError(t, svc.Start())
+	t.Cleanup(func() { svc.Process.Signal(os.Interrupt); svc.Wait() })
+	waitForOr(t, "the service's socket", func() bool { return strings.Contains(log.String(), "serving MCP on the service socket") }, log.String)
+	session := func() *stdioClient {
+		cmd := exec.Command(binary, "connect", "--socket", sock)
+		cmd.Env = cleanEnv()
+		c := startCommand(t, cmd)
+		c.initialize()
+		return c
+	}
+	nodeB, err := ethclient.Dial(b.RPC)
+	require.NoError(t, err)
+	defer nodeB.Close()
+	to := common.HexToAddress("0x00000000000000000000000000000000000e2e33")
+	args := map[string]any{"to": to.Hex(), "amount": "8", "asset": usdtB.Hex(), "network": "31337"}
+
+	s1, s2 := session(), session()
+	require.Len(t, s1.callTool("wallet_policy", map[string]any{})["structuredContent"].(map[string]any)["chains"], 2)
+	require.Equal(t, "confirmed", statusOf(previewAndConfirm(t, s1, "wallet_send", args)))
+	refusedWith(t, s1.callTool("wallet_send", args), "CAP_EXCEEDED") // s1's session on 31337: 8 of 10
+	require.Equal(t, "confirmed", statusOf(previewAndConfirm(t, s2, "wallet_send", args)), "s2's session window on 31337 is its own")
+	require.Equal(t, big.NewInt(16_000_000), tokenOf(t, nodeB, usdtB, to), "what moved on 31337 is what both sessions confirmed")
+	require.Equal(t, "16/100", chainCaps(t, s1, 31337)[strings.ToLower(usdtB.Hex())+" per day"], "the day window on 31337 is shared")
+}
