@@ -323,3 +323,45 @@ func TestPolicyWritesNothingToTheSharedState(t *testing.T) {
 	require.Contains(t, out, "PostgreSQL database")
 	require.Equal(t, before, dbRows(t, pg.URL), "policy wrote nothing to the database")
 }
+
+// Two hosts on two chains sharing one database: each chain's day window is
+// its own rows (a wallet row per chain), shared by both hosts on that chain
+// only.
+func TestTwoChainsShareTheirStateChainByChain(t *testing.T) {
+	state := t.TempDir()
+	a, _ := runDevnet(t, state)
+	b, _ := runDevnet(t, state, "--chain-id", "31337")
+	pg := pgtest.Start(t)
+	usdtB := common.HexToAddress(b.Contracts["USDT"])
+	env := func() []string {
+		return cleanEnv("WALLETGATE_RPC="+a.RPC+","+b.RPC, "WALLETGATE_CHAIN_ID=1337,31337", "WALLETGATE_KEY_FILE="+a.KeyFile,
+			"WALLETGATE_STATE_DIR="+t.TempDir(), "WALLETGATE_STATE_URL="+pg.URL,
+			"WALLETGATE_CAP_PER_TX=ETH=1,USDT=10,31337:ETH=1,31337:"+usdtB.Hex()+"=10", "WALLETGATE_CAP_PER_SESSION=ETH=1,USDT=100,31337:ETH=1,31337:"+usdtB.Hex()+"=100",
+			"WALLETGATE_CAP_PER_DAY=ETH=1,USDT=50,31337:ETH=1,31337:"+usdtB.Hex()+"=12")
+	}
+	h1, h2 := startServer(t, env()), startServer(t, env())
+	h1.initialize()
+	h2.initialize()
+	to := common.HexToAddress("0x00000000000000000000000000000000000e2e34")
+	onB := map[string]any{"to": to.Hex(), "amount": "8", "asset": usdtB.Hex(), "network": "31337"}
+	require.Equal(t, "confirmed", statusOf(previewAndConfirm(t, h1, "wallet_send", onB)))
+	refusedWith(t, h2.callTool("wallet_send", onB), "CAP_EXCEEDED") // 31337's day: 8 of 12, shared by both hosts
+	require.Equal(t, "confirmed", statusOf(previewAndConfirm(t, h2, "wallet_send", map[string]any{"to": to.Hex(), "amount": "8", "asset": "USDT"})),
+		"1337's day is its own")
+	require.Equal(t, "8/12", chainCaps(t, h2, 31337)[strings.ToLower(usdtB.Hex())+" per day"])
+	require.Equal(t, "8/50", chainCaps(t, h1, 1337)[strings.ToLower(a.Contracts["USDT"])+" per day"])
+
+	c, err := pgx.Connect(context.Background(), pg.URL)
+	require.NoError(t, err)
+	defer c.Close(context.Background())
+	var chains []string
+	rows, err := c.Query(context.Background(), `SELECT chain_id::text FROM walletgate_wallets ORDER BY chain_id`)
+	require.NoError(t, err)
+	for rows.Next() {
+		var id string
+		require.NoError(t, rows.Scan(&id))
+		chains = append(chains, id)
+	}
+	require.NoError(t, rows.Err())
+	require.Equal(t, []string{"1337", "31337"}, chains, "one wallet row per chain")
+}
