@@ -122,6 +122,19 @@ func (c *Chains) Close() {
 	}
 }
 
+// chainEntry is what wallet_policy's and wallet_address's chains say of each.
+type chainEntry struct {
+	ChainID uint64 `json:"chain_id" jsonschema:"the chain id"`
+	Name    string `json:"name" jsonschema:"the chain's name as the network argument takes it (or its id)"`
+	Network string `json:"network" jsonschema:"the network's name"`
+	Default bool   `json:"default" jsonschema:"the chain of a call without a network argument"`
+}
+
+// chainEntry is this chain's.
+func (s *Server) chainEntry() chainEntry {
+	return chainEntry{ChainID: s.chainID, Name: policy.NetworkSlug(s.chainID), Network: s.network.Name, Default: len(s.peers) == 0 || s.isDefault}
+}
+
 // chains are the Servers of every chain served, this one's included.
 func (s *Server) chains() []*Server {
 	if len(s.peers) == 0 {

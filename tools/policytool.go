@@ -49,10 +49,7 @@ type policyResult struct {
 // chainPolicy is one chain served, in wallet_policy: a summary (wallet_policy
 // with that chain's network gives the rest).
 type chainPolicy struct {
-	ChainID    uint64     `json:"chain_id" jsonschema:"the chain id"`
-	Name       string     `json:"name" jsonschema:"the chain's name as the network argument takes it (or its id)"`
-	Network    string     `json:"network" jsonschema:"the network's name"`
-	Default    bool       `json:"default" jsonschema:"the chain of a call without a network argument"`
+	chainEntry
 	Caps       []capUsage `json:"caps" jsonschema:"this chain's caps per asset and window, with what is used and what remains"`
 	PendingTxs []string   `json:"pending_transactions" jsonschema:"this chain's journaled transactions whose outcome is not known yet"`
 	// Refused: why writes on this chain are refused, or what its node
@@ -93,8 +90,7 @@ func (s *Server) policyTool() Tool {
 
 // chainPolicy is this chain's entry in wallet_policy's chains.
 func (s *Server) chainPolicy() chainPolicy {
-	c := chainPolicy{ChainID: s.chainID, Name: policy.NetworkSlug(s.chainID), Network: s.network.Name,
-		Default: len(s.peers) == 0 || s.isDefault, Caps: s.capUsages(), PendingTxs: s.PendingTransactions(), Refused: s.writesRefused()}
+	c := chainPolicy{chainEntry: s.chainEntry(), Caps: s.capUsages(), PendingTxs: s.PendingTransactions(), Refused: s.writesRefused()}
 	if c.PendingTxs == nil {
 		c.PendingTxs = []string{}
 	}

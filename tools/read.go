@@ -30,11 +30,8 @@ type addressResult struct {
 
 // chainAddress is one chain served, in wallet_address.
 type chainAddress struct {
-	ChainID     uint64 `json:"chain_id" jsonschema:"the chain id"`
-	Name        string `json:"name" jsonschema:"the chain's name as the network argument takes it (or its id)"`
-	Network     string `json:"network" jsonschema:"the network's name"`
+	chainEntry
 	NetworkKind string `json:"network_kind" enum:"mainnet|testnet|dev" jsonschema:"mainnet, testnet or dev"`
-	Default     bool   `json:"default" jsonschema:"the chain of a call without a network argument"`
 }
 
 func (s *Server) addressTool() Tool {
@@ -57,8 +54,7 @@ func (s *Server) addressTool() Tool {
 				if len(s.chains()) < 2 {
 					break
 				}
-				c := chainAddress{ChainID: t.chainID, Name: policy.NetworkSlug(t.chainID), Network: t.network.Name, NetworkKind: string(t.network.Kind),
-					Default: len(s.peers) == 0 || t.isDefault}
+				c := chainAddress{chainEntry: t.chainEntry(), NetworkKind: string(t.network.Kind)}
 				r.Chains = append(r.Chains, c)
 			}
 			if len(r.Chains) > 1 {

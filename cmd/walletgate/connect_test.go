@@ -50,27 +50,35 @@ func TestConnectWithoutTheServiceSaysHowToStartIt(t *testing.T) {
 // Each connection to the service is one MCP session, with its own
 // per-session caps: what one session spent does not count in another's
 // session window, and the day window, kept in the one journal, counts both.
-func TestServiceSessionsHaveTheirOwnSessionCaps(t *testing.T) {
-	info := startDevnet(t)
-	view := newChainView(t, info)
-	state := t.TempDir()
+// startServiceRun runs `walletgate service run --env` on a socket of its
+// own with env, and returns how to open a session (`walletgate connect`,
+// initialized) and the service's stderr.
+func startServiceRun(t *testing.T, env []string) (session func() *stdioClient, log *syncBuffer) {
+	t.Helper()
 	sock := filepath.Join(t.TempDir(), "mcp.sock")
 	svc := exec.Command(binary, "service", "run", "--env", "--socket", sock)
-	svc.Env = cleanEnv("WALLETGATE_RPC="+info.RPC, "WALLETGATE_CHAIN_ID=1337", "WALLETGATE_KEY_FILE="+info.KeyFile,
-		"WALLETGATE_STATE_DIR="+state, "WALLETGATE_CAP_PER_TX=ETH=1,USDT=10", "WALLETGATE_CAP_PER_SESSION=ETH=1,USDT=10",
-		"WALLETGATE_CAP_PER_DAY=ETH=1,USDT=15")
-	log := &syncBuffer{}
+	svc.Env = env
+	log = &syncBuffer{}
 	svc.Stderr = log
 	require.NoError(t, svc.Start())
 	t.Cleanup(func() { svc.Process.Signal(os.Interrupt); svc.Wait() })
 	waitForOr(t, "the service's socket", func() bool { return strings.Contains(log.String(), "serving MCP on the service socket") }, log.String)
-	session := func() *stdioClient {
+	return func() *stdioClient {
 		cmd := exec.Command(binary, "connect", "--socket", sock)
 		cmd.Env = cleanEnv()
 		c := startCommand(t, cmd)
 		c.initialize()
 		return c
-	}
+	}, log
+}
+
+func TestServiceSessionsHaveTheirOwnSessionCaps(t *testing.T) {
+	info := startDevnet(t)
+	view := newChainView(t, info)
+	state := t.TempDir()
+	session, log := startServiceRun(t, cleanEnv("WALLETGATE_RPC="+info.RPC, "WALLETGATE_CHAIN_ID=1337", "WALLETGATE_KEY_FILE="+info.KeyFile,
+		"WALLETGATE_STATE_DIR="+state, "WALLETGATE_CAP_PER_TX=ETH=1,USDT=10", "WALLETGATE_CAP_PER_SESSION=ETH=1,USDT=10",
+		"WALLETGATE_CAP_PER_DAY=ETH=1,USDT=15"))
 	send := func(c *stdioClient, amount string) map[string]any {
 		args := map[string]any{"to": "0x00000000000000000000000000000000000e2e27", "amount": amount, "asset": "USDT"}
 		p := c.callTool("wallet_send", args)

@@ -395,23 +395,9 @@ func TestServiceServesEveryChainToEachSession(t *testing.T) {
 	a, _ := runDevnet(t, state)
 	b, _ := runDevnet(t, state, "--chain-id", "31337")
 	usdtB := common.HexToAddress(b.Contracts["USDT"])
-	sock := filepath.Join(t.TempDir(), "mcp.sock")
-	svc := exec.Command(binary, "service", "run", "--env", "--socket", sock)
-	svc.Env = cleanEnv("WALLETGATE_RPC="+a.RPC+","+b.RPC, "WALLETGATE_CHAIN_ID=1337,31337", "WALLETGATE_KEY_FILE="+a.KeyFile, "WALLETGATE_STATE_DIR="+t.TempDir(),
+	session, _ := startServiceRun(t, cleanEnv("WALLETGATE_RPC="+a.RPC+","+b.RPC, "WALLETGATE_CHAIN_ID=1337,31337", "WALLETGATE_KEY_FILE="+a.KeyFile, "WALLETGATE_STATE_DIR="+t.TempDir(),
 		"WALLETGATE_CAP_PER_TX=ETH=1,USDT=10,31337:ETH=1,31337:"+usdtB.Hex()+"=10", "WALLETGATE_CAP_PER_SESSION=ETH=1,USDT=10,31337:ETH=1,31337:"+usdtB.Hex()+"=10",
-		"WALLETGATE_CAP_PER_DAY=ETH=1,USDT=100,31337:ETH=1,31337:"+usdtB.Hex()+"=100")
-	log := &syncBuffer{}
-	svc.Stderr = log
-	require.NoError(t, svc.Start())
-	t.Cleanup(func() { svc.Process.Signal(os.Interrupt); svc.Wait() })
-	waitForOr(t, "the service's socket", func() bool { return strings.Contains(log.String(), "serving MCP on the service socket") }, log.String)
-	session := func() *stdioClient {
-		cmd := exec.Command(binary, "connect", "--socket", sock)
-		cmd.Env = cleanEnv()
-		c := startCommand(t, cmd)
-		c.initialize()
-		return c
-	}
+		"WALLETGATE_CAP_PER_DAY=ETH=1,USDT=100,31337:ETH=1,31337:"+usdtB.Hex()+"=100"))
 	nodeB, err := ethclient.Dial(b.RPC)
 	require.NoError(t, err)
 	defer nodeB.Close()
