@@ -73,35 +73,11 @@ func ids(s Step) (uid, gid int, err error) {
 	return uid, gid, nil
 }
 
-// execute carries out plan, step by step, and stops at the first step that
-// fails (an Optional step's failure aside). It returns the enrolment's
-// secret, for the installing terminal only.
-func execute(plan Plan, run func(string, ...string) error) (secret string, err error) {
-	for _, s := range plan.Steps {
-		// An Optional copy skips only a missing source; other Optional
-		// steps stop what may not be running.
-		if err := executeStep(s, run, &secret); err != nil && (!s.Optional || s.Op == OpCopy) {
-			return "", fmt.Errorf("%s: %w", s, err)
-		}
-	}
-	return secret, nil
-}
-
 func executeStep(s Step, run func(string, ...string) error, secret *string) error {
-	switch s.Op {
-	case OpRun:
-		return run(s.Argv[0], s.Argv[1:]...)
-	case OpRemove:
-		var err error
-		if s.All {
-			err = os.RemoveAll(s.Path)
-		} else {
-			err = os.Remove(s.Path)
-		}
-		if errors.Is(err, os.ErrNotExist) {
-			return nil
-		}
+	if done, err := commonStep(s, run); done {
 		return err
+	}
+	switch s.Op {
 	case OpCreateService, OpStartService, OpDeleteService:
 		return fmt.Errorf("%s is a Windows step", s.Op)
 	}

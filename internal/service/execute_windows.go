@@ -38,34 +38,13 @@ func gatherFacts(o InstallOptions) (Facts, error) {
 	return f, nil
 }
 
-// execute carries out plan, step by step, and stops at the first step that
-// fails (an Optional step's failure aside). It returns the enrolment's
-// secret, for the installing terminal only. Modes and owners are not set:
-// each directory's ACL (icacls, earlier in the plan) decides.
-func execute(plan Plan, run func(string, ...string) error) (secret string, err error) {
-	for _, s := range plan.Steps {
-		if err := executeStep(s, run, &secret); err != nil && (!s.Optional || s.Op == OpCopy) {
-			return "", fmt.Errorf("%s: %w", s, err)
-		}
-	}
-	return secret, nil
-}
-
+// executeStep carries out one step on Windows. Modes and owners are not
+// set: each directory's ACL (icacls, earlier in the plan) decides.
 func executeStep(s Step, run func(string, ...string) error, secret *string) error {
-	switch s.Op {
-	case OpRun:
-		return run(s.Argv[0], s.Argv[1:]...)
-	case OpRemove:
-		var err error
-		if s.All {
-			err = os.RemoveAll(s.Path)
-		} else {
-			err = os.Remove(s.Path)
-		}
-		if errors.Is(err, os.ErrNotExist) {
-			return nil
-		}
+	if done, err := commonStep(s, run); done {
 		return err
+	}
+	switch s.Op {
 	case OpDir:
 		return os.MkdirAll(s.Path, 0o755)
 	case OpCopy:

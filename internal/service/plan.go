@@ -213,15 +213,20 @@ func binaries(o InstallOptions, p Paths) []Step {
 	}
 }
 
-func planLinux(o InstallOptions, f Facts) (Plan, error) {
+// unixLayout is what Linux and macOS install alike once the user exists:
+// its home and state, the socket's directory (and its parent, where that
+// is not the system's: runParent), the binaries, the key, the config and
+// the unit, and the passkey enrolment.
+func unixLayout(o InstallOptions, f Facts, unit string, runParent bool) ([]Step, Config, []string) {
 	p, u := o.Paths, o.User
-	var steps []Step
-	if !f.UserExists {
-		steps = append(steps, Step{Op: OpRun, Argv: []string{"useradd", "--system", "--user-group", "--home-dir", p.Home, "--no-create-home", "--shell", "/usr/sbin/nologin", u}})
+	steps := []Step{
+		{Op: OpDir, Path: p.Home, Mode: 0o700, Owner: u, Group: u},
+		{Op: OpDir, Path: p.State(), Mode: 0o700, Owner: u, Group: u},
+	}
+	if runParent {
+		steps = append(steps, Step{Op: OpDir, Path: p.dir(p.Run), Mode: 0o755})
 	}
 	steps = append(steps,
-		Step{Op: OpDir, Path: p.Home, Mode: 0o700, Owner: u, Group: u},
-		Step{Op: OpDir, Path: p.State(), Mode: 0o700, Owner: u, Group: u},
 		Step{Op: OpDir, Path: p.Run, Mode: 0o755, Owner: u, Group: u},
 		Step{Op: OpDir, Path: p.Lib, Mode: 0o755},
 		Step{Op: OpDir, Path: p.dir(p.Config), Mode: 0o750, Group: u},
@@ -232,9 +237,20 @@ func planLinux(o InstallOptions, f Facts) (Plan, error) {
 	c := Config{User: u, Users: f.Peers, Socket: p.Socket(), Env: env, PagePort: o.PagePort}
 	steps = append(steps,
 		Step{Op: OpWrite, Path: p.Config, Data: c.Marshal(), Mode: 0o640, Group: u},
-		Step{Op: OpWrite, Path: p.Unit, Data: []byte(SystemdUnit(p, u)), Mode: 0o644},
+		Step{Op: OpWrite, Path: p.Unit, Data: []byte(unit), Mode: 0o644},
 		Step{Op: OpEnrol, Path: p.State(), Owner: u, Group: u},
 	)
+	return steps, c, imported
+}
+
+func planLinux(o InstallOptions, f Facts) (Plan, error) {
+	p, u := o.Paths, o.User
+	var steps []Step
+	if !f.UserExists {
+		steps = append(steps, Step{Op: OpRun, Argv: []string{"useradd", "--system", "--user-group", "--home-dir", p.Home, "--no-create-home", "--shell", "/usr/sbin/nologin", u}})
+	}
+	layout, c, imported := unixLayout(o, f, SystemdUnit(p, u), false)
+	steps = append(steps, layout...)
 	plan := Plan{Config: c, Imported: imported}
 	if o.SystemdRuns {
 		steps = append(steps,
@@ -308,22 +324,9 @@ func planDarwin(o InstallOptions, f Facts) (Plan, error) {
 			steps = append(steps, dscl("-append", usr, "RecordName", alias), dscl("-append", g, "RecordName", alias))
 		}
 	}
+	layout, c, imported := unixLayout(o, f, LaunchdPlist(p, u), true)
+	steps = append(steps, layout...)
 	steps = append(steps,
-		Step{Op: OpDir, Path: p.Home, Mode: 0o700, Owner: u, Group: u},
-		Step{Op: OpDir, Path: p.State(), Mode: 0o700, Owner: u, Group: u},
-		Step{Op: OpDir, Path: p.dir(p.Run), Mode: 0o755},
-		Step{Op: OpDir, Path: p.Run, Mode: 0o755, Owner: u, Group: u},
-		Step{Op: OpDir, Path: p.Lib, Mode: 0o755},
-		Step{Op: OpDir, Path: p.dir(p.Config), Mode: 0o750, Group: u},
-	)
-	steps = append(steps, binaries(o, p)...)
-	keys, env, imported := imports(o, p, u)
-	steps = append(steps, keys...)
-	c := Config{User: u, Users: f.Peers, Socket: p.Socket(), Env: env, PagePort: o.PagePort}
-	steps = append(steps,
-		Step{Op: OpWrite, Path: p.Config, Data: c.Marshal(), Mode: 0o640, Group: u},
-		Step{Op: OpWrite, Path: p.Unit, Data: []byte(LaunchdPlist(p, u)), Mode: 0o644},
-		Step{Op: OpEnrol, Path: p.State(), Owner: u, Group: u},
 		// enable clears a disable left by an earlier bootout; bootstrap
 		// loads the daemon, and RunAtLoad starts it.
 		Step{Op: OpRun, Argv: []string{"launchctl", "enable", "system/" + LaunchdLabel}},
