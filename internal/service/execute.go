@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+
+	"github.com/walletgate/walletgate/approval"
+	"github.com/walletgate/walletgate/internal/atomicfile"
 )
 
 // execute carries out plan, step by step, and stops at the first step that
@@ -35,6 +38,30 @@ func commonStep(s Step, run func(string, ...string) error) (done bool, err error
 		if errors.Is(err, os.ErrNotExist) {
 			return true, nil
 		}
+		return true, err
+	}
+	return false, nil
+}
+
+// fileStep carries out a step that puts a file in place (a copy, a write,
+// the enrolment's secret) with mode, owned by uid:gid (-1: as made); done
+// is false for the others.
+func fileStep(s Step, mode os.FileMode, uid, gid int, secret *string) (done bool, err error) {
+	switch s.Op {
+	case OpCopy:
+		if _, err := os.Stat(s.Src); s.Optional && errors.Is(err, os.ErrNotExist) {
+			return true, nil
+		}
+		if s.Replace {
+			if err := os.Remove(s.Path); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return true, err
+			}
+		}
+		return true, copyFile(s.Src, s.Path, mode, uid, gid)
+	case OpWrite:
+		return true, atomicfile.Write(s.Path, s.Data, mode, uid, gid)
+	case OpEnrol:
+		*secret, err = approval.NewEnrolment(s.Path, approval.EnrolmentTTL, uid, gid)
 		return true, err
 	}
 	return false, nil

@@ -3,7 +3,6 @@
 package service
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,7 +13,6 @@ import (
 	"time"
 
 	"github.com/walletgate/walletgate/approval"
-	"github.com/walletgate/walletgate/internal/atomicfile"
 )
 
 // isAdmin reports whether this process runs as root.
@@ -94,20 +92,8 @@ func executeStep(s Step, run func(string, ...string) error, secret *string) erro
 			return err
 		}
 		return os.Chmod(s.Path, s.Mode)
-	case OpCopy:
-		if _, err := os.Stat(s.Src); s.Optional && errors.Is(err, os.ErrNotExist) {
-			return nil
-		}
-		if s.Replace {
-			if err := os.Remove(s.Path); err != nil && !errors.Is(err, os.ErrNotExist) {
-				return err
-			}
-		}
-		return copyFile(s.Src, s.Path, s.Mode, uid, gid)
-	case OpWrite:
-		return atomicfile.Write(s.Path, s.Data, s.Mode, uid, gid)
-	case OpEnrol:
-		*secret, err = approval.NewEnrolment(s.Path, approval.EnrolmentTTL, uid, gid)
+	}
+	if done, err := fileStep(s, s.Mode, uid, gid, secret); done {
 		return err
 	}
 	return fmt.Errorf("unknown step %q", s.Op)

@@ -1,7 +1,6 @@
 package service
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,7 +13,6 @@ import (
 	"golang.org/x/sys/windows/svc/mgr"
 
 	"github.com/walletgate/walletgate/approval"
-	"github.com/walletgate/walletgate/internal/atomicfile"
 )
 
 // isAdmin reports whether this process runs elevated (an administrator's
@@ -47,28 +45,15 @@ func executeStep(s Step, run func(string, ...string) error, secret *string) erro
 	switch s.Op {
 	case OpDir:
 		return os.MkdirAll(s.Path, 0o755)
-	case OpCopy:
-		if _, err := os.Stat(s.Src); s.Optional && errors.Is(err, os.ErrNotExist) {
-			return nil
-		}
-		if s.Replace {
-			if err := os.Remove(s.Path); err != nil && !errors.Is(err, os.ErrNotExist) {
-				return err
-			}
-		}
-		return copyFile(s.Src, s.Path, 0o644, -1, -1)
-	case OpWrite:
-		return atomicfile.Write(s.Path, s.Data, 0o644, -1, -1)
-	case OpEnrol:
-		var err error
-		*secret, err = approval.NewEnrolment(s.Path, approval.EnrolmentTTL, -1, -1)
-		return err
 	case OpCreateService:
 		return createService(s.Service)
 	case OpStartService:
 		return withService(s.Service.Name, func(sv *mgr.Service) error { return sv.Start() })
 	case OpDeleteService:
 		return withService(s.Service.Name, stopAndDelete)
+	}
+	if done, err := fileStep(s, 0o644, -1, -1, secret); done {
+		return err
 	}
 	return fmt.Errorf("unknown step %q", s.Op)
 }
