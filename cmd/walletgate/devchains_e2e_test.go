@@ -221,6 +221,15 @@ func TestOneWalletgateOnTwoDevChains(t *testing.T) {
 		require.NoError(t, err, "chain %s's journal", id)
 	}
 
+	// `walletgate policy` reads both chains' journals.
+	pol := exec.Command(binary, "policy")
+	pol.Env = env
+	out, err := pol.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	require.Contains(t, string(out), "Chains served (a tool's network argument picks one; without it, the default):")
+	require.Contains(t, string(out), "31337: Hardhat/Anvil local chain (chain id 31337).")
+	require.Contains(t, string(out), "    USDT per day: 15 / 40, 25 left", "31337's day as journaled")
+
 	// A restart keeps both chains' day windows.
 	c = startServer(t, env)
 	c.initialize()
