@@ -54,6 +54,7 @@ type Proxy struct {
 	sendErr     string      // a broadcast answered with this error
 	sendForward bool        // after forwarding it to the node
 	sendTimes   int         // how many sends get sendErr (<0: all)
+	sendSkip    int         // how many sends pass before sendErr applies
 
 	missing map[string]bool // methods the node "lacks": -32601
 
@@ -117,9 +118,15 @@ func (p *Proxy) RateLimited() (limited, next []time.Time) {
 // eth_sendRawTransactionSync; times < 0: every one) with a JSON-RPC error of these words, after
 // forwarding the transaction to the node when forward is set.
 func (p *Proxy) SendError(words string, forward bool, times int) {
+	p.SendErrorAfter(0, words, forward, times)
+}
+
+// SendErrorAfter is SendError for the broadcasts after the next skip ones,
+// which pass untouched: a plan's later leg refused while its first lands.
+func (p *Proxy) SendErrorAfter(skip int, words string, forward bool, times int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.sendErr, p.sendForward, p.sendTimes = words, forward, times
+	p.sendErr, p.sendForward, p.sendTimes, p.sendSkip = words, forward, times, skip
 }
 
 // Lack makes the node lack method: it answers -32601 as geth does.
@@ -315,7 +322,11 @@ func (p *Proxy) answer(q request) json.RawMessage {
 			p.reorged[p.lastSent], p.reorgNext = 0, false
 		}
 	}
-	if broadcast && p.sendErr != "" && p.sendTimes != 0 {
+	switch {
+	case !broadcast || p.sendErr == "" || p.sendTimes == 0:
+	case p.sendSkip > 0:
+		p.sendSkip--
+	default:
 		sendErr, forward = p.sendErr, p.sendForward
 		if p.sendTimes > 0 {
 			p.sendTimes--
