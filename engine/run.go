@@ -362,7 +362,10 @@ func (r *run) sendUndo(ctx context.Context, i int, nonce uint64) (*sentTx, *Refu
 }
 
 // prepare estimates gas and fees for call on the current state and
-// simulates it with them.
+// simulates it with them. On an OP-stack chain the call carries its L1 data
+// fee bound, read in the same round trip as the estimate (chain.Prepare), so
+// that its MaxCost — what an undo leg is measured against the reservation
+// with — counts it as every other leg's does.
 func (e *Engine) prepare(ctx context.Context, call chain.Call) (chain.Call, *Refusal) {
 	st, gas, _, _, err := e.chain.Prepare(ctx, call, call.To)
 	if err != nil {
@@ -370,6 +373,7 @@ func (e *Engine) prepare(ctx context.Context, call chain.Call) (chain.Call, *Ref
 	}
 	gas += gas * gasMargin / 100
 	call.Gas, call.MaxFee, call.Tip = gas, st.MaxFee(), st.Tip
+	call.L1Fee = st.L1FeeBound
 	if _, err := e.chain.Simulate(ctx, call); err != nil {
 		return call, e.revertRefusal(nil, err)
 	}
