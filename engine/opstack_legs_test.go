@@ -3,8 +3,9 @@ package engine
 // The L1 data fee of every leg of a plan, on the --op-stack dev chain (the
 // real GasPriceOracle and L1Block bytecode, with Uniswap deployed as on the
 // plain dev chain) behind internal/nodeproxy: a later leg's risen bound is
-// refused at confirm, an undo leg carries its bound, and a real swap's two
-// legs are counted with their bounds and settled with their receipts'
+// refused at confirm, a bound that rises between legs must fit what the
+// reservation has left, an undo leg carries its bound, and a real swap's
+// two legs are counted with their bounds and settled with their receipts'
 // l1Fee. geth does not charge the L1 fee (it is not an OP-stack node: the
 // wallet loses value and gas only, and its receipts carry no l1Fee), so the
 // proxy puts l1Fee on the receipts, as an OP-stack node does, and the
@@ -68,15 +69,20 @@ func (b *opStackBed) engine(capETH, capUSDT *big.Int) *Engine {
 		Recorder: &memRecorder{now: time.Now}, ReceiptTimeout: 10 * time.Second})
 }
 
-// oracleBound is the GasPriceOracle's L1 fee bound of call now, read
-// straight from the dev chain (not through the engine's paths).
+// oracleBound is the GasPriceOracle's L1 fee bound of call now, read with
+// a view of its own (not through the engine's paths).
 func (b *opStackBed) oracleBound(call chain.Call) *big.Int {
 	b.t.Helper()
+	return oracleBound(b.t, b.chain, call)
+}
+
+func oracleBound(t *testing.T, c *chain.Client, call chain.Call) *big.Int {
+	t.Helper()
 	v := chain.L1FeeBoundView(call)
-	_, err := b.chain.StateAndViews(context.Background(), signer.DevAddress, v)
-	require.NoError(b.t, err)
+	_, err := c.StateAndViews(context.Background(), signer.DevAddress, v)
+	require.NoError(t, err)
 	bound, err := v.Uint256()
-	require.NoError(b.t, err)
+	require.NoError(t, err)
 	return bound
 }
 
@@ -402,4 +408,93 @@ func (b *opStackBed) tokenBalance(token common.Address) *big.Int {
 	n, err := chain.DecodeUint256(v.Return)
 	require.NoError(b.t, err)
 	return n
+}
+
+// Between legs, the next leg's L1 fee bound is read again with the next
+// leg's simulation — in the previous leg's broadcast that waits, or, on a
+// node without one, in the simulation's own round trip — never in a round
+// trip of its own: when the sequencer's L1 values rose while the first leg
+// was on its way, the second is sent if what the reservation has left
+// covers the rise (the first leg paid less than its max cost), and is not
+// sent, FEES_ROSE, when it does not: the plan ends incomplete, settled on
+// the first leg alone, with one broadcast.
+func TestALegsL1FeeBoundRisenBetweenLegsMustFitTheReservation(t *testing.T) {
+	l1 := devnet.L1Values{BaseFee: big.NewInt(1e14), BlobBaseFee: big.NewInt(1), BaseFeeScalar: 2269, BlobBaseFeeScalar: 1055762}
+	to := common.HexToAddress("0x00000000000000000000000000000000000f00d4")
+	for _, tc := range []struct {
+		name   string
+		factor int64 // the L1 base fee's rise
+		sent   bool
+		lack   []string
+	}{
+		{"a rise the reservation covers", 2, true, nil},
+		{"a rise beyond it", 100, false, nil},
+		{"a rise the reservation covers, no broadcast that waits", 2, true, []string{"eth_sendRawTransactionSync"}},
+		{"a rise beyond it, no broadcast that waits", 100, false, []string{"eth_sendRawTransactionSync"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			d, p, c, e := opStackEngine(t, l1, big.NewInt(1e18), tc.lack...)
+			if tc.lack != nil {
+				require.False(t, c.SyncSend())
+			}
+			plan := &Plan{Recipient: &to, Legs: []Leg{
+				{Label: "first", Call: chain.Call{From: signer.DevAddress, To: to, Value: big.NewInt(1e15)}},
+				{Label: "second", Call: chain.Call{From: signer.DevAddress, To: to, Value: big.NewInt(2e15)}},
+			}}
+			st, err := c.StateAndViews(ctx, signer.DevAddress)
+			require.NoError(t, err)
+			spendOf := func(legs []Leg) caps.Spend {
+				sp := caps.Spend{policy.NativeAsset: new(big.Int)}
+				for _, l := range legs {
+					sp[policy.NativeAsset].Add(sp[policy.NativeAsset], l.Call.MaxCost())
+				}
+				return sp
+			}
+			_, ref := e.BuildLegs(ctx, plan, st, spendOf)
+			require.Nil(t, ref)
+			plan.Spend = spendOf(plan.Legs)
+			plan.Effects = []Effect{{Asset: ETH, From: signer.DevAddress, To: to, Amount: big.NewInt(2e15)}}
+			canonical := []byte("op between legs " + tc.name)
+			token, _, ref := e.Issue("wallet_call", canonical, plan)
+			require.Nil(t, ref)
+
+			// The sequencer's new L1 values land just before the first leg
+			// reaches the node (after the confirm's re-check).
+			risen := l1
+			risen.BaseFee = new(big.Int).Mul(l1.BaseFee, big.NewInt(tc.factor))
+			p.OnBroadcast(func(n int) {
+				if n == 0 {
+					require.NoError(t, d.SetL1Values(ctx, risen))
+				}
+			})
+			nonce, err := d.Client().PendingNonceAt(ctx, signer.DevAddress)
+			require.NoError(t, err)
+			out, ref := e.Confirm(ctx, TokenMode{}, token, "wallet_call", canonical)
+			require.Nil(t, ref)
+			second := plan.Legs[1].Call
+			risenBound := oracleBound(t, c, second)
+			require.Positive(t, risenBound.Cmp(second.L1Fee), "the second leg's bound rose")
+			if tc.sent {
+				require.Equal(t, StatusConfirmed, out.Status, "%+v", out.Legs)
+				require.Equal(t, 2, p.Broadcasts())
+				return
+			}
+			require.Equal(t, StatusIncomplete, out.Status)
+			require.Len(t, out.Legs, 2)
+			require.Equal(t, LegIncluded, out.Legs[0].Status)
+			require.Equal(t, LegNotSent, out.Legs[1].Status)
+			require.Equal(t, CodeFeesRose, out.Legs[1].Code)
+			require.Contains(t, out.Legs[1].Reason, ETH.Format(second.L1Fee), "it says what the preview counted")
+			require.Equal(t, 1, p.Broadcasts(), "the second leg was never broadcast")
+			after, err := d.Client().PendingNonceAt(ctx, signer.DevAddress)
+			require.NoError(t, err)
+			require.Equal(t, nonce+1, after, "one transaction signed and sent")
+			rc, err := d.Client().TransactionReceipt(ctx, out.Legs[0].Tx)
+			require.NoError(t, err)
+			want := new(big.Int).Mul(new(big.Int).SetUint64(rc.GasUsed), rc.EffectiveGasPrice)
+			want.Add(want, big.NewInt(1e15))
+			require.Equal(t, want, used(e, policy.NativeAsset)[policy.NativeAsset], "settled on the first leg: its value and gas")
+		})
+	}
 }

@@ -88,8 +88,9 @@ func TestTheL1FeeBoundDecidesTheCap(t *testing.T) {
 
 // opStackEngine starts an --op-stack dev chain with l1 in L1Block and an
 // engine on it whose ETH cap is capETH in every window (or skips when the
-// OP artifacts are missing and WALLETGATE_REQUIRE_OPSTACK is not 1).
-func opStackEngine(t *testing.T, l1 devnet.L1Values, capETH *big.Int) (*devnet.Devnet, *nodeproxy.Proxy, *chain.Client, *Engine) {
+// OP artifacts are missing and WALLETGATE_REQUIRE_OPSTACK is not 1), behind
+// a proxy whose node lacks the methods lack.
+func opStackEngine(t *testing.T, l1 devnet.L1Values, capETH *big.Int, lack ...string) (*devnet.Devnet, *nodeproxy.Proxy, *chain.Client, *Engine) {
 	d, err := devnet.Start(context.Background(), devnet.Options{HTTPAddr: "127.0.0.1:0", OPStack: true, L1: l1, OPArtifactsDir: os.Getenv("WALLETGATE_OP_ARTIFACTS")})
 	if err != nil && os.Getenv("WALLETGATE_REQUIRE_OPSTACK") != "1" {
 		t.Skipf("no OP-stack artifacts (%v)", err)
@@ -98,6 +99,9 @@ func opStackEngine(t *testing.T, l1 devnet.L1Values, capETH *big.Int) (*devnet.D
 	t.Cleanup(func() { d.Close() })
 	p := nodeproxy.New(d.HTTPURL())
 	t.Cleanup(p.Close)
+	for _, m := range lack {
+		p.Lack(m)
+	}
 	c, err := chain.Dial(context.Background(), []string{p.URL()})
 	require.NoError(t, err)
 	t.Cleanup(c.Close)

@@ -55,6 +55,7 @@ type Proxy struct {
 	sendForward bool        // after forwarding it to the node
 	sendTimes   int         // how many sends get sendErr (<0: all)
 	sendSkip    int         // how many sends pass before sendErr applies
+	onBroadcast func(n int) // run before broadcast n (from 0) is answered
 
 	missing map[string]bool // methods the node "lacks": -32601
 
@@ -127,6 +128,16 @@ func (p *Proxy) SendErrorAfter(skip int, words string, forward bool, times int) 
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.sendErr, p.sendForward, p.sendTimes, p.sendSkip = words, forward, times, skip
+}
+
+// OnBroadcast runs f(n) when the n-th broadcast (from 0, counting every
+// one that arrived) arrives, before it is forwarded or answered: a test
+// changes the chain at that exact point of a plan (a sequencer's new L1
+// values while a leg is on its way) without waiting on time.
+func (p *Proxy) OnBroadcast(f func(n int)) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.onBroadcast = f
 }
 
 // Lack makes the node lack method: it answers -32601 as geth does.
@@ -313,9 +324,13 @@ func (p *Proxy) answer(q request) json.RawMessage {
 		return errAnswer(-32601, "the method "+q.Method+" does not exist/is not available")
 	}
 	var sendErr string
+	var hook func()
 	forward := true
 	raw, broadcast := isBroadcast(q)
 	if broadcast {
+		if f, n := p.onBroadcast, p.broadcasts; f != nil {
+			hook = func() { f(n) }
+		}
 		p.broadcasts++
 		p.lastSent = TxHash(raw)
 		if p.reorgNext {
@@ -333,6 +348,9 @@ func (p *Proxy) answer(q request) json.RawMessage {
 		}
 	}
 	p.mu.Unlock()
+	if hook != nil {
+		hook()
+	}
 
 	var ans json.RawMessage
 	if forward {
