@@ -57,6 +57,7 @@ func TestTheL1FeeBoundDecidesTheCap(t *testing.T) {
 	built, ref := e.Build(context.Background(), chain.Call{From: signer.DevAddress, To: to, Value: big.NewInt(7e15)}, to, spendOf, nil)
 	require.NotNil(t, ref, "the L1 fee bound takes it over the cap")
 	require.Equal(t, caps.CodeExceeded, ref.Code)
+	require.Contains(t, ref.Message, "(0.007 ETH plus a max network fee of", "the refusal counts the L1 bound as fee, not as value")
 	require.Equal(t, batches+1, len(p.Batches()), "one batch: the state, the estimate, the code and the oracle's bound together (the simulation is one call)")
 
 	built, ref = e.Build(context.Background(), chain.Call{From: signer.DevAddress, To: to, Value: big.NewInt(4e15)}, to, spendOf, nil)
