@@ -498,3 +498,64 @@ func TestALegsL1FeeBoundRisenBetweenLegsMustFitTheReservation(t *testing.T) {
 		})
 	}
 }
+
+// The L1 fee bounds ride in batches that run anyway: a two-leg plan's
+// preview, and its confirm (the re-check, each leg's broadcast that waits
+// with the next leg's simulation and bound), make as many round trips on
+// the --op-stack chain as on the plain dev chain.
+func TestTheL1FeeBoundsAddNoRoundTrip(t *testing.T) {
+	to := common.HexToAddress("0x00000000000000000000000000000000000f00d4")
+	trips := func(opStack bool) (preview, confirm int) {
+		ctx := context.Background()
+		d, err := devnet.Start(ctx, devnet.Options{HTTPAddr: "127.0.0.1:0", OPStack: opStack, OPArtifactsDir: os.Getenv("WALLETGATE_OP_ARTIFACTS")})
+		if err != nil && opStack && os.Getenv("WALLETGATE_REQUIRE_OPSTACK") != "1" {
+			t.Skipf("no OP-stack artifacts (%v)", err)
+		}
+		require.NoError(t, err)
+		t.Cleanup(func() { d.Close() })
+		p := nodeproxy.New(d.HTTPURL())
+		t.Cleanup(p.Close)
+		c, err := chain.Dial(ctx, []string{p.URL()})
+		require.NoError(t, err)
+		t.Cleanup(c.Close)
+		require.Equal(t, opStack, c.OPStack())
+		limit := func() map[common.Address]*big.Int {
+			return map[common.Address]*big.Int{policy.NativeAsset: big.NewInt(1e18)}
+		}
+		e := New(Deps{Chain: c, Signer: signer.Dev(), Address: signer.DevAddress, Gate: gate.New(time.Minute, 8, nil),
+			Limits: caps.Limits{PerTx: limit(), PerSession: limit(), PerDay: limit()}, Capped: true,
+			Recorder: &memRecorder{now: time.Now}, ReceiptTimeout: 10 * time.Second})
+		plan := &Plan{Recipient: &to, Legs: []Leg{
+			{Label: "first", Call: chain.Call{From: signer.DevAddress, To: to, Value: big.NewInt(1e15)}},
+			{Label: "second", Call: chain.Call{From: signer.DevAddress, To: to, Value: big.NewInt(2e15)}},
+		}}
+		st, err := c.StateAndViews(ctx, signer.DevAddress)
+		require.NoError(t, err)
+		spendOf := func(legs []Leg) caps.Spend {
+			sp := caps.Spend{policy.NativeAsset: new(big.Int)}
+			for _, l := range legs {
+				sp[policy.NativeAsset].Add(sp[policy.NativeAsset], l.Call.MaxCost())
+			}
+			return sp
+		}
+		n := p.Requests()
+		_, ref := e.BuildLegs(ctx, plan, st, spendOf)
+		require.Nil(t, ref)
+		preview = p.Requests() - n
+		require.Equal(t, opStack, plan.Legs[1].Call.L1Fee != nil)
+		plan.Spend = spendOf(plan.Legs)
+		plan.Effects = []Effect{{Asset: ETH, From: signer.DevAddress, To: to, Amount: big.NewInt(2e15)}}
+		token, _, ref := e.Issue("wallet_call", []byte("trips"), plan)
+		require.Nil(t, ref)
+		n = p.Requests()
+		out, ref := e.Confirm(ctx, TokenMode{}, token, "wallet_call", []byte("trips"))
+		require.Nil(t, ref)
+		require.Equal(t, StatusConfirmed, out.Status)
+		return preview, p.Requests() - n
+	}
+	plainPreview, plainConfirm := trips(false)
+	opPreview, opConfirm := trips(true)
+	require.Equal(t, plainPreview, opPreview, "the preview's round trips")
+	require.Equal(t, plainConfirm, opConfirm, "the confirm's round trips")
+	t.Logf("round trips: preview %d, confirm %d", opPreview, opConfirm)
+}

@@ -39,6 +39,7 @@ type Proxy struct {
 	// forwarded counts requests per method that reached the node.
 	forwarded map[string]int
 	batches   []int // the size of every batch that arrived
+	requests  int   // HTTP requests that arrived: round trips
 
 	batchLimit int    // a batch larger is refused whole (0: none)
 	batchWords string // the words of that refusal
@@ -223,6 +224,14 @@ func (p *Proxy) LastSent() common.Hash {
 	return p.lastSent
 }
 
+// Requests is how many HTTP requests arrived (a batch is one): the round
+// trips made to the node.
+func (p *Proxy) Requests() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.requests
+}
+
 // Batches is the size of every batch that arrived, in order.
 func (p *Proxy) Batches() []int {
 	p.mu.Lock()
@@ -271,6 +280,7 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 	}
 
 	p.mu.Lock()
+	p.requests++
 	if n := len(p.limited); n > len(p.after429) {
 		p.after429 = append(p.after429, now)
 	}
