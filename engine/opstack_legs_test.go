@@ -559,3 +559,44 @@ func TestTheL1FeeBoundsAddNoRoundTrip(t *testing.T) {
 	require.Equal(t, plainConfirm, opConfirm, "the confirm's round trips")
 	t.Logf("round trips: preview %d, confirm %d", opPreview, opConfirm)
 }
+
+// A send whose broadcast's fate was unknown (the node answered "already
+// known" without having it) stays counted at its reservation — value, gas
+// limit × max fee and the L1 fee bound — while pending; when the follow-up
+// sends its identical bytes and the receipt turns up, it settles on that
+// receipt: the value, the gas and the receipt's l1Fee.
+func TestAPendingSendSettlesOnItsReceiptsL1Fee(t *testing.T) {
+	l1 := devnet.L1Values{BaseFee: big.NewInt(1e14), BlobBaseFee: big.NewInt(1), BaseFeeScalar: 2269, BlobBaseFeeScalar: 1055762}
+	d, p, _, e := opStackEngine(t, l1, big.NewInt(1e17))
+	const l1Paid = 2e14
+	p.L1Fee(func(common.Hash) *big.Int { return big.NewInt(l1Paid) })
+	ctx := context.Background()
+	to := common.HexToAddress("0x00000000000000000000000000000000000f00d5")
+	built, ref := e.Build(ctx, chain.Call{From: signer.DevAddress, To: to, Value: big.NewInt(4e15)}, to,
+		func(c chain.Call) caps.Spend { return caps.Spend{policy.NativeAsset: c.MaxCost()} }, nil)
+	require.Nil(t, ref)
+	require.NotNil(t, built.Call.L1Fee)
+	plan := &Plan{Legs: []Leg{{Label: "send", Call: built.Call}}, Spend: built.Spend, Recipient: &to,
+		Effects: []Effect{{Asset: ETH, From: signer.DevAddress, To: to, Amount: big.NewInt(4e15)}}}
+	canonical := []byte("op pending " + to.Hex())
+	token, _, ref := e.Issue("wallet_send", canonical, plan)
+	require.Nil(t, ref)
+
+	e.receiptTimeout = 300 * time.Millisecond // the receipt never comes: the node does not have it
+	p.SendError("already known", false, 1)
+	out, ref := e.Confirm(ctx, TokenMode{}, token, "wallet_send", canonical)
+	require.Nil(t, ref)
+	require.Equal(t, StatusPending, out.Status)
+	require.Equal(t, built.Call.MaxCost(), used(e, policy.NativeAsset)[policy.NativeAsset], "counted at its reservation, the L1 bound included")
+
+	e.receiptTimeout = 10 * time.Second
+	lines, err := e.Reconcile(ctx)
+	require.NoError(t, err)
+	require.Len(t, lines, 1)
+	require.Contains(t, lines[0], "included in block")
+	rc, err := d.Client().TransactionReceipt(ctx, out.Tx)
+	require.NoError(t, err)
+	want := new(big.Int).Mul(new(big.Int).SetUint64(rc.GasUsed), rc.EffectiveGasPrice)
+	want.Add(want, big.NewInt(4e15+l1Paid))
+	require.Equal(t, want, used(e, policy.NativeAsset)[policy.NativeAsset], "settled on the receipt: value, gas and its l1Fee")
+}
