@@ -600,3 +600,54 @@ func TestAPendingSendSettlesOnItsReceiptsL1Fee(t *testing.T) {
 	want.Add(want, big.NewInt(4e15+l1Paid))
 	require.Equal(t, want, used(e, policy.NativeAsset)[policy.NativeAsset], "settled on the receipt: value, gas and its l1Fee")
 }
+
+// What the reservation has left for an undo leg is the reservation less
+// what the included legs paid in fees and sent as value: an earlier leg's
+// 0.05 ETH, gone from the wallet, pays for no undo. Here the plan's second
+// leg (1 wei) is refused by the node after its first sent 0.05 ETH; the
+// reservation's rest (the first leg's unused fees and the second's max
+// cost) does not cover the undo (an approve with a kilobyte of trailing
+// calldata, which the token ignores: its L1 bound is several times the two
+// legs'), so it is not sent.
+func TestAnUndoIsNotPaidFromAnEarlierLegsValue(t *testing.T) {
+	l1 := devnet.L1Values{BaseFee: big.NewInt(1e14), BlobBaseFee: big.NewInt(1), BaseFeeScalar: 2269, BlobBaseFeeScalar: 1055762}
+	d, p, c, e := opStackEngine(t, l1, big.NewInt(1e18))
+	ctx := context.Background()
+	to := common.HexToAddress("0x00000000000000000000000000000000000f00d6")
+	plan := &Plan{Recipient: &to, Legs: []Leg{
+		{Label: "pay", Call: chain.Call{From: signer.DevAddress, To: to, Value: big.NewInt(5e16)}},
+		{Label: "second", Call: chain.Call{From: signer.DevAddress, To: to, Value: big.NewInt(1)}},
+	}}
+	st, err := c.StateAndViews(ctx, signer.DevAddress)
+	require.NoError(t, err)
+	spendOf := func(legs []Leg) caps.Spend {
+		sp := caps.Spend{policy.NativeAsset: new(big.Int)}
+		for _, l := range legs {
+			sp[policy.NativeAsset].Add(sp[policy.NativeAsset], l.Call.MaxCost())
+		}
+		return sp
+	}
+	_, ref := e.BuildLegs(ctx, plan, st, spendOf)
+	require.Nil(t, ref)
+	plan.Spend = spendOf(plan.Legs)
+	plan.Effects = []Effect{{Asset: ETH, From: signer.DevAddress, To: to, Amount: big.NewInt(1)}}
+	undo := chain.Call{From: signer.DevAddress, To: d.Contracts.USDT, Data: append(chain.ApproveData(to, new(big.Int)), bytes.Repeat([]byte{0xff}, 1000)...)}
+	undoBound := oracleBound(t, c, undo)
+	require.Greater(t, undoBound.Cmp(new(big.Int).Add(plan.Legs[0].Call.L1Fee, plan.Legs[1].Call.L1Fee)), 0)
+	require.Less(t, undoBound.Cmp(big.NewInt(5e16)), 0, "what the first leg sent would have paid for it")
+	plan.Undo = func(int) []Leg { return []Leg{{Label: "approval back to 0", Call: undo}} }
+	token, _, ref := e.Issue("wallet_call", []byte("undo value"), plan)
+	require.Nil(t, ref)
+	p.SendErrorAfter(1, "transaction underpriced", false, 1)
+	out, ref := e.Confirm(ctx, TokenMode{}, token, "wallet_call", []byte("undo value"))
+	require.Nil(t, ref)
+	require.Equal(t, StatusIncomplete, out.Status)
+	require.Len(t, out.Legs, 3)
+	require.Equal(t, LegIncluded, out.Legs[0].Status)
+	require.Equal(t, LegNotSent, out.Legs[1].Status)
+	require.True(t, out.Legs[2].Undo)
+	require.Equal(t, LegNotSent, out.Legs[2].Status, "the undo is not paid from the 0.05 ETH already sent")
+	require.Equal(t, CodeInsufficientFunds, out.Legs[2].Code)
+	require.Equal(t, 1, p.Broadcasts()-1, "the first leg and the refused second, nothing else")
+	require.LessOrEqual(t, used(e, policy.NativeAsset)[policy.NativeAsset].Cmp(plan.Spend[policy.NativeAsset]), 0, "never more than reserved")
+}

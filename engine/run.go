@@ -284,12 +284,7 @@ func (r *run) l1FeeFits(i int, l1 []*chain.View) *Refusal {
 	if rise.Sign() <= 0 {
 		return nil
 	}
-	left := new(big.Int).Sub(r.reservedETH(), r.fees)
-	for _, l := range r.p.Legs[:i] {
-		if l.Call.Value != nil {
-			left.Sub(left, l.Call.Value)
-		}
-	}
+	left := r.unspent(i)
 	for _, l := range r.p.Legs[i:] {
 		left.Sub(left, l.Call.MaxCost())
 	}
@@ -361,7 +356,7 @@ func (r *run) undo(i int) bool {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), e.bounds.Confirm+e.receiptTimeout)
 	defer cancel()
-	budget := new(big.Int).Sub(r.reservedETH(), r.fees)
+	budget := r.unspent(i)
 	notSent := func(l Leg, code, reason string) bool {
 		r.legs = append(r.legs, LegOutcome{Label: l.Label, Status: LegNotSent, Code: code, Reason: reason, Undo: true})
 		return false
@@ -441,6 +436,20 @@ func (e *Engine) prepare(ctx context.Context, call chain.Call) (chain.Call, *Ref
 		return call, e.revertRefusal(nil, err)
 	}
 	return call, nil
+}
+
+// unspent is the ETH of the reservation that the legs before leg i (all
+// included) have not used: the reservation less their fees and the value
+// they sent. A later leg's risen L1 fee, or an undo, can be paid from it,
+// never from what already left the wallet.
+func (r *run) unspent(i int) *big.Int {
+	left := new(big.Int).Sub(r.reservedETH(), r.fees)
+	for _, l := range r.p.Legs[:i] {
+		if l.Call.Value != nil {
+			left.Sub(left, l.Call.Value)
+		}
+	}
+	return left
 }
 
 // reservedETH is the ETH the reservation holds.
