@@ -70,16 +70,25 @@ func (c Call) Tx(chainID *big.Int, nonce uint64) *types.Transaction {
 	})
 }
 
-// MaxCost is the most the transaction can cost in ETH: value + gas × max fee.
+// MaxCost is the most the transaction can cost in ETH: value + MaxFees.
 func (c Call) MaxCost() *big.Int {
-	cost := new(big.Int).Mul(new(big.Int).SetUint64(c.Gas), c.MaxFee)
+	cost := c.MaxFees()
 	if c.Value != nil {
 		cost.Add(cost, c.Value)
 	}
-	if c.L1Fee != nil {
-		cost.Add(cost, c.L1Fee)
-	}
 	return cost
+}
+
+// MaxFees is the most the transaction can pay in network fees, in ETH: gas
+// × max fee, plus its L1 data fee bound on an OP-stack chain (L1Fee). A
+// leg's fee shown to a person is this, so that the legs add up to the
+// plan's.
+func (c Call) MaxFees() *big.Int {
+	fees := new(big.Int).Mul(new(big.Int).SetUint64(c.Gas), c.MaxFee)
+	if c.L1Fee != nil {
+		fees.Add(fees, c.L1Fee)
+	}
+	return fees
 }
 
 // SendState is what a write needs to know about the sender, read in one

@@ -61,7 +61,7 @@ func (e *Engine) Build(ctx context.Context, call chain.Call, codeOf common.Addre
 	}
 	spend := spendOf(call)
 	if err := e.ledger.Check(spend); err != nil {
-		return Built{}, e.capsRefusal(err, new(big.Int).Mul(new(big.Int).SetUint64(call.Gas), call.MaxFee))
+		return Built{}, e.capsRefusal(err, call.MaxFees()) // its L1 fee bound is fee, not value
 	}
 	return Built{Call: call, State: st, Ret: ret, Spend: spend, Code: code}, nil
 }

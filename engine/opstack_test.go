@@ -57,6 +57,7 @@ func TestTheL1FeeBoundDecidesTheCap(t *testing.T) {
 	built, ref := e.Build(context.Background(), chain.Call{From: signer.DevAddress, To: to, Value: big.NewInt(7e15)}, to, spendOf, nil)
 	require.NotNil(t, ref, "the L1 fee bound takes it over the cap")
 	require.Equal(t, caps.CodeExceeded, ref.Code)
+	require.Contains(t, ref.Message, "(0.007 ETH plus a max network fee of", "the refusal counts the L1 bound as fee, not as value")
 	require.Equal(t, batches+1, len(p.Batches()), "one batch: the state, the estimate, the code and the oracle's bound together (the simulation is one call)")
 
 	built, ref = e.Build(context.Background(), chain.Call{From: signer.DevAddress, To: to, Value: big.NewInt(4e15)}, to, spendOf, nil)
@@ -88,8 +89,9 @@ func TestTheL1FeeBoundDecidesTheCap(t *testing.T) {
 
 // opStackEngine starts an --op-stack dev chain with l1 in L1Block and an
 // engine on it whose ETH cap is capETH in every window (or skips when the
-// OP artifacts are missing and WALLETGATE_REQUIRE_OPSTACK is not 1).
-func opStackEngine(t *testing.T, l1 devnet.L1Values, capETH *big.Int) (*devnet.Devnet, *nodeproxy.Proxy, *chain.Client, *Engine) {
+// OP artifacts are missing and WALLETGATE_REQUIRE_OPSTACK is not 1), behind
+// a proxy whose node lacks the methods lack.
+func opStackEngine(t *testing.T, l1 devnet.L1Values, capETH *big.Int, lack ...string) (*devnet.Devnet, *nodeproxy.Proxy, *chain.Client, *Engine) {
 	d, err := devnet.Start(context.Background(), devnet.Options{HTTPAddr: "127.0.0.1:0", OPStack: true, L1: l1, OPArtifactsDir: os.Getenv("WALLETGATE_OP_ARTIFACTS")})
 	if err != nil && os.Getenv("WALLETGATE_REQUIRE_OPSTACK") != "1" {
 		t.Skipf("no OP-stack artifacts (%v)", err)
@@ -98,6 +100,9 @@ func opStackEngine(t *testing.T, l1 devnet.L1Values, capETH *big.Int) (*devnet.D
 	t.Cleanup(func() { d.Close() })
 	p := nodeproxy.New(d.HTTPURL())
 	t.Cleanup(p.Close)
+	for _, m := range lack {
+		p.Lack(m)
+	}
 	c, err := chain.Dial(context.Background(), []string{p.URL()})
 	require.NoError(t, err)
 	t.Cleanup(c.Close)

@@ -35,6 +35,9 @@ type run struct {
 	// that waits; lastInfo the receipt it came with.
 	nextSim  *chain.View
 	lastInfo *chain.TxInfo
+	// nextL1 is the next leg's L1 data fee bound (an OP-stack chain),
+	// riding with nextSim; nil elsewhere.
+	nextL1 []*chain.View
 	// final is the outcome of a plan that stopped after a leg was included.
 	final *Outcome
 }
@@ -84,10 +87,11 @@ func (r *run) send(ctx context.Context, i int, nonce uint64) (*sentTx, *Refusal)
 	// broadcast that waits (prepareLeg uses it when it ran at the receipt's
 	// block).
 	var ride []*chain.View
-	r.nextSim = nil
+	r.nextSim, r.nextL1 = nil, nil
 	if i+1 < len(r.p.Legs) {
-		r.nextSim = chain.SimView(r.p.Legs[i+1].Call)
-		ride = append(ride, r.nextSim)
+		next := r.p.Legs[i+1].Call
+		r.nextSim, r.nextL1 = chain.SimView(next), e.chain.L1FeeBounds([]chain.Call{next})
+		ride = append(append(ride, r.nextSim), r.nextL1...)
 	}
 	sentAt := time.Now() // real time: the node waits in it
 	b := e.broadcastWaiting(bctx, tx, leg.Call.From, nonce, r.watch, true, ride...)
@@ -219,19 +223,33 @@ func notOurs(info *chain.TxInfo, e *Engine, nonce uint64) string {
 }
 
 // prepareLeg readies leg i once the legs before it were included: it is
-// simulated again on the real state with its own gas limit, and takes the
-// next free nonce.
+// simulated again on the real state with its own gas limit, its L1 data fee
+// bound read again with it (an OP-stack chain) must still fit, and it takes
+// the next free nonce.
 func (r *run) prepareLeg(ctx context.Context, i int) (uint64, *Refusal) {
 	e, leg := r.e, r.p.Legs[i]
+	l1 := r.nextL1
 	if rode, info := r.nextSim, r.lastInfo; rode != nil && info != nil && info.Mined && info.AtHead != nil && info.AtHead.Block == info.Block {
 		// It ran on the state the previous leg left, at its receipt's block.
 		if rode.Err != nil {
 			return 0, r.stop(i, -1, e.revertRefusal(r.p.Explain, rode.Err))
 		}
+	} else if l1 = e.chain.L1FeeBounds([]chain.Call{leg.Call}); l1 != nil {
+		// The simulation and the bound, again in one round trip.
+		sim := chain.SimView(leg.Call)
+		if _, err := e.chain.StateAndViews(ctx, leg.Call.From, append([]*chain.View{sim}, l1...)...); err != nil {
+			return 0, r.stop(i, -1, RPCRefusal(err))
+		}
+		if sim.Err != nil {
+			return 0, r.stop(i, -1, e.revertRefusal(r.p.Explain, sim.Err))
+		}
 	} else if _, err := e.chain.Simulate(ctx, leg.Call); err != nil {
 		return 0, r.stop(i, -1, e.revertRefusal(r.p.Explain, err))
 	}
-	r.nextSim = nil
+	r.nextSim, r.nextL1 = nil, nil
+	if ref := r.l1FeeFits(i, l1); ref != nil {
+		return 0, r.stop(i, -1, ref)
+	}
 	prev := r.earlier[len(r.earlier)-1].Nonce
 	n, err := e.allocate(r.res.ID(), prev+1)
 	if err != nil {
@@ -239,6 +257,46 @@ func (r *run) prepareLeg(ctx context.Context, i int) (uint64, *Refusal) {
 	}
 	r.legAt = e.now()
 	return n, nil
+}
+
+// l1FeeFits judges leg i's L1 data fee bound read again just before it is
+// signed (l1; nil on a chain without one). At or below its preview's, it
+// fits. Above, the sequencer's L1 values rose since the confirm's re-check:
+// the leg is sent only when what the reservation has left covers the rise —
+// the reservation less what the included legs sent and paid, and less the
+// previewed max cost of this leg and the ones after it — so the caps never
+// hold less than the chain may charge; otherwise FEES_ROSE, and it is not
+// sent.
+func (r *run) l1FeeFits(i int, l1 []*chain.View) *Refusal {
+	bounds, err := chain.ReadL1FeeBounds(l1)
+	if err != nil {
+		return RPCRefusal(err)
+	}
+	if bounds == nil {
+		return nil
+	}
+	leg := r.p.Legs[i]
+	was := leg.Call.L1Fee
+	if was == nil {
+		was = new(big.Int)
+	}
+	rise := new(big.Int).Sub(bounds[0], was)
+	if rise.Sign() <= 0 {
+		return nil
+	}
+	left := r.unspent(i)
+	for _, l := range r.p.Legs[i:] {
+		left.Sub(left, l.Call.MaxCost())
+	}
+	if rise.Cmp(left) <= 0 {
+		return nil
+	}
+	if left.Sign() < 0 {
+		left.SetInt64(0)
+	}
+	return Refuse(CodeFeesRose, "the L1 data fee bound of %q (the GasPriceOracle's, now %s ETH) rose above the previewed %s ETH while the legs before it were included, by more than the reservation has left (%s ETH). It was not signed or sent. Call the tool again without confirm for a new preview.",
+		leg.Label, ETH.Format(bounds[0]), ETH.Format(was), ETH.Format(left)).
+		Because("its L1 data fee bound rose from %s to %s ETH after the earlier legs, more than the reservation has left (%s ETH)", ETH.Format(was), ETH.Format(bounds[0]), ETH.Format(left))
 }
 
 // stop ends a plan whose leg i will not be sent (nonce is the one it held,
@@ -298,7 +356,7 @@ func (r *run) undo(i int) bool {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), e.bounds.Confirm+e.receiptTimeout)
 	defer cancel()
-	budget := new(big.Int).Sub(r.reservedETH(), r.fees)
+	budget := r.unspent(i)
 	notSent := func(l Leg, code, reason string) bool {
 		r.legs = append(r.legs, LegOutcome{Label: l.Label, Status: LegNotSent, Code: code, Reason: reason, Undo: true})
 		return false
@@ -362,7 +420,10 @@ func (r *run) sendUndo(ctx context.Context, i int, nonce uint64) (*sentTx, *Refu
 }
 
 // prepare estimates gas and fees for call on the current state and
-// simulates it with them.
+// simulates it with them. On an OP-stack chain the call carries its L1 data
+// fee bound, read in the same round trip as the estimate (chain.Prepare), so
+// that its MaxCost — what an undo leg is measured against the reservation
+// with — counts it as every other leg's does.
 func (e *Engine) prepare(ctx context.Context, call chain.Call) (chain.Call, *Refusal) {
 	st, gas, _, _, err := e.chain.Prepare(ctx, call, call.To)
 	if err != nil {
@@ -370,10 +431,25 @@ func (e *Engine) prepare(ctx context.Context, call chain.Call) (chain.Call, *Ref
 	}
 	gas += gas * gasMargin / 100
 	call.Gas, call.MaxFee, call.Tip = gas, st.MaxFee(), st.Tip
+	call.L1Fee = st.L1FeeBound
 	if _, err := e.chain.Simulate(ctx, call); err != nil {
 		return call, e.revertRefusal(nil, err)
 	}
 	return call, nil
+}
+
+// unspent is the ETH of the reservation that the legs before leg i (all
+// included) have not used: the reservation less their fees and the value
+// they sent. A later leg's risen L1 fee, or an undo, can be paid from it,
+// never from what already left the wallet.
+func (r *run) unspent(i int) *big.Int {
+	left := new(big.Int).Sub(r.reservedETH(), r.fees)
+	for _, l := range r.p.Legs[:i] {
+		if l.Call.Value != nil {
+			left.Sub(left, l.Call.Value)
+		}
+	}
+	return left
 }
 
 // reservedETH is the ETH the reservation holds.

@@ -68,7 +68,7 @@ func legPreviews(legs []engine.Leg) []legPreview {
 	out := make([]legPreview, 0, len(legs))
 	for _, l := range legs {
 		out = append(out, legPreview{Label: l.Label, To: l.Call.To.Hex(), Value: policy.FormatAmount(valueOrZero(l.Call.Value), 18),
-			GasLimit: l.Call.Gas, MaxFee: policy.FormatAmount(new(big.Int).Mul(new(big.Int).SetUint64(l.Call.Gas), l.Call.MaxFee), 18),
+			GasLimit: l.Call.Gas, MaxFee: policy.FormatAmount(l.Call.MaxFees(), 18),
 			Calldata: "0x" + fmt.Sprintf("%x", l.Call.Data)})
 	}
 	return out

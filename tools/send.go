@@ -138,12 +138,12 @@ func (s *Server) previewSend(ctx context.Context, in sendIntent) (*mcp.CallToolR
 		Amount: policy.FormatAmount(in.amount, in.asset.Decimals), AmountBase: in.amount.String(),
 		From: in.from.Hex(), To: in.to.Hex(), ToIsContract: len(code) > 0,
 		Nonce: st.Nonce, GasLimit: call.Gas, MaxFeePerGas: policy.FormatAmount(call.MaxFee, 9),
-		MaxFee:         policy.FormatAmount(new(big.Int).Mul(new(big.Int).SetUint64(call.Gas), call.MaxFee), 18),
+		MaxFee:         policy.FormatAmount(call.MaxFees(), 18), // an OP-stack chain's L1 fee bound included
 		previewCommon:  s.newPreviewCommon(spend, fmt.Sprintf("succeeds against block %d", st.Head.Number)),
 		ExpectedEffect: []effectJSON{effectOf(effect.Moved())},
 		asset:          in.asset, amount: in.amount, toChecksummed: in.toChecksummed,
 	}
-	pv.fee = new(big.Int).Mul(new(big.Int).SetUint64(call.Gas), call.MaxFee)
+	pv.fee = call.MaxFees()
 	pv.Summary = fmt.Sprintf("Send %s %s to %s on %s (%s)", pv.Amount, marked(pv.Symbol, pv.KnownToken), pv.To, pv.Network, pv.NetworkMarker)
 	if pv.ToIsContract {
 		pv.Warnings = append(pv.Warnings, "the recipient is a contract: make sure it can receive "+pv.Symbol+" (tokens sent to a contract that cannot move them are lost)")

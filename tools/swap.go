@@ -467,7 +467,7 @@ func (pv swapPreview) page(d *approval.Display) {
 	d.FeeMax.Label = fmt.Sprintf("Network fees (%d transaction(s))", len(pv.legs))
 	amountText := func(v *big.Int) string { return policy.FormatAmount(v, in.In.Decimals) + " " + qr.TokenIn.Symbol }
 	for _, l := range pv.legs {
-		fee, _ := readableAmount(new(big.Int).Mul(new(big.Int).SetUint64(l.Call.Gas), l.Call.MaxFee), 18, roundUp)
+		fee, _ := readableAmount(l.Call.MaxFees(), 18, roundUp)
 		lg := approval.Leg{Label: l.Label, To: l.Call.To.Hex(), FeeMax: fee + " ETH"}
 		switch l.Label {
 		case uniswap.LegResetApproval:

@@ -9,9 +9,11 @@ import (
 
 	"github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/accounts/abi"
+	"github.com/ethereum/go-ethereum/common"
 	"github.com/stretchr/testify/require"
 
 	"github.com/walletgate/walletgate/chain/devnet"
+	"github.com/walletgate/walletgate/policy"
 )
 
 // opStackDevnet starts an --op-stack dev chain with l1 in L1Block, or skips
@@ -83,4 +85,28 @@ func TestOPStackOraclePricesARealL1Fee(t *testing.T) {
 	code, err := d.Client().CodeAt(context.Background(), devnet.L1Block, nil)
 	require.NoError(t, err)
 	require.NotEmpty(t, code)
+}
+
+// The --op-stack chain is the dev chain plus the two predeploys: the same
+// tokens, and Uniswap at the addresses policy's table names, so a swap runs
+// on it as on the plain one (engine/opstack_legs_test.go swaps there).
+func TestOPStackModeDeploysUniswapToo(t *testing.T) {
+	d := opStackDevnet(t, devnet.DefaultL1Values())
+	u := d.Contracts.Uniswap
+	if u == nil {
+		if os.Getenv("WALLETGATE_REQUIRE_UNISWAP") == "1" {
+			t.Fatal("WALLETGATE_REQUIRE_UNISWAP=1 but the --op-stack dev chain has no Uniswap: " + devnet.EnableSwapsHint)
+		}
+		t.Skip("the Uniswap artifacts are not installed: " + devnet.EnableSwapsHint)
+	}
+	n := policy.LookupNetwork(devnet.ChainID)
+	require.NotNil(t, n.Uniswap)
+	require.Equal(t, n.Uniswap.Factory, u.Factory)
+	require.Equal(t, n.Uniswap.QuoterV2, u.QuoterV2)
+	require.Equal(t, n.Uniswap.SwapRouter02, u.SwapRouter02)
+	for name, a := range map[string]common.Address{"SwapRouter02": u.SwapRouter02, "QuoterV2": u.QuoterV2, "PoolDAIUSDT": u.PoolDAIUSDT, "GasPriceOracle": devnet.GasPriceOracle} {
+		code, err := d.Client().CodeAt(context.Background(), a, nil)
+		require.NoError(t, err)
+		require.NotEmpty(t, code, name)
+	}
 }

@@ -39,6 +39,7 @@ type Proxy struct {
 	// forwarded counts requests per method that reached the node.
 	forwarded map[string]int
 	batches   []int // the size of every batch that arrived
+	requests  int   // HTTP requests that arrived: round trips
 
 	batchLimit int    // a batch larger is refused whole (0: none)
 	batchWords string // the words of that refusal
@@ -54,6 +55,8 @@ type Proxy struct {
 	sendErr     string      // a broadcast answered with this error
 	sendForward bool        // after forwarding it to the node
 	sendTimes   int         // how many sends get sendErr (<0: all)
+	sendSkip    int         // how many sends pass before sendErr applies
+	onBroadcast func(n int) // run before broadcast n (from 0) is answered
 
 	missing map[string]bool // methods the node "lacks": -32601
 
@@ -117,9 +120,25 @@ func (p *Proxy) RateLimited() (limited, next []time.Time) {
 // eth_sendRawTransactionSync; times < 0: every one) with a JSON-RPC error of these words, after
 // forwarding the transaction to the node when forward is set.
 func (p *Proxy) SendError(words string, forward bool, times int) {
+	p.SendErrorAfter(0, words, forward, times)
+}
+
+// SendErrorAfter is SendError for the broadcasts after the next skip ones,
+// which pass untouched: a plan's later leg refused while its first lands.
+func (p *Proxy) SendErrorAfter(skip int, words string, forward bool, times int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.sendErr, p.sendForward, p.sendTimes = words, forward, times
+	p.sendErr, p.sendForward, p.sendTimes, p.sendSkip = words, forward, times, skip
+}
+
+// OnBroadcast runs f(n) when the n-th broadcast (from 0, counting every
+// one that arrived) arrives, before it is forwarded or answered: a test
+// changes the chain at that exact point of a plan (a sequencer's new L1
+// values while a leg is on its way) without waiting on time.
+func (p *Proxy) OnBroadcast(f func(n int)) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.onBroadcast = f
 }
 
 // Lack makes the node lack method: it answers -32601 as geth does.
@@ -205,6 +224,14 @@ func (p *Proxy) LastSent() common.Hash {
 	return p.lastSent
 }
 
+// Requests is how many HTTP requests arrived (a batch is one): the round
+// trips made to the node.
+func (p *Proxy) Requests() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.requests
+}
+
 // Batches is the size of every batch that arrived, in order.
 func (p *Proxy) Batches() []int {
 	p.mu.Lock()
@@ -253,6 +280,7 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 	}
 
 	p.mu.Lock()
+	p.requests++
 	if n := len(p.limited); n > len(p.after429) {
 		p.after429 = append(p.after429, now)
 	}
@@ -306,22 +334,33 @@ func (p *Proxy) answer(q request) json.RawMessage {
 		return errAnswer(-32601, "the method "+q.Method+" does not exist/is not available")
 	}
 	var sendErr string
+	var hook func()
 	forward := true
 	raw, broadcast := isBroadcast(q)
 	if broadcast {
+		if f, n := p.onBroadcast, p.broadcasts; f != nil {
+			hook = func() { f(n) }
+		}
 		p.broadcasts++
 		p.lastSent = TxHash(raw)
 		if p.reorgNext {
 			p.reorged[p.lastSent], p.reorgNext = 0, false
 		}
 	}
-	if broadcast && p.sendErr != "" && p.sendTimes != 0 {
+	switch {
+	case !broadcast || p.sendErr == "" || p.sendTimes == 0:
+	case p.sendSkip > 0:
+		p.sendSkip--
+	default:
 		sendErr, forward = p.sendErr, p.sendForward
 		if p.sendTimes > 0 {
 			p.sendTimes--
 		}
 	}
 	p.mu.Unlock()
+	if hook != nil {
+		hook()
+	}
 
 	var ans json.RawMessage
 	if forward {
