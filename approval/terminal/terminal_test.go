@@ -233,6 +233,9 @@ func TestTerminalRejectSkipWithdrawAndDecidedElsewhere(t *testing.T) {
 	_, pos = s.expect(pos, regexp.MustCompile(`Approve preview `+id+`\?`))
 	s.typeKeys("nonsense\n")
 	_, pos = s.expect(pos, regexp.MustCompile(`Type a, r, s or q, then Enter\.`))
+	// The answer goes to the prompt asked again: a line typed before it
+	// opens is dropped, as typeahead.
+	_, pos = s.expect(pos, regexp.MustCompile(`Approve preview `+id+`\?`))
 	s.typeKeys("r\n")
 	_, pos = s.expect(pos, regexp.MustCompile(`REJECTED\. Preview `+id+` will never be signed`))
 	require.Equal(t, approval.Rejected, s.state(id))
