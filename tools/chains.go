@@ -159,6 +159,7 @@ func peekNetwork(raw []byte) (network *string, ok bool) {
 // confirm given on this chain for another chain's preview is refused, and
 // that token spent.
 func (s *Server) route(tool string, raw []byte) (*Server, *Refusal) {
+	s.prepare() // a handler called before MCP built the server still knows its tools
 	target := s
 	if network, ok := peekNetwork(raw); !ok {
 		// Unreadable: this chain's strict decoder says why.
