@@ -118,6 +118,19 @@ func TestBundleEnvironmentStartsWalletgate(t *testing.T) {
 	for _, tl := range m.Tools {
 		require.True(t, slices.Contains(names, tl.Name), "the manifest lists %s; walletgate offers %v", tl.Name, names)
 	}
+	c.stop()
+
+	// Two chains entered in the form's two fields.
+	second, _ := runDevnet(t, t.TempDir(), "--chain-id", "31337")
+	answers["rpc"], answers["chain_id"] = info.RPC+","+second.RPC, "dev,31337"
+	env = nil
+	for name, value := range m.Server.MCPConfig.Env {
+		env = append(env, name+"="+answers[userConfigRef.FindStringSubmatch(value)[1]])
+	}
+	c = startServer(t, withStateDir(t, cleanEnv(env...)))
+	c.initialize()
+	addr := c.callTool("wallet_address", map[string]any{})["structuredContent"].(map[string]any)
+	require.Len(t, addr["chains"], 2, "both chains of the form are served")
 }
 
 // The bundle's three cap fields ask for every window: their defaults are
@@ -209,8 +222,8 @@ func TestBundleFormCoversADesktopUsersSettings(t *testing.T) {
 	}
 	require.True(t, m.UserConfig["rpc"].Required)
 	require.True(t, m.UserConfig["chain_id"].Required)
-	require.Equal(t, "number", m.UserConfig[asks[policy.EnvChainID]].Type)
-	require.Equal(t, 1.0, *m.UserConfig[asks[policy.EnvChainID]].Min)
+	require.Equal(t, "string", m.UserConfig[asks[policy.EnvChainID]].Type, "one chain id, or several comma-separated")
+	require.Contains(t, m.UserConfig[asks[policy.EnvChainID]].Description, "Several chains: comma-separated")
 	confirmations := m.UserConfig[asks[policy.EnvConfirmations]]
 	require.Equal(t, [2]float64{1, float64(policy.MaxConfirmations)}, [2]float64{*confirmations.Min, *confirmations.Max})
 	require.Equal(t, "boolean", m.UserConfig[asks[policy.EnvAllowMainnet]].Type)
