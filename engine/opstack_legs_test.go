@@ -70,19 +70,7 @@ func TestALaterLegsRisenL1FeeBoundIsRefusedAtConfirm(t *testing.T) {
 				_, ref := e.BuildTraced(ctx, plan)
 				require.Nil(t, ref)
 			} else {
-				st, err := c.StateAndViews(ctx, signer.DevAddress)
-				require.NoError(t, err)
-				spendOf := func(legs []Leg) caps.Spend {
-					sp := caps.Spend{policy.NativeAsset: new(big.Int)}
-					for _, l := range legs {
-						sp[policy.NativeAsset].Add(sp[policy.NativeAsset], l.Call.MaxCost())
-					}
-					return sp
-				}
-				_, ref := e.BuildLegs(ctx, plan, st, spendOf)
-				require.Nil(t, ref)
-				plan.Spend = spendOf(plan.Legs)
-				plan.Effects = []Effect{{Asset: ETH, From: signer.DevAddress, To: to, Amount: big.NewInt(2e15)}}
+				plan = builtETHLegs(t, e, c, to, plan.Legs...)
 			}
 			second := plan.Legs[1].Call.L1Fee
 			require.NotNil(t, second)
@@ -156,23 +144,9 @@ func TestALegsL1FeeBoundRisenBetweenLegsMustFitTheReservation(t *testing.T) {
 			if tc.lack != nil {
 				require.False(t, c.SyncSend())
 			}
-			plan := &Plan{Recipient: &to, Legs: []Leg{
-				{Label: "first", Call: chain.Call{From: signer.DevAddress, To: to, Value: big.NewInt(1e15)}},
-				{Label: "second", Call: chain.Call{From: signer.DevAddress, To: to, Value: big.NewInt(2e15)}},
-			}}
-			st, err := c.StateAndViews(ctx, signer.DevAddress)
-			require.NoError(t, err)
-			spendOf := func(legs []Leg) caps.Spend {
-				sp := caps.Spend{policy.NativeAsset: new(big.Int)}
-				for _, l := range legs {
-					sp[policy.NativeAsset].Add(sp[policy.NativeAsset], l.Call.MaxCost())
-				}
-				return sp
-			}
-			_, ref := e.BuildLegs(ctx, plan, st, spendOf)
-			require.Nil(t, ref)
-			plan.Spend = spendOf(plan.Legs)
-			plan.Effects = []Effect{{Asset: ETH, From: signer.DevAddress, To: to, Amount: big.NewInt(2e15)}}
+			plan := builtETHLegs(t, e, c, to,
+				Leg{Label: "first", Call: chain.Call{From: signer.DevAddress, To: to, Value: big.NewInt(1e15)}},
+				Leg{Label: "second", Call: chain.Call{From: signer.DevAddress, To: to, Value: big.NewInt(2e15)}})
 			canonical := []byte("op between legs " + tc.name)
 			token, _, ref := e.Issue("wallet_call", canonical, plan)
 			require.Nil(t, ref)
@@ -249,13 +223,7 @@ func TestTheL1FeeBoundsAddNoRoundTrip(t *testing.T) {
 		}}
 		st, err := c.StateAndViews(ctx, signer.DevAddress)
 		require.NoError(t, err)
-		spendOf := func(legs []Leg) caps.Spend {
-			sp := caps.Spend{policy.NativeAsset: new(big.Int)}
-			for _, l := range legs {
-				sp[policy.NativeAsset].Add(sp[policy.NativeAsset], l.Call.MaxCost())
-			}
-			return sp
-		}
+		spendOf := ethLegsSpend
 		n := p.Requests()
 		_, ref := e.BuildLegs(ctx, plan, st, spendOf)
 		require.Nil(t, ref)
@@ -332,23 +300,9 @@ func TestAnUndoIsNotPaidFromAnEarlierLegsValue(t *testing.T) {
 	d, p, c, e := opStackEngine(t, l1, big.NewInt(1e18))
 	ctx := context.Background()
 	to := common.HexToAddress("0x00000000000000000000000000000000000f00d6")
-	plan := &Plan{Recipient: &to, Legs: []Leg{
-		{Label: "pay", Call: chain.Call{From: signer.DevAddress, To: to, Value: big.NewInt(5e16)}},
-		{Label: "second", Call: chain.Call{From: signer.DevAddress, To: to, Value: big.NewInt(1)}},
-	}}
-	st, err := c.StateAndViews(ctx, signer.DevAddress)
-	require.NoError(t, err)
-	spendOf := func(legs []Leg) caps.Spend {
-		sp := caps.Spend{policy.NativeAsset: new(big.Int)}
-		for _, l := range legs {
-			sp[policy.NativeAsset].Add(sp[policy.NativeAsset], l.Call.MaxCost())
-		}
-		return sp
-	}
-	_, ref := e.BuildLegs(ctx, plan, st, spendOf)
-	require.Nil(t, ref)
-	plan.Spend = spendOf(plan.Legs)
-	plan.Effects = []Effect{{Asset: ETH, From: signer.DevAddress, To: to, Amount: big.NewInt(1)}}
+	plan := builtETHLegs(t, e, c, to,
+		Leg{Label: "pay", Call: chain.Call{From: signer.DevAddress, To: to, Value: big.NewInt(5e16)}},
+		Leg{Label: "second", Call: chain.Call{From: signer.DevAddress, To: to, Value: big.NewInt(1)}})
 	undo := chain.Call{From: signer.DevAddress, To: d.Contracts.USDT, Data: append(chain.ApproveData(to, new(big.Int)), bytes.Repeat([]byte{0xff}, 1000)...)}
 	undoBound := oracleBound(t, c, undo)
 	require.Greater(t, undoBound.Cmp(new(big.Int).Add(plan.Legs[0].Call.L1Fee, plan.Legs[1].Call.L1Fee)), 0)
@@ -368,4 +322,20 @@ func TestAnUndoIsNotPaidFromAnEarlierLegsValue(t *testing.T) {
 	require.Equal(t, CodeInsufficientFunds, out.Legs[2].Code)
 	require.Equal(t, 1, p.Broadcasts()-1, "the first leg and the refused second, nothing else")
 	require.LessOrEqual(t, used(e, policy.NativeAsset)[policy.NativeAsset].Cmp(plan.Spend[policy.NativeAsset]), 0, "never more than reserved")
+}
+
+// builtETHLegs builds legs to to (ETH only) as the engine builds a plan's:
+// simulated in sequence, each leg's max cost reserved, the last leg's value
+// its effect.
+func builtETHLegs(t *testing.T, e *Engine, c *chain.Client, to common.Address, legs ...Leg) *Plan {
+	t.Helper()
+	ctx := context.Background()
+	plan := &Plan{Recipient: &to, Legs: legs}
+	st, err := c.StateAndViews(ctx, signer.DevAddress)
+	require.NoError(t, err)
+	_, ref := e.BuildLegs(ctx, plan, st, ethLegsSpend)
+	require.Nil(t, ref)
+	plan.Spend = ethLegsSpend(plan.Legs)
+	plan.Effects = []Effect{{Asset: ETH, From: signer.DevAddress, To: to, Amount: legs[len(legs)-1].Call.Value}}
+	return plan
 }

@@ -126,13 +126,7 @@ func TestEveryLegOfAPlanCarriesItsL1FeeBound(t *testing.T) {
 	capETH := big.NewInt(1e16)
 	_, p, c, e := opStackEngine(t, l1, capETH)
 	to := common.HexToAddress("0x00000000000000000000000000000000000f00d4")
-	spendOf := func(legs []Leg) caps.Spend {
-		sp := caps.Spend{policy.NativeAsset: new(big.Int)}
-		for _, l := range legs {
-			sp[policy.NativeAsset].Add(sp[policy.NativeAsset], l.Call.MaxCost())
-		}
-		return sp
-	}
+	spendOf := ethLegsSpend
 	plan := func(value int64) *Plan {
 		return &Plan{Legs: []Leg{
 			{Label: "first", Call: chain.Call{From: signer.DevAddress, To: to, Value: big.NewInt(value)}},
@@ -215,4 +209,14 @@ func TestARiseOfTheL1FeeBoundIsRefusedAtConfirm(t *testing.T) {
 	require.Equal(t, balance, balanceAfter)
 	require.Equal(t, sent, p.Broadcasts(), "no broadcast")
 	require.Equal(t, usedBefore, used(e, policy.NativeAsset)[policy.NativeAsset], "nothing counted against the caps")
+}
+
+// ethLegsSpend is what a plan of ETH-only legs reserves: each leg's max cost
+// (value, gas × max fee, L1 bound).
+func ethLegsSpend(legs []Leg) caps.Spend {
+	sp := caps.Spend{policy.NativeAsset: new(big.Int)}
+	for _, l := range legs {
+		sp[policy.NativeAsset].Add(sp[policy.NativeAsset], l.Call.MaxCost())
+	}
+	return sp
 }
