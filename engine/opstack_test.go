@@ -28,28 +28,10 @@ import (
 // bound it does not.
 func TestTheL1FeeBoundDecidesTheCap(t *testing.T) {
 	l1 := devnet.L1Values{BaseFee: big.NewInt(1e15), BlobBaseFee: big.NewInt(1), BaseFeeScalar: 2269, BlobBaseFeeScalar: 1055762}
-	d, err := devnet.Start(context.Background(), devnet.Options{HTTPAddr: "127.0.0.1:0", OPStack: true, L1: l1, OPArtifactsDir: os.Getenv("WALLETGATE_OP_ARTIFACTS")})
-	if err != nil && os.Getenv("WALLETGATE_REQUIRE_OPSTACK") != "1" {
-		t.Skipf("no OP-stack artifacts (%v)", err)
-	}
-	require.NoError(t, err)
-	t.Cleanup(func() { d.Close() })
-	p := nodeproxy.New(d.HTTPURL())
-	t.Cleanup(p.Close)
-	const l1Paid = 7e14 // what the proxy's receipts say the L1 fee was
+	capETH := big.NewInt(1e16)                 // 0.01 ETH in every window
+	d, p, _, e := opStackEngine(t, l1, capETH) // the oracle's code, read in the chain-id batch
+	const l1Paid = 7e14                        // what the proxy's receipts say the L1 fee was
 	p.L1Fee(func(common.Hash) *big.Int { return big.NewInt(l1Paid) })
-	c, err := chain.Dial(context.Background(), []string{p.URL()})
-	require.NoError(t, err)
-	t.Cleanup(c.Close)
-	require.True(t, c.OPStack(), "the oracle's code, read in the chain-id batch")
-
-	capETH := big.NewInt(1e16) // 0.01 ETH in every window
-	limit := func() map[common.Address]*big.Int {
-		return map[common.Address]*big.Int{policy.NativeAsset: new(big.Int).Set(capETH)}
-	}
-	e := New(Deps{Chain: c, Signer: signer.Dev(), Address: signer.DevAddress, Gate: gate.New(time.Minute, 8, nil),
-		Limits: caps.Limits{PerTx: limit(), PerSession: limit(), PerDay: limit()}, Capped: true,
-		Recorder: &memRecorder{now: time.Now}, ReceiptTimeout: 5 * time.Second})
 	to := common.HexToAddress("0x00000000000000000000000000000000000f00d4")
 	spendOf := func(c chain.Call) caps.Spend { return caps.Spend{policy.NativeAsset: c.MaxCost()} }
 
