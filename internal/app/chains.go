@@ -39,26 +39,25 @@ func newChains(ctx context.Context, o Options) (*App, error) {
 		return nil, usagef("--dev runs one chain, but WALLETGATE_CHAIN_ID lists %d: unset it, or drop --dev and give each chain's node in WALLETGATE_RPC", len(cfg.ChainIDs()))
 	}
 	ids := cfg.ChainIDs()
-	nodes := make([]*Node, len(ids))
+	// all closes, after every chain's part, the nodes it opened (the
+	// default chain's, when the caller opened it, is the caller's) and the
+	// approval page the chains share.
 	var opened []*Node
-	defer func() {
+	all := &App{cleanup: func() {
 		for _, n := range opened {
 			n.Close()
 		}
-	}()
+	}}
+	nodes := make([]*Node, len(ids))
 	for i, id := range ids {
-		if i == 0 && o.Node != nil {
-			nodes[i] = o.Node // the caller's: the caller closes it
-			continue
+		if nodes[i] = o.Node; i > 0 || o.Node == nil {
+			nodes[i] = OpenNode(ctx, cfg.ForChain(id))
+			opened = append(opened, nodes[i])
 		}
-		nodes[i] = OpenNode(ctx, cfg.ForChain(id))
-		opened = append(opened, nodes[i])
 	}
 	key := &openedKey{}
 	key.s, key.addr, key.err = wallet(cfg)
-	all := &App{}
 	var once sync.Once
-	var shared *Approvals
 	var sharedErr error
 	session := NewSession()
 	for i, id := range ids {
@@ -68,11 +67,11 @@ func newChains(ctx context.Context, o Options) (*App, error) {
 			// One page and one terminal for every chain: the first chain
 			// starts them, the rest join them.
 			oi.Approvals = func(root string, deps tools.Deps) (*Approvals, error) {
-				once.Do(func() { shared, sharedErr = o.Approvals(root, deps) })
-				if sharedErr != nil || shared == nil {
+				once.Do(func() { all.approvals, sharedErr = o.Approvals(root, deps) })
+				if sharedErr != nil || all.approvals == nil {
 					return nil, sharedErr
 				}
-				joined := *shared
+				joined := *all.approvals
 				joined.Close = nil // closed once, by all
 				return &joined, nil
 			}
@@ -80,28 +79,15 @@ func newChains(ctx context.Context, o Options) (*App, error) {
 		part, err := newChain(ctx, oi)
 		if err != nil {
 			all.Close()
-			if shared != nil && shared.Close != nil {
-				shared.Close()
-			}
 			return nil, fmt.Errorf("chain %s (%d): %w", policy.NetworkSlug(id), id, err)
 		}
 		all.parts = append(all.parts, part)
 	}
-	all.approvals = shared
 	all.deps = all.parts[0].deps
 	servers := make([]*tools.Server, len(all.parts))
 	for i, p := range all.parts {
 		servers[i] = p.server
 	}
 	all.server, all.chains = servers[0], tools.ChainsOf(servers...)
-	// The nodes opened here are the parts' now: closed with them.
-	for i, p := range all.parts {
-		if i > 0 || o.Node == nil {
-			n := nodes[i]
-			prev := p.cleanup
-			p.cleanup = func() { prev(); n.Close() }
-		}
-	}
-	opened = nil
 	return all, nil
 }
