@@ -177,6 +177,9 @@ func formatCapList(entries []CapEntry) string {
 	items := make([]string, len(entries))
 	for i, e := range entries {
 		items[i] = e.Asset + "=" + e.Amount
+		if e.Chain != 0 {
+			items[i] = NetworkSlug(e.Chain) + ":" + items[i]
+		}
 	}
 	return strings.Join(items, ",")
 }

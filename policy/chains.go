@@ -94,7 +94,7 @@ func (c *Config) pairChains(ids []uint64, rpc string) *ConfigError {
 		seen := map[string]bool{}
 		for _, e := range l.entries {
 			if !served(e.Chain) {
-				return &ConfigError{Var: l.name, Value: display(NetworkSlug(e.Chain)+":"+e.Asset+"="+e.Amount, maxValueDisplay),
+				return &ConfigError{Var: l.name, Value: display(formatCapList([]CapEntry{e}), maxValueDisplay),
 					Expected: fmt.Sprintf("items for the chains walletgate serves (%s); chain %d (%s) is not in %s", c.chainList(), e.Chain, LookupNetwork(e.Chain).Name, EnvChainID)}
 			}
 			id := e.Chain
