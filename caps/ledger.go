@@ -82,9 +82,13 @@ type DayStore interface {
 	// process), calls check with that sum, and if check passes records
 	// change dated at under id.
 	Reserve(id string, at, since time.Time, change Spend, check func(day Spend) error) error
-	// Correct records a later change (a settlement or release) of
-	// reservation id, dated like the reservation.
-	Correct(id string, at time.Time, change Spend) error
+	// Correct records the one change that ends reservation id (its
+	// settlement or release), dated like the reservation, decided under
+	// the store's lock. When id has already ended (another process or
+	// session settled or released it) it records nothing and returns the
+	// change that ended it; otherwise it returns change. On an error
+	// nothing was recorded.
+	Correct(id string, at time.Time, change Spend) (recorded Spend, err error)
 	// Sum returns what every process recorded at or after since.
 	Sum(since time.Time) (Spend, error)
 }

@@ -16,6 +16,10 @@ type memStore struct {
 	mu      sync.Mutex
 	entries []dayEntry
 	fail    error
+	// failCorrect fails every Correct; ended holds each reservation's one
+	// correction (the journal's EndReservation, in memory).
+	failCorrect error
+	ended       map[string]Spend
 }
 
 func (m *memStore) sum(since time.Time) Spend {
@@ -41,11 +45,21 @@ func (m *memStore) Reserve(id string, at, since time.Time, change Spend, check f
 	return nil
 }
 
-func (m *memStore) Correct(id string, at time.Time, change Spend) error {
+func (m *memStore) Correct(id string, at time.Time, change Spend) (Spend, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.failCorrect != nil {
+		return nil, m.failCorrect
+	}
+	if done, ok := m.ended[id]; ok {
+		return copySpend(done), nil
+	}
+	if m.ended == nil {
+		m.ended = map[string]Spend{}
+	}
+	m.ended[id] = copySpend(change)
 	m.entries = append(m.entries, dayEntry{at: at, spend: copySpend(change)})
-	return nil
+	return copySpend(change), nil
 }
 
 func (m *memStore) Sum(since time.Time) (Spend, error) {
@@ -117,4 +131,42 @@ func TestStoreFailureFailsClosed(t *testing.T) {
 	require.ErrorContains(t, e, "journal is tampered")
 	_, err := l.Reserve(spendOf(usdc, 1))
 	requireCode(t, err, CodeNoLedger)
+}
+
+func TestAFailedCorrectionKeepsTheLargerAmountCountedAndSaysSo(t *testing.T) {
+	store := &memStore{}
+	l := NewLedgerWithStore(Limits{PerSession: capsOf(usdc, 100), PerDay: capsOf(usdc, 100)}, false, newFakeClock().now, store, "a")
+	released, err := l.Reserve(spendOf(usdc, 40))
+	require.NoError(t, err)
+	settledUp, err := l.Reserve(spendOf(usdc, 10))
+	require.NoError(t, err)
+	store.failCorrect = errors.New("disk full")
+	// A release that cannot be recorded: nothing is given back anywhere.
+	require.Error(t, released.Release())
+	// A settlement above the reservation that cannot be recorded: the
+	// session counts the larger amount; the store still holds the reserved.
+	require.Error(t, settledUp.Settle(spendOf(usdc, 15)))
+	requireUsed(t, l, usdc, 55, 50)
+}
+
+func TestAReservationEndsOnceWhoeverEndsItFirst(t *testing.T) {
+	store := &memStore{}
+	clk := newFakeClock()
+	lim := Limits{PerSession: capsOf(usdc, 100), PerDay: capsOf(usdc, 100)}
+	a := NewLedgerWithStore(lim, false, clk.now, store, "a")
+	res, err := a.Reserve(spendOf(usdc, 60))
+	require.NoError(t, err)
+	// Another process settles it first, at 25 (it saw the receipt).
+	recorded, err := store.Correct(res.ID(), res.At(), spendOf(usdc, -35))
+	require.NoError(t, err)
+	require.Equal(t, int64(-35), recorded[usdc].Int64())
+	// The holder's own release, racing it, changes nothing in the store and
+	// takes the recorded correction into its session window.
+	var wg sync.WaitGroup
+	for i := 0; i < 8; i++ {
+		wg.Add(1)
+		go func() { defer wg.Done(); require.NoError(t, res.Release()) }()
+	}
+	wg.Wait()
+	requireUsed(t, a, usdc, 25, 25)
 }

@@ -47,7 +47,7 @@ func (e *Engine) Confirm(ctx context.Context, ask Asker, confirm, tool string, c
 		return nil, Refuse(CodeWritesDisabled, "no key is configured (watch-only). Nothing was signed or sent.")
 	}
 	// Ask: deny unless the confirmation mode approves.
-	if ref := ask.Ask(ctx, p); ref != nil {
+	if ref := ask.Ask(ctx, p).Denial(); ref != nil {
 		return nil, ref
 	}
 	if p.Sig != nil {
@@ -77,10 +77,14 @@ func (e *Engine) Confirm(ctx context.Context, ask Asker, confirm, tool string, c
 		return nil, ref
 	}
 	// From here on the work finishes even if the process is asked to stop
-	// (Drain waits for it).
+	// (Drain waits for it), and the reservation is this run's to end: no
+	// follow-up or sweep of another confirm or session releases it.
 	e.inflight.Add(1)
 	defer e.inflight.Done()
-	r := &run{e: e, p: p, res: res, legAt: e.now(), fees: new(big.Int), bound: bound, moved: newMoved(), watch: watch, before: snapshotOf(st, watch, views)}
+	defer e.hold(res.ID())()
+	// The first leg's deadline runs from its nonce's allocation, dated with
+	// the reservation (one clock for both).
+	r := &run{e: e, p: p, res: res, legAt: res.At(), fees: new(big.Int), bound: bound, moved: newMoved(), watch: watch, before: snapshotOf(st, watch, views)}
 	// Once the first leg is signed, no cancellation of the request stops the
 	// plan: its later legs, their verification and the settlement run
 	// detached, each later leg with its own pre-signing bound.
@@ -103,7 +107,7 @@ func (e *Engine) Confirm(ctx context.Context, ask Asker, confirm, tool string, c
 		}
 		info := r.wait(detached, sent)
 		if out := r.decide(detached, i, sent, info); out != nil {
-			return out, nil
+			return r.answer(out), nil
 		}
 	}
 	panic("engine: a plan without legs") // Issue never stores one

@@ -100,9 +100,6 @@ type Engine struct {
 	inflight sync.WaitGroup
 	// sigs are this process's open signature reservations.
 	sigs sigBook
-	// pending are this process's reservations of one transaction whose
-	// confirm answered pending, by id: settled when its receipt is found.
-	pending sync.Map
 }
 
 // Drain waits, at most d, for confirms that reserved to finish: a process

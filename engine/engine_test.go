@@ -29,13 +29,32 @@ type failingRecorder struct {
 	memRecorder
 	failKind string
 	kinds    []string // every kind appended, in order
+	// notWritten fails failKind before it is written (a disk that refuses
+	// the write) instead of after.
+	notWritten bool
 }
 
 func (f *failingRecorder) Append(kind string, data any) (records.Record, error) {
 	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.appendLocked(kind, data)
+}
+
+// Update fails the appends of failKind inside a locked update too: a
+// correction, an end and a receipt are written there. As in the journal,
+// the records an update appended before the failure stay.
+func (f *failingRecorder) Update(fn func(*records.Live, records.AppendFunc) error) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return fn(&f.live, f.appendLocked)
+}
+
+func (f *failingRecorder) appendLocked(kind string, data any) (records.Record, error) {
 	f.kinds = append(f.kinds, kind)
-	f.mu.Unlock()
-	r, err := f.memRecorder.Append(kind, data)
+	if f.notWritten && kind == f.failKind {
+		return records.Record{}, errors.New("write journal: no space left on device")
+	}
+	r, err := f.memRecorder.appendLocked(kind, data)
 	if err == nil && kind == f.failKind {
 		return r, errors.New("write journal.head: no space left on device")
 	}

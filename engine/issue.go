@@ -26,14 +26,43 @@ func (e *Engine) Issue(tool string, canonical []byte, p *Plan) (string, time.Tim
 }
 
 // Asker is how a confirmation mode says yes, in the shape of Clef's UI API:
-// a confirm proceeds only when both calls return nil; anything else denies.
+// a confirm proceeds only when Redeem returns no refusal and Ask returns an
+// Approval that approves; anything else, the zero Approval included, denies.
 type Asker interface {
 	// Redeem turns what the confirm carried into the gate token of the
 	// preview it confirms: in token mode the token itself, in human mode
 	// the token of the preview the person approved with that code.
 	Redeem(ctx context.Context, confirm, tool string, canonical []byte) (string, *Refusal)
 	// Ask is called after the token is consumed and the policy passed.
-	Ask(ctx context.Context, p *Plan) *Refusal
+	Ask(ctx context.Context, p *Plan) Approval
+}
+
+// Approval is a confirmation mode's answer to Ask. Its zero value denies:
+// only Approved with no Refusal lets a confirm go on. A denial says why in
+// Refusal (a generic refusal when it is nil).
+type Approval struct {
+	Approved bool
+	Refusal  *Refusal
+}
+
+// Approve is the answer that lets a confirm go on.
+func Approve() Approval { return Approval{Approved: true} }
+
+// Deny is the answer that stops a confirm, saying why.
+func Deny(why *Refusal) Approval { return Approval{Refusal: why} }
+
+// CodeNotApproved: the confirmation mode's answer approved nothing.
+const CodeNotApproved = "NOT_APPROVED"
+
+// Denial is what stops a confirm after a, or nil when a approves.
+func (a Approval) Denial() *Refusal {
+	switch {
+	case a.Refusal != nil:
+		return a.Refusal
+	case !a.Approved:
+		return Refuse(CodeNotApproved, "the confirmation mode did not approve this write. Nothing was signed or sent. Call the tool again without confirm for a new preview.")
+	}
+	return nil
 }
 
 // TokenMode is the confirmation mode in which the token is the approval.
@@ -45,4 +74,4 @@ func (TokenMode) Redeem(_ context.Context, confirm, _ string, _ []byte) (string,
 }
 
 // Ask approves: holding the token was the approval.
-func (TokenMode) Ask(context.Context, *Plan) *Refusal { return nil }
+func (TokenMode) Ask(context.Context, *Plan) Approval { return Approve() }

@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"math/big"
+	"time"
 
 	"github.com/walletgate/walletgate/caps"
 	"github.com/walletgate/walletgate/journal/records"
@@ -31,7 +32,9 @@ func (e *Engine) reserve(spend caps.Spend, fee *big.Int, chainNonce uint64, by s
 		return nil, 0, e.capsRefusal(err, fee)
 	}
 	if !req.done {
-		res.Release()
+		if rerr := res.Release(); rerr != nil {
+			return nil, 0, e.LedgerUnavailable(fmt.Errorf("%w; and its release could not be recorded: %w", errNoAllocation, rerr))
+		}
 		return nil, 0, e.LedgerUnavailable(errNoAllocation)
 	}
 	reached("reserved") // recorded, nothing signed yet
@@ -39,10 +42,10 @@ func (e *Engine) reserve(spend caps.Spend, fee *big.Int, chainNonce uint64, by s
 }
 
 // allocate takes the first free nonce at or above floor for a later leg of
-// reservation id, recorded before anything is signed with it.
-func (e *Engine) allocate(id string, floor uint64) (uint64, error) {
-	var n uint64
-	err := e.rec.Update(func(live *records.Live, appendRecord records.AppendFunc) error {
+// reservation id, recorded before anything is signed with it; at is the
+// allocation's date, from which the leg's deadline runs (one clock for both).
+func (e *Engine) allocate(id string, floor uint64) (n uint64, at time.Time, err error) {
+	err = e.rec.Update(func(live *records.Live, appendRecord records.AppendFunc) error {
 		w, err := readState(live)
 		if err != nil {
 			return err
@@ -51,10 +54,11 @@ func (e *Engine) allocate(id string, floor uint64) (uint64, error) {
 		if n, stuck = w.nextNonce(floor, e.now(), e.bounds.Confirm); stuck != nil {
 			return fmt.Errorf("nonce %d: %w: %s (nonce %d)", n, errNonceGap, stuck.Tx, stuck.Nonce)
 		}
-		_, err = appendRecord(KindNonce, NonceRecord{V: records.Version, Reservation: id, Nonce: n, At: e.now().UTC()})
+		at = e.now().UTC()
+		_, err = appendRecord(KindNonce, NonceRecord{V: records.Version, Reservation: id, Nonce: n, At: at})
 		return err
 	})
-	return n, err
+	return n, at, err
 }
 
 // stuckRefusal refuses a write whose nonce would wait behind t, a

@@ -98,4 +98,8 @@ type Outcome struct {
 	// Signed is the signature of a signature plan (StatusSigned); nothing
 	// was sent.
 	Signed *Signed
+	// Unrecorded lists what the journal could not record (a receipt, a
+	// broadcast's outcome, the caps' settlement): the caps then keep the
+	// larger amount counted, and the answer says so.
+	Unrecorded []string
 }

@@ -40,6 +40,16 @@ type run struct {
 	nextL1 []*chain.View
 	// final is the outcome of a plan that stopped after a leg was included.
 	final *Outcome
+	// unrecorded is what the journal could not record along the way (a
+	// receipt, a broadcast's outcome, the settlement): the outcome says it.
+	unrecorded []string
+}
+
+// note keeps what the journal could not record, for the outcome.
+func (r *run) note(what string, err error) {
+	if err != nil {
+		r.unrecorded = append(r.unrecorded, what+" ("+Inert(err.Error(), 200)+")")
+	}
 }
 
 // sentTx is a leg that may have reached the node.
@@ -95,6 +105,7 @@ func (r *run) send(ctx context.Context, i int, nonce uint64) (*sentTx, *Refusal)
 	}
 	sentAt := time.Now() // real time: the node waits in it
 	b := e.broadcastWaiting(bctx, tx, leg.Call.From, nonce, r.watch, true, ride...)
+	r.unrecorded = append(r.unrecorded, b.unrecorded...)
 	switch b.outcome {
 	case OutcomeAccepted:
 		return &sentTx{tx: tx, nonce: nonce, info: b.info, sentAt: sentAt}, nil
@@ -122,11 +133,11 @@ func (r *run) decide(ctx context.Context, i int, sent *sentTx, info *chain.TxInf
 		r.legs = append(r.legs, LegOutcome{Label: leg.Label, Status: LegPending, Tx: sent.tx.Hash(), Nonce: sent.nonce, Reason: out.Why})
 		out.Legs = r.legs
 		if len(r.p.Legs) == 1 {
-			e.pending.Store(r.res.ID(), r.res) // settled when its receipt turns up
+			e.keepPending(r.res) // settled when its receipt turns up, by whichever session sees it
 		}
 		return out
 	}
-	_ = e.Record(KindReceipt, ReceiptRecord{V: records.Version, Tx: info.Hash.Hex(), Status: info.Status, Block: info.Block, GasUsed: info.GasUsed, Fee: info.Fee().String()})
+	r.note("the receipt of "+info.Hash.Hex(), e.recordReceipt(info))
 	r.fees.Add(r.fees, info.Fee())
 	r.infos = append(r.infos, info)
 	block := info.Block
@@ -251,11 +262,11 @@ func (r *run) prepareLeg(ctx context.Context, i int) (uint64, *Refusal) {
 		return 0, r.stop(i, -1, ref)
 	}
 	prev := r.earlier[len(r.earlier)-1].Nonce
-	n, err := e.allocate(r.res.ID(), prev+1)
+	n, at, err := e.allocate(r.res.ID(), prev+1)
 	if err != nil {
 		return 0, r.stop(i, -1, e.LedgerUnavailable(err).Because("the journal could not record its nonce (%s)", Inert(err.Error(), 200)))
 	}
-	r.legAt = e.now()
+	r.legAt = at
 	return n, nil
 }
 
@@ -308,10 +319,16 @@ func (r *run) l1FeeFits(i int, l1 []*chain.View) *Refusal {
 func (r *run) stop(i int, nonce int64, why *Refusal) *Refusal {
 	e := r.e
 	if nonce >= 0 {
-		_ = e.Record(KindNonceFree, NonceRecord{V: records.Version, Reservation: r.res.ID(), Nonce: uint64(nonce), At: e.now().UTC()})
+		if err := e.Record(KindNonceFree, NonceRecord{V: records.Version, Reservation: r.res.ID(), Nonce: uint64(nonce), At: e.now().UTC()}); err != nil {
+			// Nothing was signed with it: it stays taken until its
+			// allocation's bound passes, then is free again.
+			e.log.Warn("a nonce given back could not be journaled; it is free again once its allocation's bound passes", "nonce", nonce, "err", Inert(err.Error(), 200))
+		}
 	}
 	if len(r.earlier) == 0 {
-		r.release()
+		if err := r.release(); err != nil {
+			why.Message += " The journal could not record the release of the caps (" + Inert(err.Error(), 200) + "), so they stay counted as reserved."
+		}
 		return why
 	}
 	r.legs = append(r.legs, LegOutcome{Label: r.p.Legs[i].Label, Status: LegNotSent, Code: why.Code, Reason: why.Reason()})
@@ -323,9 +340,20 @@ func (r *run) stop(i int, nonce int64, why *Refusal) *Refusal {
 // nothing was included, else the incomplete outcome stop built.
 func (r *run) end(why *Refusal) (*Outcome, *Refusal) {
 	if r.final != nil {
-		return r.final, nil
+		return r.answer(r.final), nil
 	}
 	return nil, why
+}
+
+// answer is out with what the journal could not record along the way.
+func (r *run) answer(out *Outcome) *Outcome {
+	out.Unrecorded = append(out.Unrecorded, r.unrecorded...)
+	return out
+}
+
+// recordReceipt journals an included transaction's own receipt.
+func (e *Engine) recordReceipt(info *chain.TxInfo) error {
+	return e.Record(KindReceipt, ReceiptRecord{V: records.Version, Tx: info.Hash.Hex(), Status: info.Status, Block: info.Block, GasUsed: info.GasUsed, Fee: info.Fee().String()})
 }
 
 // incomplete ends a plan that stopped at leg i after earlier legs were
@@ -369,11 +397,11 @@ func (r *run) undo(i int) bool {
 		if b.MaxCost().Cmp(budget) > 0 {
 			return notSent(l, CodeInsufficientFunds, fmt.Sprintf("it would cost up to %s ETH, more than the reservation has left (%s ETH); do it yourself (e.g. wallet_approve with amount \"0\")", ETH.Format(b.MaxCost()), ETH.Format(budget)))
 		}
-		nonce, err := e.allocate(r.res.ID(), r.earlier[len(r.earlier)-1].Nonce+1)
+		nonce, at, err := e.allocate(r.res.ID(), r.earlier[len(r.earlier)-1].Nonce+1)
 		if err != nil {
 			return notSent(l, CodeNotSent, "the journal could not record its nonce ("+Inert(err.Error(), 200)+")")
 		}
-		r.legAt = e.now()
+		r.legAt = at
 		r.p.Legs = append(r.p.Legs, Leg{Label: l.Label, Call: b})
 		sent, ref := r.sendUndo(ctx, len(r.p.Legs)-1, nonce)
 		if ref != nil {
@@ -384,7 +412,7 @@ func (r *run) undo(i int) bool {
 			r.legs = append(r.legs, LegOutcome{Label: l.Label, Status: LegPending, Tx: sent.tx.Hash(), Nonce: nonce, Reason: "sent, not seen included yet (check it with wallet_verify_tx)", Undo: true})
 			return false
 		}
-		_ = e.Record(KindReceipt, ReceiptRecord{V: records.Version, Tx: info.Hash.Hex(), Status: info.Status, Block: info.Block, GasUsed: info.GasUsed, Fee: info.Fee().String()})
+		r.note("the receipt of "+info.Hash.Hex(), e.recordReceipt(info))
 		r.fees.Add(r.fees, info.Fee())
 		budget.Sub(budget, info.Fee())
 		r.infos = append(r.infos, info)
@@ -460,6 +488,7 @@ func (r *run) reservedETH() *big.Int {
 	return new(big.Int)
 }
 
-// settle and release are the only places a confirm's reservation ends.
-func (r *run) settle(actual caps.Spend) { r.res.Settle(actual) }
-func (r *run) release()                 { r.res.Release() }
+// settle and release are the only places a confirm's reservation ends
+// (through the store's one release path, caps.DayStore.Correct).
+func (r *run) settle(actual caps.Spend) { r.note("the settlement of the caps", r.res.Settle(actual)) }
+func (r *run) release() error           { return r.res.Release() }

@@ -358,45 +358,104 @@ func sortedKeys(m caps.Spend) []common.Address {
 }
 
 // journalReceipt records the receipt of t, found after its confirm had
-// answered (a follow-up, a start's recovery), and settles its reservation
-// when this process answered that confirm pending and t was all it signed:
-// what the receipt's block shows moving, never below the logs. Only the
-// process that holds the reservation settles it (another process finding
-// the receipt of a live one's confirm would settle it twice); a
-// reservation of several transactions, another process's, or one whose
-// movement cannot be measured stays counted as reserved (conservatively).
-func (e *Engine) journalReceipt(ctx context.Context, w *walletState, t *txState, info *chain.TxInfo) {
-	_ = e.Record(KindReceipt, ReceiptRecord{V: records.Version, Tx: t.Tx, Status: info.Status, Block: info.Block, GasUsed: info.GasUsed, Fee: info.Fee().String()})
+// answered (a follow-up, a start's recovery, in any session or process),
+// and, in the same locked step, settles its reservation when t was all that
+// was signed under it and what it moved could be measured: what the
+// receipt's block shows moving, never below the logs. A reservation of
+// several transactions, or one whose movement cannot be measured, stays
+// counted as reserved (conservatively); one that a live run of this
+// process holds is that run's to settle; one already ended is left as it
+// is. The session that answered the confirm pending takes the recorded
+// settlement into its session window (adopt).
+func (e *Engine) journalReceipt(ctx context.Context, t *txState, info *chain.TxInfo) error {
 	id := t.Reservation
-	held, mine := e.pending.Load(id)
-	if id == "" || !mine || w.signedPer[id] != 1 {
-		return
+	var reserved records.CapEntry
+	settleable := false
+	if err := e.rec.View(func(live *records.Live) error {
+		var ok bool
+		reserved, ok = live.Reserved(id)
+		_, ended := live.Corrected(id)
+		settleable = ok && !ended && live.SignedPer[id] == 1
+		return nil
+	}); err != nil {
+		return err
 	}
-	res := held.(*caps.Reservation)
-	actual := caps.Spend{policy.NativeAsset: info.Fee()}
-	if info.Status == 1 {
-		var tokens []common.Address
-		for a := range res.Spend() {
-			if a != policy.NativeAsset {
-				tokens = append(tokens, a)
+	var actual caps.Spend
+	if settleable && !e.held(id) {
+		actual = e.measureReceipt(ctx, reserved, info)
+	}
+	var recorded map[string]string
+	err := e.rec.Update(func(live *records.Live, appendRecord records.AppendFunc) error {
+		still := false
+		for _, p := range live.Pending {
+			still = still || p.Signed.Tx == t.Tx
+		}
+		if still {
+			if _, err := appendRecord(KindReceipt, ReceiptRecord{V: records.Version, Tx: t.Tx, Status: info.Status, Block: info.Block, GasUsed: info.GasUsed, Fee: info.Fee().String()}); err != nil {
+				return err
 			}
 		}
-		sort.Slice(tokens, func(i, j int) bool { return tokens[i].Cmp(tokens[j]) < 0 })
-		bal, err := e.chain.BalancesAround(ctx, e.address, tokens, info.Block)
-		if err != nil || bal.OwnTxs() != 1 || len(bal.Unreadable) > 0 {
-			return // stays counted as reserved
+		if actual == nil || e.held(id) {
+			return nil
 		}
-		logged := receiptChanges(e.address, []*chain.TxInfo{info})
-		m := &run{e: e, moved: newMoved()}
-		ethNet := new(big.Int).Sub(bal.At.ETH, bal.Before.ETH)
-		m.account(policy.NativeAsset, ethNet.Add(ethNet, info.Fee()), logged[policy.NativeAsset])
-		for _, tok := range tokens {
-			m.account(tok, new(big.Int).Sub(bal.At.Tokens[tok], bal.Before.Tokens[tok]), logged[tok])
+		res, err := DecodeSpend(reserved.Change)
+		if err != nil {
+			return err
 		}
-		for a, v := range m.moved.out {
-			addTo(actual, a, v)
+		delta := caps.Spend{}
+		for a, v := range res {
+			delta[a] = new(big.Int).Neg(v)
+		}
+		for a, v := range actual {
+			addTo(delta, a, v)
+		}
+		for a, v := range delta {
+			if v.Sign() == 0 {
+				delete(delta, a)
+			}
+		}
+		recorded, _, err = records.EndReservation(live, appendRecord, id, reserved.At, EncodeSpend(delta), "")
+		return err
+	})
+	if err == nil {
+		e.adopt(id, recorded)
+	}
+	return err
+}
+
+// measureReceipt is what an included transaction moved, for its
+// reservation's settlement: its fee, and for a successful one the wallet's
+// measured outflows of ETH and of each token the reservation names. nil
+// when that cannot be measured (it then stays counted as reserved).
+func (e *Engine) measureReceipt(ctx context.Context, reserved records.CapEntry, info *chain.TxInfo) caps.Spend {
+	actual := caps.Spend{policy.NativeAsset: info.Fee()}
+	if info.Status != 1 {
+		return actual
+	}
+	spend, err := DecodeSpend(reserved.Change)
+	if err != nil {
+		return nil
+	}
+	var tokens []common.Address
+	for a := range spend {
+		if a != policy.NativeAsset {
+			tokens = append(tokens, a)
 		}
 	}
-	e.pending.Delete(id)
-	res.Settle(actual)
+	sort.Slice(tokens, func(i, j int) bool { return tokens[i].Cmp(tokens[j]) < 0 })
+	bal, err := e.chain.BalancesAround(ctx, e.address, tokens, info.Block)
+	if err != nil || bal.OwnTxs() != 1 || len(bal.Unreadable) > 0 {
+		return nil
+	}
+	logged := receiptChanges(e.address, []*chain.TxInfo{info})
+	m := &run{e: e, moved: newMoved()}
+	ethNet := new(big.Int).Sub(bal.At.ETH, bal.Before.ETH)
+	m.account(policy.NativeAsset, ethNet.Add(ethNet, info.Fee()), logged[policy.NativeAsset])
+	for _, tok := range tokens {
+		m.account(tok, new(big.Int).Sub(bal.At.Tokens[tok], bal.Before.Tokens[tok]), logged[tok])
+	}
+	for a, v := range m.moved.out {
+		addTo(actual, a, v)
+	}
+	return actual
 }

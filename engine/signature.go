@@ -204,10 +204,16 @@ func (e *Engine) confirmSignature(ctx context.Context, p *Plan, by string) (*Out
 	if ref != nil {
 		return nil, ref
 	}
+	// The reservation is this confirm's until its signature is journaled
+	// and kept: no sweep of another confirm or session ends it meanwhile.
+	defer e.hold(res.ID())()
 	sig, err := e.signer.SignTypedData(sp.Data, e.chainID)
 	if err != nil {
-		res.Release()
-		return nil, Refuse(CodeSignatureFailure, "the typed data could not be signed (%s). Nothing was signed; the caps are as before.", Inert(err.Error(), 300))
+		left := "the caps are as before"
+		if rerr := res.Release(); rerr != nil {
+			left = "the journal could not record the release of the caps (" + Inert(rerr.Error(), 200) + "), so they stay counted as reserved"
+		}
+		return nil, Refuse(CodeSignatureFailure, "the typed data could not be signed (%s). Nothing was signed; %s.", Inert(err.Error(), 300), left)
 	}
 	rec := SignatureRecord{V: records.Version, Tool: p.Tool, Reservation: res.ID(), Kind: sp.Kind, Digest: sig.Digest.Hex(), Until: sp.Until.UTC(), Spend: EncodeSpend(p.Spend)}
 	if sp.Kind != SigUnknownTyped {
@@ -219,19 +225,23 @@ func (e *Engine) confirmSignature(ctx context.Context, p *Plan, by string) (*Out
 	}
 	if err := e.Record(KindSignature, rec); err != nil {
 		// Not journaled, so not returned: the only copy is dropped here.
-		res.Release()
+		left := "the caps are as before"
+		if rerr := res.Release(); rerr != nil {
+			left = "the caps stay counted as reserved (their release could not be recorded either)"
+		}
 		ref := e.LedgerUnavailable(err)
 		ref.Code = CodeNotJournaled
-		ref.Message = fmt.Sprintf("the signature (digest %s) was made but could not be journaled, so it was discarded and never returned; the caps are as before. %s", sig.Digest.Hex(), ref.Reason())
+		ref.Message = fmt.Sprintf("the signature (digest %s) was made but could not be journaled, so it was discarded and never returned; %s. %s", sig.Digest.Hex(), left, ref.Reason())
 		return nil, ref
 	}
+	var unrecorded []string
 	if sp.Kind != SigUnknownTyped {
-		e.sigs.add(res, p.Spend)
-	} else {
-		res.Settle(nil) // nothing is counted for an uncapped signature
+		e.sigs.add(res)
+	} else if err := res.Settle(nil); err != nil { // nothing is counted for an uncapped signature
+		unrecorded = append(unrecorded, "the settlement of the caps ("+Inert(err.Error(), 200)+")")
 	}
 	e.log.Info("signed typed data", "tool", p.Tool, "kind", sp.Kind, "digest", sig.Digest.Hex())
-	return &Outcome{Status: StatusSigned, Effects: []Moved{}, Fee: new(big.Int),
+	return &Outcome{Status: StatusSigned, Effects: []Moved{}, Fee: new(big.Int), Unrecorded: unrecorded,
 		Signed: &Signed{Kind: sp.Kind, Digest: sig.Digest, Signature: sig.Sig, Until: sp.Until, Data: sp.Data}}, nil
 }
 
@@ -277,12 +287,18 @@ func (e *Engine) sweepViews() ([]*chain.View, func(chain.SendState) []string) {
 		return nil, none
 	}
 	var open []SignatureRecord
-	var w *walletState
-	err := e.rec.View(func(live *records.Live) (err error) {
+	var ended map[string]map[string]string
+	err := e.rec.View(func(live *records.Live) error {
 		open = append(open, live.Signatures...)
-		w, err = readState(live)
-		return err
+		ended = e.sigs.endedIn(live)
+		return nil
 	})
+	// Signatures of this session that another ended: the session window
+	// takes what the records hold (outside the records' lock: the ledger's
+	// lock is always taken first).
+	for id, done := range ended {
+		e.sigs.adopt(id, done)
+	}
 	if err != nil || len(open) == 0 {
 		return nil, none
 	}
@@ -331,41 +347,64 @@ func (e *Engine) sweepViews() ([]*chain.View, func(chain.SendState) []string) {
 			chainNow := time.Unix(int64(st.Head.Time), 0)
 			switch {
 			case used:
-				if e.Record(KindSignatureEnd, SignatureEndRecord{V: records.Version, Digest: r.Digest, Reservation: r.Reservation, End: "used"}) == nil {
-					e.sigs.end(r.Reservation, true)
+				if ended, err := e.endSignature(r, true); err == nil && ended {
 					lines = append(lines, fmt.Sprintf("signature %s (%s) was used on chain: its %s stays counted", r.Digest, r.Kind, r.Amount))
 				}
 			case !sp.Until.After(chainNow):
-				if e.Record(KindSignatureEnd, SignatureEndRecord{V: records.Version, Digest: r.Digest, Reservation: r.Reservation, End: "expired"}) != nil {
-					continue
+				if ended, err := e.endSignature(r, false); err == nil && ended {
+					lines = append(lines, fmt.Sprintf("signature %s (%s) expired unused: its reservation is released", r.Digest, r.Kind))
 				}
-				if !e.sigs.end(r.Reservation, false) {
-					// Reserved by an earlier process: correct the day window
-					// in the records (the session window began after it).
-					e.releaseRecorded(w, r.Reservation)
-				}
-				lines = append(lines, fmt.Sprintf("signature %s (%s) expired unused: its reservation is released", r.Digest, r.Kind))
 			}
 		}
 		return lines
 	}
 }
 
-// releaseRecorded releases reservation id's recorded net change.
-func (e *Engine) releaseRecorded(w *walletState, id string) {
-	net, ok := w.reserves[id]
-	if !ok || id == "" {
-		return
+// endSignature ends journaled signature r, in one locked step: it checks
+// that r is still open, records its end, and ends its reservation — settled
+// at what it reserved when used (the amount stays counted), released when it
+// expired unused, unless a live confirm of this process holds it. Sweeps
+// racing each other, in one process or several, end it once: ended is false
+// for every sweep but the one that did. A failed write ends nothing.
+func (e *Engine) endSignature(r SignatureRecord, used bool) (ended bool, err error) {
+	end := "expired"
+	if used {
+		end = "used"
 	}
-	change := caps.Spend{}
-	for a, v := range net {
-		if v.Sign() != 0 {
-			change[a] = new(big.Int).Neg(v)
+	var recorded map[string]string
+	err = e.rec.Update(func(live *records.Live, appendRecord records.AppendFunc) error {
+		open := false
+		for _, s := range live.Signatures {
+			open = open || s.Digest == r.Digest
 		}
+		if !open {
+			// Another sweep ended it: this session adopts what it recorded.
+			recorded, _ = live.Corrected(r.Reservation)
+			return nil
+		}
+		if _, err := appendRecord(KindSignatureEnd, SignatureEndRecord{V: records.Version, Digest: r.Digest, Reservation: r.Reservation, End: end}); err != nil {
+			return err
+		}
+		ended = true
+		if r.Reservation == "" || e.held(r.Reservation) {
+			return nil
+		}
+		var err error
+		if used {
+			recorded, _, err = records.EndReservation(live, appendRecord, r.Reservation, time.Time{}, nil, "")
+		} else {
+			recorded, _, err = records.ReleaseReservation(live, appendRecord, r.Reservation, "")
+		}
+		return err
+	})
+	if err != nil {
+		e.log.Warn("a signature's end could not be journaled; its reservation stays counted", "digest", r.Digest, "err", Inert(err.Error(), 200))
+		return false, err
 	}
-	if len(change) > 0 {
-		_ = e.store.Correct(id, w.reserved[id], change)
+	if recorded != nil {
+		e.sigs.adopt(r.Reservation, recorded)
 	}
+	return ended, nil
 }
 
 // sigPlanOf reads back what a signature record needs for the sweep.
@@ -399,33 +438,48 @@ type sigBook struct {
 }
 
 type openSig struct {
-	res   *caps.Reservation
-	spend caps.Spend
+	res *caps.Reservation
 }
 
-func (b *sigBook) add(res *caps.Reservation, spend caps.Spend) {
+func (b *sigBook) add(res *caps.Reservation) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.open == nil {
 		b.open = map[string]openSig{}
 	}
-	b.open[res.ID()] = openSig{res: res, spend: spend}
+	b.open[res.ID()] = openSig{res: res}
 }
 
-// end settles (used: the reserved amounts stay counted) or releases
-// reservation id if this process holds it, and reports whether it did.
-func (b *sigBook) end(id string, used bool) bool {
+// adopt ends this process's reservation id, if it holds it, with the
+// correction the records hold.
+func (b *sigBook) adopt(id string, recorded map[string]string) {
 	b.mu.Lock()
 	o, ok := b.open[id]
 	delete(b.open, id)
 	b.mu.Unlock()
 	if !ok {
-		return false
+		return
 	}
-	if used {
-		o.res.Settle(o.spend)
-	} else {
-		o.res.Release()
+	s, err := DecodeSpend(recorded)
+	if err != nil {
+		return // stays counted in the session window: the larger amount
 	}
-	return true
+	o.res.Adopt(s)
+}
+
+// endedIn is the correction live holds for each reservation this process
+// holds that has ended, by id.
+func (b *sigBook) endedIn(live *records.Live) map[string]map[string]string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out map[string]map[string]string
+	for id := range b.open {
+		if done, ok := live.Corrected(id); ok {
+			if out == nil {
+				out = map[string]map[string]string{}
+			}
+			out[id] = done
+		}
+	}
+	return out
 }

@@ -23,9 +23,14 @@ import (
 // tok to to, valid for five minutes.
 func authPlan(t *testing.T, tok, to common.Address, amount int64) *Plan {
 	t.Helper()
+	return authPlanUntil(t, tok, to, amount, time.Now().Add(5*time.Minute))
+}
+
+// authPlanUntil is authPlan valid until until, within three hours of now.
+func authPlanUntil(t *testing.T, tok, to common.Address, amount int64, until time.Time) *Plan {
+	t.Helper()
 	var nonce [32]byte
 	_, _ = rand.Read(nonce[:])
-	until := time.Now().Add(5 * time.Minute)
 	raw := `{"types":{"EIP712Domain":[{"name":"name","type":"string"},{"name":"version","type":"string"},{"name":"chainId","type":"uint256"},{"name":"verifyingContract","type":"address"}],
 	 "TransferWithAuthorization":[{"name":"from","type":"address"},{"name":"to","type":"address"},{"name":"value","type":"uint256"},{"name":"validAfter","type":"uint256"},{"name":"validBefore","type":"uint256"},{"name":"nonce","type":"bytes32"}]},
 	 "primaryType":"TransferWithAuthorization","domain":{"name":"T","version":"1","chainId":"1337","verifyingContract":"` + tok.Hex() + `"},
@@ -33,7 +38,7 @@ func authPlan(t *testing.T, tok, to common.Address, amount int64) *Plan {
 	var td apitypes.TypedData
 	require.NoError(t, json.Unmarshal([]byte(raw), &td))
 	sp := &SignaturePlan{Kind: SigTransferAuth, Data: td, Token: tok, Owner: signer.DevAddress, Counterparty: to, Amount: big.NewInt(amount),
-		AuthNonce: nonce, Until: time.Unix(until.Unix(), 0), MaxValidity: time.Hour}
+		AuthNonce: nonce, Until: time.Unix(until.Unix(), 0), MaxValidity: 3 * time.Hour}
 	return &Plan{Sig: sp, Spend: caps.Spend{tok: big.NewInt(amount)}, Recipient: &to}
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/core/types"
 
 	"github.com/walletgate/walletgate/caps"
 	"github.com/walletgate/walletgate/journal"
@@ -60,8 +61,15 @@ func (t *txState) accepted() bool {
 	return false
 }
 
-// raw is its signed bytes.
-func (t *txState) raw() ([]byte, error) { return hexutil.Decode(t.Raw) }
+// signedTx is its journaled signed bytes, checked to be transaction t.
+func (t *txState) signedTx() (*types.Transaction, bool) {
+	raw, err := hexutil.Decode(t.Raw)
+	tx := new(types.Transaction)
+	if err != nil || tx.UnmarshalBinary(raw) != nil || tx.Hash() != t.hash {
+		return nil, false
+	}
+	return tx, true
+}
 
 // fillable reports whether its nonce will be used without walletgate
 // signing anything else for it: the node accepted it, or its process may be

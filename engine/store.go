@@ -78,11 +78,6 @@ func (d *store) Reserve(id string, at, since time.Time, change caps.Spend, check
 	})
 }
 
-func (d *store) Correct(id string, at time.Time, change caps.Spend) error {
-	_, err := d.rec.Append(KindCapCorrect, CapRecord{V: records.Version, ID: id, At: at.UTC(), Change: EncodeSpend(change)})
-	return err
-}
-
 func (d *store) Sum(since time.Time) (sum caps.Spend, err error) {
 	err = d.rec.View(func(live *records.Live) error {
 		sum, err = daySum(live, since)

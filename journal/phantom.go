@@ -9,12 +9,7 @@ package journal
 // nothing was signed with that nonce, and a nonce held for a dead process
 // leaves a hole every later transaction would wait behind.
 
-import (
-	"errors"
-	"math/big"
-
-	"github.com/walletgate/walletgate/journal/records"
-)
+import "github.com/walletgate/walletgate/journal/records"
 
 // ReleasePhantoms releases, under the exclusive lock, every open reservation
 // whose process is gone: alive(pid) is false, or pid is this process's own
@@ -35,15 +30,7 @@ func (j *Journal) ReleasePhantoms(alive func(pid int) bool) ([]records.OpenReser
 			}
 		}
 		for _, o := range gone {
-			neg := make(map[string]string, len(o.Change))
-			for asset, v := range o.Change {
-				n, ok := new(big.Int).SetString(v, 10)
-				if !ok {
-					return errors.New("journal: reservation " + o.ID + ": bad amount " + v)
-				}
-				neg[asset] = n.Neg(n).String()
-			}
-			if _, err := appendRecord(records.KindCapCorrect, records.CapChange{V: records.Version, ID: o.ID, At: o.At, Change: neg, Reason: records.ReasonPhantom}); err != nil {
+			if _, _, err := records.ReleaseReservation(live, appendRecord, o.ID, records.ReasonPhantom); err != nil {
 				return err
 			}
 			if err := records.FreeNonces(live, appendRecord, o.ID, j.now().UTC()); err != nil {

@@ -5,7 +5,6 @@ package pgstate
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/big"
 	"strings"
@@ -91,15 +90,7 @@ func (r *Recorder) ReleasePhantoms(olderThan time.Duration) ([]records.OpenReser
 			}
 		}
 		for _, o := range gone {
-			neg := make(map[string]string, len(o.Change))
-			for asset, v := range o.Change {
-				n, ok := new(big.Int).SetString(v, 10)
-				if !ok {
-					return errors.New("pgstate: reservation " + o.ID + ": bad amount " + v)
-				}
-				neg[asset] = n.Neg(n).String()
-			}
-			if _, err := appendRecord(records.KindCapCorrect, records.CapChange{V: records.Version, ID: o.ID, At: o.At, Change: neg, Reason: records.ReasonPhantom}); err != nil {
+			if _, _, err := records.ReleaseReservation(live, appendRecord, o.ID, records.ReasonPhantom); err != nil {
 				return err
 			}
 			if err := records.FreeNonces(live, appendRecord, o.ID, r.now().UTC()); err != nil {

@@ -226,6 +226,11 @@ func (s *Server) renderOutcome(out *engine.Outcome) *mcp.CallToolResult {
 	r := confirmResult{Status: string(out.Status), TxHash: out.Tx.Hex(), Nonce: out.Nonce, Block: out.Block,
 		Confirmations: out.Confirmations, GasUsed: out.GasUsed, Fee: engine.ETH.Format(out.Fee), Effects: effectsOf(out.Effects),
 		Legs: legsOf(out.Legs), Changes: s.measuredOf(out.Changes), Caps: s.capUsagesOf(changedAssets(out))}
+	// What the journal could not record: said in every outcome's message.
+	unrecorded := ""
+	if len(out.Unrecorded) > 0 {
+		unrecorded = " The journal could not record " + strings.Join(out.Unrecorded, "; ") + ": the caps keep the larger amount counted, and the operator should check the state directory (or WALLETGATE_STATE_URL)."
+	}
 	var before string
 	for _, in := range out.Earlier {
 		before += fmt.Sprintf(" %s %s succeeded in block %d.", in.Label, in.Tx.Hex(), in.Block)
@@ -237,29 +242,32 @@ func (s *Server) renderOutcome(out *engine.Outcome) *mcp.CallToolResult {
 		if out.Why != "" {
 			why = "Its outcome is not known: " + out.Why + "; it may or may not have reached the node, and was not seen included within " + timeout.String() + "."
 		}
-		r.Message = fmt.Sprintf("%s It is counted against the caps until its outcome is known, and walletgate follows it up with the identical signed bytes only. Check it with wallet_verify_tx {\"tx\": \"%s\"}; do not send it again.%s", why, r.TxHash, before)
+		r.Message = fmt.Sprintf("%s It is counted against the caps until its outcome is known, and walletgate follows it up with the identical signed bytes only. Check it with wallet_verify_tx {\"tx\": \"%s\"}; do not send it again.%s%s", why, r.TxHash, before, unrecorded)
 		return success(r, "PENDING: "+r.Message)
 	case engine.StatusReverted:
-		r.Message = fmt.Sprintf("The transaction %s (%s) was included in block %d but REVERTED: nothing moved except network fees of %s ETH, which count against the ETH caps; later transactions of this write were not sent.", r.TxHash, out.Leg, *r.Block, r.Fee)
+		r.Message = fmt.Sprintf("The transaction %s (%s) was included in block %d but REVERTED: nothing moved except network fees of %s ETH, which count against the ETH caps; later transactions of this write were not sent.%s", r.TxHash, out.Leg, *r.Block, r.Fee, unrecorded)
 		res := success(r, CodeReverted+": "+r.Message)
 		res.IsError = true
 		return res
 	case engine.StatusIncomplete:
 		r.Message = "This write stopped part way: " + legFates(out.Legs) + " " + s.movedText(out.Changes, out.Fee) +
-			" Inspect the transactions with wallet_verify_tx; do not repeat this write without a new preview."
+			" Inspect the transactions with wallet_verify_tx; do not repeat this write without a new preview." + unrecorded
 		res := success(r, engine.CodeIncomplete+": "+r.Message)
 		res.IsError = true
 		return res
 	case engine.StatusEffectMismatch:
-		r.Message = fmt.Sprintf("The transaction %s succeeded in block %d, but its effects do not match the preview: %s. %s Inspect it with wallet_verify_tx.", r.TxHash, *r.Block, strings.Join(out.Missing, "; "), s.movedText(out.Changes, out.Fee))
+		r.Message = fmt.Sprintf("The transaction %s succeeded in block %d, but its effects do not match the preview: %s. %s Inspect it with wallet_verify_tx.%s", r.TxHash, *r.Block, strings.Join(out.Missing, "; "), s.movedText(out.Changes, out.Fee), unrecorded)
 		res := success(r, CodeEffectMismatch+": "+r.Message)
 		res.IsError = true
 		return res
 	}
-	r.Message = fmt.Sprintf("Confirmed in block %d with %d confirmation(s); effects verified from the transaction's own receipt and the wallet's balances.%s", *r.Block, r.Confirmations, before)
+	r.Message = fmt.Sprintf("Confirmed in block %d with %d confirmation(s); effects verified from the transaction's own receipt and the wallet's balances.%s%s", *r.Block, r.Confirmations, before, unrecorded)
 	text := confirmText(r)
 	if before != "" {
 		text += "\nBefore it:" + before
+	}
+	if unrecorded != "" {
+		text += "\n" + strings.TrimSpace(unrecorded)
 	}
 	return success(r, text)
 }

@@ -75,52 +75,52 @@ func (m *elicitMode) Redeem(ctx context.Context, confirm, tool string, canonical
 	return confirm, nil
 }
 
-// Ask asks the person to approve the previewed plan. It returns nil only on
-// an explicit accept with approve == true.
-func (m *elicitMode) Ask(ctx context.Context, p *engine.Plan) *Refusal {
+// Ask asks the person to approve the previewed plan. It approves only an
+// explicit accept with approve == true.
+func (m *elicitMode) Ask(ctx context.Context, p *engine.Plan) engine.Approval {
 	if m.answered {
 		return judgeApproval(m.answer)
 	}
 	if !canElicitForm(ctx) {
-		return refuse(CodeElicitationUnavailable, "walletgate is set to ask the person through MCP elicitation (WALLETGATE_CONFIRM=elicit), but this client did not declare that it supports elicitation. Nothing was signed or sent. The operator should use a client that supports elicitation, or set WALLETGATE_CONFIRM=token for this one.")
+		return engine.Deny(refuse(CodeElicitationUnavailable, "walletgate is set to ask the person through MCP elicitation (WALLETGATE_CONFIRM=elicit), but this client did not declare that it supports elicitation. Nothing was signed or sent. The operator should use a client that supports elicitation, or set WALLETGATE_CONFIRM=token for this one."))
 	}
 	ms := server.ServerFromContext(ctx)
 	if ms == nil || modern(ctx) {
 		// A 2026-07-28 confirm is asked before its token is spent
 		// (askFirst); reaching here means the question could not be put.
-		return refuse(CodeElicitationUnavailable, "walletgate could not put the approval question to the person through this client. Nothing was signed or sent, and this confirmation is spent. %s", askAgain(p.Tool))
+		return engine.Deny(refuse(CodeElicitationUnavailable, "walletgate could not put the approval question to the person through this client. Nothing was signed or sent, and this confirmation is spent. %s", askAgain(p.Tool)))
 	}
 	res, err := ms.RequestElicitation(ctx, mcp.ElicitationRequest{
 		Request: mcp.Request{Method: string(mcp.MethodElicitationCreate)},
 		Params:  formQuestion(p),
 	})
 	if err != nil {
-		return refuse(CodeElicitationUnavailable, "the approval request to the person failed (%s). Nothing was signed or sent, and this confirmation is spent. %s", elicitFailure(err), askAgain(p.Tool))
+		return engine.Deny(refuse(CodeElicitationUnavailable, "the approval request to the person failed (%s). Nothing was signed or sent, and this confirmation is spent. %s", elicitFailure(err), askAgain(p.Tool)))
 	}
 	return judgeApproval(res)
 }
 
 // judgeApproval approves only an explicit accept carrying {"approve": true}.
-func judgeApproval(res *mcp.ElicitationResult) *Refusal {
+func judgeApproval(res *mcp.ElicitationResult) engine.Approval {
 	if res == nil {
-		return refuse(CodeHumanDeclined, "the client sent no answer from the person to the approval question. Nothing was signed or sent.")
+		return engine.Deny(refuse(CodeHumanDeclined, "the client sent no answer from the person to the approval question. Nothing was signed or sent."))
 	}
 	switch res.Action {
 	case mcp.ElicitationResponseActionAccept:
 		content, ok := res.Content.(map[string]any)
 		if !ok || len(content) != 1 {
-			return refuse(CodeHumanDeclined, "the approval answer was not the expected form ({\"approve\": true or false}). Nothing was signed or sent.")
+			return engine.Deny(refuse(CodeHumanDeclined, "the approval answer was not the expected form ({\"approve\": true or false}). Nothing was signed or sent."))
 		}
 		if approve, ok := content["approve"].(bool); ok && approve {
-			return nil
+			return engine.Approve()
 		}
-		return refuse(CodeHumanDeclined, "the person did not approve the transaction. Nothing was signed or sent.")
+		return engine.Deny(refuse(CodeHumanDeclined, "the person did not approve the transaction. Nothing was signed or sent."))
 	case mcp.ElicitationResponseActionDecline:
-		return refuse(CodeHumanDeclined, "the person declined the transaction. Nothing was signed or sent.")
+		return engine.Deny(refuse(CodeHumanDeclined, "the person declined the transaction. Nothing was signed or sent."))
 	case mcp.ElicitationResponseActionCancel:
-		return refuse(CodeHumanDeclined, "the person dismissed the approval request without approving. Nothing was signed or sent.")
+		return engine.Deny(refuse(CodeHumanDeclined, "the person dismissed the approval request without approving. Nothing was signed or sent."))
 	}
-	return refuse(CodeHumanDeclined, "the approval answer %s is not an approval. Nothing was signed or sent.", engine.Quote(fmt.Sprint(res.Action)))
+	return engine.Deny(refuse(CodeHumanDeclined, "the approval answer %s is not an approval. Nothing was signed or sent.", engine.Quote(fmt.Sprint(res.Action))))
 }
 
 // askAgain is what to do after the question could not be put.

@@ -194,11 +194,11 @@ func (h *humanMode) Redeem(ctx context.Context, code, tool string, canonical []b
 // person): its reservation is then held to the rolling threshold.
 func (h *humanMode) ConfirmedByToken() bool { return h.viaToken }
 
-func (h *humanMode) Ask(_ context.Context, p *engine.Plan) *Refusal {
+func (h *humanMode) Ask(_ context.Context, p *engine.Plan) engine.Approval {
 	if h.viaToken && !p.ByToken {
-		return refuse(approval.CodeUnknown, "this write needs the person's approval (%s); a token cannot confirm it. Nothing was signed or sent.", policy.EnvHumanAbove)
+		return engine.Deny(refuse(approval.CodeUnknown, "this write needs the person's approval (%s); a token cannot confirm it. Nothing was signed or sent.", policy.EnvHumanAbove))
 	}
-	return nil
+	return engine.Approve()
 }
 
 // idWithoutURLMode answers a confirm that carried the id of a preview that

@@ -1,0 +1,243 @@
+package engine
+
+// The money path under concurrency: sweeps, follow-ups, start-up
+// reconciles and confirms of several "processes" (engines on their own
+// handles of one state directory, each with its own session) at once,
+// against the real dev chain. The invariant: no window is ever negative,
+// what the caps count is never below what moved, and equals it once
+// everything has settled.
+
+import (
+	"context"
+	"fmt"
+	"math/big"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/stretchr/testify/require"
+
+	"github.com/walletgate/walletgate/caps"
+	"github.com/walletgate/walletgate/gate"
+	"github.com/walletgate/walletgate/journal"
+	"github.com/walletgate/walletgate/policy"
+	"github.com/walletgate/walletgate/signer"
+)
+
+// processes opens n journals on dir, each its own session: n processes
+// sharing one state directory.
+func processes(t *testing.T, dir string, n int) []proc {
+	t.Helper()
+	require.NoError(t, os.Chmod(dir, 0o700))
+	var out []proc
+	for i := 0; i < n; i++ {
+		session := fmt.Sprintf("proc%d", i)
+		j, err := journal.Open(dir, session, nil)
+		require.NoError(t, err)
+		t.Cleanup(func() { j.Close() })
+		out = append(out, proc{j, session})
+	}
+	return out
+}
+
+// proc is one process's journal handle and session.
+type proc struct {
+	*journal.Journal
+	Session string
+}
+
+// dayUsed is what asset's per-day window holds, as e's ledger reads it from
+// the shared records.
+func dayUsed(t *testing.T, e *Engine, asset common.Address) *big.Int {
+	t.Helper()
+	for _, u := range e.Ledger().Usage(asset) {
+		if u.Window == caps.PerDay {
+			return u.Used
+		}
+	}
+	t.Fatalf("no day window of %s", asset.Hex())
+	return nil
+}
+
+// Four processes each sweep four times at once after a 60-unit EIP-3009
+// authorization expired: its reservation is released once, so the day
+// window is exactly 0, never below; and an authorization above the day's
+// remainder is still refused afterwards.
+func TestConcurrentSweepsReleaseAnExpiredAuthorizationOnce(t *testing.T) {
+	b := newTestBed(t)
+	ctx := context.Background()
+	tok, err := b.dev.Deploy(ctx, "PermitToken", "T", "T", "1", uint8(6), big.NewInt(1e9))
+	require.NoError(t, err)
+	lim := func() map[common.Address]*big.Int {
+		return map[common.Address]*big.Int{policy.NativeAsset: big.NewInt(1e18), tok: big.NewInt(100)}
+	}
+	var engines []*Engine
+	for _, j := range processes(t, t.TempDir(), 4) {
+		engines = append(engines, New(Deps{Chain: b.chain, Signer: signer.Dev(), Address: signer.DevAddress, Gate: gate.New(time.Minute, 8, nil),
+			Limits: caps.Limits{PerTx: lim(), PerSession: lim(), PerDay: lim()}, Capped: true, Journal: j.Journal, Session: j.Session}))
+	}
+	to := common.HexToAddress("0x00000000000000000000000000000000000e6e05")
+	until := time.Now().Add(5 * time.Minute)
+	sign := func(e *Engine, amount int64, canonical string) *Refusal {
+		token, _, ref := e.Issue("wallet_sign_typed_data", []byte(canonical), authPlanUntil(t, tok, to, amount, until))
+		if ref != nil {
+			return ref
+		}
+		_, ref = e.Confirm(ctx, TokenMode{}, token, "wallet_sign_typed_data", []byte(canonical))
+		return ref
+	}
+	require.Nil(t, sign(engines[0], 60, "sixty"))
+	require.Equal(t, "60", dayUsed(t, engines[0], tok).String())
+	require.NoError(t, b.dev.AdjustTime(time.Hour)) // its validBefore passes on chain
+	until = time.Now().Add(2 * time.Hour)          // later ones are valid past the moved chain clock
+
+	var wg sync.WaitGroup
+	for _, e := range engines {
+		for k := 0; k < 4; k++ {
+			wg.Add(1)
+			go func() { defer wg.Done(); e.SweepSignatures(ctx) }()
+		}
+	}
+	wg.Wait()
+	for i, e := range engines {
+		require.Equal(t, "0", dayUsed(t, e, tok).String(), "process %d: the expired authorization's reservation released exactly once", i)
+	}
+	require.Equal(t, "0", used(engines[0], tok)[tok].String(), "the session that signed it counts it no more")
+
+	// A fresh authorization's deadline is ahead of the moved chain clock.
+	refused := sign(engines[1], 160, "one-sixty")
+	require.NotNil(t, refused, "160 under a day cap of 100")
+	require.Equal(t, caps.CodeExceeded, refused.Code)
+	require.Nil(t, sign(engines[2], 100, "one-hundred"), "the whole day's cap is free again")
+	require.Equal(t, "100", dayUsed(t, engines[3], tok).String())
+}
+
+// A send whose broadcast the node swallowed, whose nonce another
+// transaction then took: four processes follow it up four times each, and
+// start-up reconciles run beside them. It is dropped once, on the node's
+// evidence, and its reservation released once: the ETH day window ends at
+// 0, never below.
+func TestConcurrentFollowUpsReleaseADroppedSendOnce(t *testing.T) {
+	b := newSettleBed(t)
+	ctx := context.Background()
+	var engines []*Engine
+	for _, j := range processes(t, t.TempDir(), 4) {
+		limit := func() map[common.Address]*big.Int { return map[common.Address]*big.Int{policy.NativeAsset: big.NewInt(1e18)} }
+		engines = append(engines, New(Deps{Chain: b.chain, Signer: signer.Dev(), Address: signer.DevAddress, Gate: gate.New(time.Minute, 8, nil),
+			Limits: caps.Limits{PerTx: limit(), PerSession: limit(), PerDay: limit()}, Capped: true, Journal: j.Journal, Session: j.Session, ReceiptTimeout: time.Second}))
+	}
+	b.node.swallow[0] = true
+	token, canonical := b.previewETH(engines[0], b.sink, 1e16)
+	out, ref := engines[0].Confirm(ctx, TokenMode{}, token, "wallet_send", canonical)
+	require.Nil(t, ref)
+	require.Equal(t, StatusPending, out.Status)
+	require.True(t, dayUsed(t, engines[0], policy.NativeAsset).Cmp(big.NewInt(1e16)) > 0, "pending: counted with its max fee")
+
+	// Another transaction of the wallet takes its nonce, outside walletgate.
+	_, err := b.dev.SendAsDev(ctx, &b.sink, big.NewInt(1), nil, 21000)
+	require.NoError(t, err)
+	require.Equal(t, out.Nonce+1, b.nonce(), "the other transaction took nonce %d", out.Nonce)
+
+	var wg sync.WaitGroup
+	for _, e := range engines {
+		for k := 0; k < 4; k++ {
+			wg.Add(1)
+			go func() { defer wg.Done(); _ = e.followUp(ctx) }()
+		}
+		wg.Add(1)
+		go func() { defer wg.Done(); _, _ = e.Reconcile(ctx) }()
+	}
+	wg.Wait()
+	for i, e := range engines {
+		require.Equal(t, "0", dayUsed(t, e, policy.NativeAsset).String(), "process %d: the dropped send's reservation released exactly once", i)
+		require.Empty(t, e.PendingTransactions(), "process %d", i)
+	}
+	require.Equal(t, "0", used(engines[0], policy.NativeAsset)[policy.NativeAsset].String(), "the session that sent it counts it no more")
+	require.Zero(t, b.balance(b.sink).Cmp(big.NewInt(1)), "only the other transaction paid the sink")
+}
+
+// A send whose broadcast the node swallowed lands later, when the held bytes
+// reach it. Another process's one follow-up finds its receipt and settles
+// it at what moved; the session that answered pending takes that
+// settlement into its own window at its next follow-up; nothing is listed
+// pending any more.
+func TestAPendingSendSettlesInAnotherProcessWithinOneFollowUp(t *testing.T) {
+	b := newSettleBed(t)
+	ctx := context.Background()
+	var engines []*Engine
+	for _, j := range processes(t, t.TempDir(), 2) {
+		limit := func() map[common.Address]*big.Int { return map[common.Address]*big.Int{policy.NativeAsset: big.NewInt(1e18)} }
+		engines = append(engines, New(Deps{Chain: b.chain, Signer: signer.Dev(), Address: signer.DevAddress, Gate: gate.New(time.Minute, 8, nil),
+			Limits: caps.Limits{PerTx: limit(), PerSession: limit(), PerDay: limit()}, Capped: true, Journal: j.Journal, Session: j.Session, ReceiptTimeout: time.Second}))
+	}
+	before := b.balance(signer.DevAddress)
+	b.node.swallow[0] = true
+	token, canonical := b.previewETH(engines[0], b.sink, 1e16)
+	out, ref := engines[0].Confirm(ctx, TokenMode{}, token, "wallet_send", canonical)
+	require.Nil(t, ref)
+	require.Equal(t, StatusPending, out.Status)
+	b.node.release(b.dev, b.direct)
+	moved := new(big.Int).Sub(before, b.balance(signer.DevAddress)) // value plus fee
+
+	require.Nil(t, engines[1].followUp(ctx))
+	require.Equal(t, moved.String(), dayUsed(t, engines[1], policy.NativeAsset).String(), "settled at what moved by the process that saw the receipt")
+	require.Empty(t, engines[1].PendingTransactions())
+	require.Empty(t, engines[0].PendingTransactions())
+	require.Nil(t, engines[0].followUp(ctx))
+	require.Equal(t, moved.String(), used(engines[0], policy.NativeAsset)[policy.NativeAsset].String(), "the sending session's window counts what moved")
+}
+
+// A settlement the journal cannot record: the answer says so, and the caps
+// keep the larger (reserved) amount counted.
+func TestASettlementThatCannotBeRecordedStaysCountedAndIsSaid(t *testing.T) {
+	b := newTestBed(t)
+	rec := &failingRecorder{memRecorder: memRecorder{now: time.Now}, failKind: KindCapCorrect, notWritten: true}
+	e := b.engine(rec)
+	to := common.HexToAddress("0x00000000000000000000000000000000000e6e06")
+	token, canonical := b.previewETH(e, to, 1e15)
+	reserved := new(big.Int)
+	out, ref := e.Confirm(context.Background(), asked{approval: Approve(), seen: func(p *Plan) { reserved.Set(p.Spend[policy.NativeAsset]) }}, token, "wallet_send", canonical)
+	require.Nil(t, ref)
+	require.Equal(t, StatusConfirmed, out.Status)
+	require.Equal(t, "1000000000000000", b.balance(to).String(), "the send happened")
+	require.NotEmpty(t, out.Unrecorded, "the answer says what the journal could not record")
+	require.Contains(t, out.Unrecorded[0], "the settlement of the caps")
+	require.Equal(t, reserved.String(), dayUsed(t, e, policy.NativeAsset).String(), "the day window keeps the reservation: the larger amount")
+	require.Equal(t, reserved.String(), used(e, policy.NativeAsset)[policy.NativeAsset].String())
+}
+
+// asked is an Asker that answers approval, after showing the plan to seen.
+type asked struct {
+	approval Approval
+	seen     func(*Plan)
+}
+
+func (a asked) Redeem(_ context.Context, confirm, _ string, _ []byte) (string, *Refusal) {
+	return confirm, nil
+}
+
+func (a asked) Ask(_ context.Context, p *Plan) Approval {
+	if a.seen != nil {
+		a.seen(p)
+	}
+	return a.approval
+}
+
+// An Asker's zero answer denies: nothing is signed or sent, no cap used.
+func TestAnAskersZeroAnswerDenies(t *testing.T) {
+	b := newTestBed(t)
+	e := b.engine(&memRecorder{now: time.Now})
+	to := common.HexToAddress("0x00000000000000000000000000000000000e6e07")
+	nonce := b.nonce()
+	token, canonical := b.previewETH(e, to, 1e15)
+	out, ref := e.Confirm(context.Background(), asked{}, token, "wallet_send", canonical)
+	require.Nil(t, out)
+	require.NotNil(t, ref)
+	require.Equal(t, CodeNotApproved, ref.Code)
+	require.Contains(t, ref.Message, "Nothing was signed or sent")
+	require.Equal(t, nonce, b.nonce())
+	require.Zero(t, b.balance(to).Sign())
+	require.Equal(t, "0", dayUsed(t, e, policy.NativeAsset).String())
+}
