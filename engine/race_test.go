@@ -91,7 +91,7 @@ func TestConcurrentSweepsReleaseAnExpiredAuthorizationOnce(t *testing.T) {
 	require.Nil(t, sign(engines[0], 60, "sixty"))
 	require.Equal(t, "60", dayUsed(t, engines[0], tok).String())
 	require.NoError(t, b.dev.AdjustTime(time.Hour)) // its validBefore passes on chain
-	until = time.Now().Add(2 * time.Hour)          // later ones are valid past the moved chain clock
+	until = time.Now().Add(2 * time.Hour)           // later ones are valid past the moved chain clock
 
 	var wg sync.WaitGroup
 	for _, e := range engines {
@@ -124,7 +124,9 @@ func TestConcurrentFollowUpsReleaseADroppedSendOnce(t *testing.T) {
 	ctx := context.Background()
 	var engines []*Engine
 	for _, j := range processes(t, t.TempDir(), 4) {
-		limit := func() map[common.Address]*big.Int { return map[common.Address]*big.Int{policy.NativeAsset: big.NewInt(1e18)} }
+		limit := func() map[common.Address]*big.Int {
+			return map[common.Address]*big.Int{policy.NativeAsset: big.NewInt(1e18)}
+		}
 		engines = append(engines, New(Deps{Chain: b.chain, Signer: signer.Dev(), Address: signer.DevAddress, Gate: gate.New(time.Minute, 8, nil),
 			Limits: caps.Limits{PerTx: limit(), PerSession: limit(), PerDay: limit()}, Capped: true, Journal: j.Journal, Session: j.Session, ReceiptTimeout: time.Second}))
 	}
@@ -168,7 +170,9 @@ func TestAPendingSendSettlesInAnotherProcessWithinOneFollowUp(t *testing.T) {
 	ctx := context.Background()
 	var engines []*Engine
 	for _, j := range processes(t, t.TempDir(), 2) {
-		limit := func() map[common.Address]*big.Int { return map[common.Address]*big.Int{policy.NativeAsset: big.NewInt(1e18)} }
+		limit := func() map[common.Address]*big.Int {
+			return map[common.Address]*big.Int{policy.NativeAsset: big.NewInt(1e18)}
+		}
 		engines = append(engines, New(Deps{Chain: b.chain, Signer: signer.Dev(), Address: signer.DevAddress, Gate: gate.New(time.Minute, 8, nil),
 			Limits: caps.Limits{PerTx: limit(), PerSession: limit(), PerDay: limit()}, Capped: true, Journal: j.Journal, Session: j.Session, ReceiptTimeout: time.Second}))
 	}
