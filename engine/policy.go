@@ -93,7 +93,13 @@ func (e *Engine) Tier(p *Plan) policy.TierDecision {
 	if in.HumanAbove == nil || in.UnknownTyped {
 		return policy.Tier(in)
 	}
-	in.Day = e.TokenConfirmedDay()
+	day, err := e.TokenConfirmedDay()
+	if err != nil {
+		// Unknown is never "within": the person approves.
+		e.log.Warn("what writes confirmed by a token spent today could not be read; the person approves this write", "err", Inert(err.Error(), 200))
+		return policy.TierDecision{Why: policy.TierDayUnknown}
+	}
+	in.Day = day
 	in.Uncapped = map[common.Address]bool{}
 	for a := range p.Spend {
 		if !e.ledger.Capped(a) {

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"math/big"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/walletgate/walletgate/caps"
 	"github.com/walletgate/walletgate/chain"
 	"github.com/walletgate/walletgate/gate"
+	"github.com/walletgate/walletgate/journal/records"
 	"github.com/walletgate/walletgate/policy"
 	"github.com/walletgate/walletgate/signer"
 )
@@ -57,4 +59,25 @@ func TestTheEngineAppliesPolicyToEffects(t *testing.T) {
 	require.NotNil(t, ref)
 	require.Equal(t, CodeMainnetNotAllowed, ref.Code, "the effects' check is the same rule")
 	require.Equal(t, nonce, b.nonce(), "nothing signed")
+}
+
+// unreadable is a recorder whose live state cannot be read (a corrupt or
+// unreadable journal).
+type unreadable struct{ memRecorder }
+
+func (u *unreadable) View(func(*records.Live) error) error {
+	return errors.New("journal: record 7: checksum mismatch")
+}
+
+// The preview's threshold decision fails closed: when what token-confirmed
+// writes spent today cannot be read, the person approves; a token never
+// suffices on an unknown day.
+func TestTheThresholdDecisionFailsClosedOnAnUnreadableDay(t *testing.T) {
+	b := newTestBed(t)
+	eth := map[common.Address]*big.Int{policy.NativeAsset: big.NewInt(1e18)}
+	e := New(Deps{Chain: b.chain, Signer: signer.Dev(), Address: signer.DevAddress, Gate: gate.New(time.Minute, 8, nil),
+		Limits: caps.Limits{PerTx: eth, PerSession: eth, PerDay: eth}, Capped: true,
+		HumanAbove: map[common.Address]*big.Int{policy.NativeAsset: big.NewInt(1e18)}, Recorder: &unreadable{memRecorder{now: time.Now}}})
+	d := e.Tier(&Plan{Spend: caps.Spend{policy.NativeAsset: big.NewInt(1)}})
+	require.Equal(t, policy.TierDayUnknown, d.Why, "1 wei under a 1 ETH threshold, but the day could not be read")
 }

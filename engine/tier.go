@@ -93,18 +93,22 @@ func (e *Engine) checkTier(live *records.Live, since time.Time, change caps.Spen
 }
 
 // TokenConfirmedDay is what writes confirmed by a token alone spent in the
-// rolling day, per asset (for the preview's tier decision).
-func (e *Engine) TokenConfirmedDay() caps.Spend {
+// rolling day, per asset (for the preview's tier decision). An error says it
+// could not be read: the preview then asks the person (fail closed).
+func (e *Engine) TokenConfirmedDay() (caps.Spend, error) {
 	var out caps.Spend
-	_ = e.rec.View(func(live *records.Live) error {
+	err := e.rec.View(func(live *records.Live) error {
 		var err error
 		out, err = tokenDaySum(live, e.now().Add(-24*time.Hour))
 		return err
 	})
+	if err != nil {
+		return nil, err
+	}
 	if out == nil {
 		out = caps.Spend{}
 	}
-	return out
+	return out, nil
 }
 
 // tierRefusal renders a tierError.

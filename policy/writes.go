@@ -115,6 +115,7 @@ const (
 	TierAbove        = "above"         // Spend alone is above Limit
 	TierAboveDay     = "above_day"     // Used plus Spend is above Limit
 	TierWithin       = "within"        // every asset stays at or below its threshold: a token suffices
+	TierDayUnknown   = "day_unknown"   // what token-confirmed writes spent today could not be read: the person approves
 )
 
 // TierInput is what the tier decision needs.

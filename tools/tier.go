@@ -36,6 +36,9 @@ func (s *Server) tier(p *engine.Plan) (byToken bool, why string) {
 		return false, fmt.Sprintf("A PERSON MUST APPROVE this write: it spends up to %s%s, above the %s set by %s.", amt(d.Spend), extra, amt(d.Limit), policy.EnvHumanAbove)
 	case policy.TierAboveDay:
 		return false, fmt.Sprintf("A PERSON MUST APPROVE this write: it spends up to %s%s, and writes confirmed without the person spent %s in the last 24 hours; together that is above the %s a day set by %s.", amt(d.Spend), extra, amt(d.Used), amt(d.Limit), policy.EnvHumanAbove)
+	case policy.TierWithin:
+	default: // a decision this code does not know is never "a token suffices"
+		return false, "A PERSON MUST APPROVE this write: walletgate could not read what writes confirmed without the person spent in the last 24 hours (the journal), so it cannot show that a token suffices (" + policy.EnvHumanAbove + ")."
 	}
 	within := make([]string, 0, len(d.Within))
 	for _, w := range d.Within {
