@@ -61,11 +61,21 @@ func (e Effect) Moved() Moved {
 // Plan is a previewed write: exactly what the confirm executes. Its legs are
 // sent in order, each only after the one before it was included and
 // succeeded. A Plan is built by a write kind and not changed after Issue.
+// Payment is what an x402 payment pays: the payee and the resource host
+// the paying server states.
+type Payment struct {
+	PayTo common.Address
+	Host  string
+}
+
 type Plan struct {
 	Tool      string
 	Legs      []Leg
 	Spend     caps.Spend      // what the caps are reserved for: ETH (value + max fees) and tokens
 	Recipient *common.Address // checked against the allow-list; nil: none (the wallet itself, a revoke)
+	// Payment is set for an x402 payment: its payee is checked against the
+	// operator's payees (WALLETGATE_ALLOW_PAY_TO) at preview and at confirm.
+	Payment *Payment
 	// Counterparties are addresses the write kind itself took from
 	// walletgate's table (a swap's router): what its effects give them is
 	// not checked against the allow-list (recipients.go).

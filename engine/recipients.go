@@ -61,11 +61,42 @@ func (e *Engine) recipients(ch *Changes) []given {
 	return out
 }
 
+// CodePayeeNotAllowed: an x402 payee the operator's payees do not allow.
+const CodePayeeNotAllowed = "X402_PAYEE_NOT_ALLOWED"
+
+// PayeeAllowed checks an x402 payment's payee against the operator's payees
+// (WALLETGATE_ALLOW_PAY_TO): at preview, for each option, and again at
+// confirm for the plan's Payment.
+func (e *Engine) PayeeAllowed(payTo common.Address, host string) *Refusal {
+	var allowed policy.PayeesAllowed
+	if e.rules != nil {
+		allowed = e.rules.AllowPayTo
+	}
+	if allowed.Allows(payTo, host) {
+		return nil
+	}
+	if pin, ok := allowed.Pinned(host); ok {
+		return Refuse(CodePayeeNotAllowed, "the requirement pays %s, but the operator pinned %s to the payee %s (%s). The resource URL is written by the server asking to be paid, so a server that claims this host and names another payee is not paid. Nothing was signed. If %s is the resource's real payee, ask the operator to change its pin in %s.",
+			payTo.Hex(), Inert(host, 100), pin.Hex(), policy.EnvAllowPayTo, payTo.Hex(), policy.EnvAllowPayTo)
+	}
+	return Refuse(CodePayeeNotAllowed, "the payee %s (the requirement's payTo; its resource says it is at %s) is not among the operator's allowed payees (%s). Nothing was signed. Ask the operator to add the address to %s (alone, or pinned to its host: host=%s).",
+		payTo.Hex(), Inert(host, 100), allowed, policy.EnvAllowPayTo, payTo.Hex())
+}
+
 // recipientsAllowed checks the plan's named recipient and every address
-// ch gives value to against the operator's allow-list.
+// ch gives value to against the operator's allow-list, and an x402
+// payment's payee against the operator's payees.
 func (e *Engine) recipientsAllowed(p *Plan, ch *Changes) *Refusal {
 	if ref := e.Allowed(p.Recipient); ref != nil {
 		return ref
+	}
+	if p.Payment != nil {
+		if ref := e.PayeeAllowed(p.Payment.PayTo, p.Payment.Host); ref != nil {
+			return ref
+		}
+		if p.Sig == nil || p.Sig.Counterparty != p.Payment.PayTo {
+			return Refuse(CodePayeeNotAllowed, "the payment's authorization does not pay the payee it was checked for (%s). Nothing was signed.", p.Payment.PayTo.Hex())
+		}
 	}
 	for _, g := range e.recipients(ch) {
 		if p.counterparty(g.to) {

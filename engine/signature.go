@@ -182,6 +182,9 @@ func signatureUsed(sp *SignaturePlan, ret []byte) (bool, string, error) {
 // (CheckSignature, with the sweep of earlier signatures in its round trip)
 // and its caps check.
 func (e *Engine) PreviewSignature(ctx context.Context, p *Plan) *Refusal {
+	if ref := e.recipientsAllowed(p, nil); ref != nil {
+		return ref
+	}
 	if ref := e.CheckSignature(ctx, p.Sig); ref != nil {
 		return ref
 	}

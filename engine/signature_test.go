@@ -80,3 +80,32 @@ func TestSignatureNotJournaledIsDiscarded(t *testing.T) {
 	require.NotNil(t, ref)
 	require.Equal(t, caps.CodeExceeded, ref.Code)
 }
+
+// The engine checks an x402 payment's payee again at confirm, whatever the
+// preview did: a plan whose payee the operator's payees do not allow is
+// refused, nothing signed, no cap used.
+func TestAPaymentsPayeeIsCheckedAgainAtConfirm(t *testing.T) {
+	b := newTestBed(t)
+	ctx := context.Background()
+	tok, err := b.dev.Deploy(ctx, "PermitToken", "T", "T", "1", uint8(6), big.NewInt(1e9))
+	require.NoError(t, err)
+	lim := func() map[common.Address]*big.Int {
+		return map[common.Address]*big.Int{policy.NativeAsset: big.NewInt(1e18), tok: big.NewInt(100)}
+	}
+	allowed := common.HexToAddress("0x00000000000000000000000000000000000a110e")
+	payees := policy.PayeesAllowed{Pins: []policy.HostPin{{Host: "api.example.com", PayTo: allowed}}}
+	e := New(Deps{Chain: b.chain, Signer: signer.Dev(), Address: signer.DevAddress, Gate: gate.New(time.Minute, 8, nil),
+		Limits: caps.Limits{PerTx: lim(), PerSession: lim(), PerDay: lim()}, Capped: true, Recorder: &memRecorder{now: time.Now},
+		Rules: &policy.WriteRules{Network: policy.LookupNetwork(1337), AllowPayTo: payees}})
+	other := common.HexToAddress("0x00000000000000000000000000000000000e6e08")
+	p := authPlan(t, tok, other, 60)
+	p.Payment = &Payment{PayTo: other, Host: "api.example.com"}
+	token, _, ref := e.Issue("wallet_pay_x402", []byte("pay"), p) // as if the preview had not checked
+	require.Nil(t, ref)
+	out, ref := e.Confirm(ctx, TokenMode{}, token, "wallet_pay_x402", []byte("pay"))
+	require.Nil(t, out)
+	require.NotNil(t, ref)
+	require.Equal(t, CodePayeeNotAllowed, ref.Code)
+	require.Contains(t, ref.Message, "pinned api.example.com to the payee "+allowed.Hex())
+	require.Equal(t, "0", used(e, tok)[tok].String(), "no cap used")
+}

@@ -46,6 +46,7 @@ type WriteRules struct {
 	Network      Network
 	AllowMainnet bool
 	AllowTo      []common.Address // nil: any recipient
+	AllowPayTo   PayeesAllowed    // zero: any x402 payee
 }
 
 // WriteDenial is why a write may not proceed: Code, and the facts its words

@@ -208,7 +208,7 @@ func New(d Deps) *Server {
 		Chain: s.chain, Signer: s.signer, Address: s.address, Gate: s.gate,
 		Limits: d.Caps.Limits, Capped: resolved, AllowUncapped: s.cfg.AllowUncappedTokens, HumanAbove: d.Caps.HumanAbove, Known: known,
 		Journal: d.Journal, JournalErr: d.JournalErr, Recorder: d.Recorder,
-		Rules:         &policy.WriteRules{Off: s.writesDisabledReason(), Network: s.network, AllowMainnet: s.cfg.AllowMainnet, AllowTo: s.cfg.AllowTo},
+		Rules:         &policy.WriteRules{Off: s.writesDisabledReason(), Network: s.network, AllowMainnet: s.cfg.AllowMainnet, AllowTo: s.cfg.AllowTo, AllowPayTo: s.cfg.AllowPayTo},
 		Confirmations: s.cfg.Confirmations, ReceiptTimeout: s.cfg.ReceiptTimeout,
 		Session: s.session, Logger: s.log, Now: s.now,
 	})

@@ -160,12 +160,13 @@ func (i signIntent) recipient() *common.Address {
 }
 
 // signPlan builds and checks a signature plan: policy, the chain state it
-// depends on, and the caps.
-func (s *Server) signPlan(ctx context.Context, in signIntent) (*engine.Plan, *Refusal) {
+// depends on, and the caps. pay is set for an x402 payment (its payee is
+// checked again at confirm).
+func (s *Server) signPlan(ctx context.Context, in signIntent, pay *engine.Payment) (*engine.Plan, *Refusal) {
 	if ref := s.engine.Allowed(in.recipient()); ref != nil {
 		return nil, ref
 	}
-	p := &engine.Plan{Sig: in.sig, Recipient: in.recipient(), Spend: caps.Spend{}}
+	p := &engine.Plan{Sig: in.sig, Recipient: in.recipient(), Spend: caps.Spend{}, Payment: pay}
 	if in.sig.Kind != engine.SigUnknownTyped {
 		p.Spend[in.sig.Token] = new(big.Int).Set(in.sig.Amount)
 	}
@@ -256,7 +257,7 @@ func (s *Server) signPreviewOf(in signIntent, p *engine.Plan) signPreview {
 }
 
 func (s *Server) previewSign(ctx context.Context, in signIntent) (*mcp.CallToolResult, *Refusal) {
-	p, ref := s.signPlan(ctx, in)
+	p, ref := s.signPlan(ctx, in, nil)
 	if ref != nil {
 		return nil, ref
 	}

@@ -27,7 +27,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ethereum/go-ethereum/common"
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -158,9 +157,9 @@ func (s *Server) parsePay(ctx context.Context, a payArgs) (payIntent, *Refusal) 
 			continue
 		}
 		ov.Amount, ov.Symbol = policy.FormatAmount(sign.sig.Amount, sign.token.Decimals), shownAsset(sign.token)
-		if !s.cfg.AllowPayTo.Allows(sign.sig.Counterparty, req.Host) {
+		if ref := s.engine.PayeeAllowed(sign.sig.Counterparty, req.Host); ref != nil {
 			if payee == nil {
-				payee = s.payeeRefusal(sign.sig.Counterparty, req.Host)
+				payee = ref
 			}
 			skip(x402PayeeNotOK, "its payee "+sign.sig.Counterparty.Hex()+" is not allowed for "+inert(req.Host, 100)+" ("+policy.EnvAllowPayTo+")")
 			continue
@@ -222,16 +221,6 @@ func (s *Server) x402Authorization(ctx context.Context, o x402.Option) (signInte
 	return s.decodeSignature(ctx, doc)
 }
 
-// payeeRefusal says why payTo may not be paid for a resource at host.
-func (s *Server) payeeRefusal(payTo common.Address, host string) *Refusal {
-	if pin, ok := s.cfg.AllowPayTo.Pinned(host); ok {
-		return refuse(CodeX402PayeeNotOK, "the requirement pays %s, but the operator pinned %s to the payee %s (%s). The resource URL is written by the server asking to be paid, so a server that claims this host and names another payee is not paid. Nothing was signed. If %s is the resource's real payee, ask the operator to change its pin in %s.",
-			payTo.Hex(), inert(host, 100), pin.Hex(), policy.EnvAllowPayTo, payTo.Hex(), policy.EnvAllowPayTo)
-	}
-	return refuse(CodeX402PayeeNotOK, "the payee %s (the requirement's payTo; its resource says it is at %s) is not among the operator's allowed payees (%s). Nothing was signed. Ask the operator to add the address to %s (alone, or pinned to its host: host=%s).",
-		payTo.Hex(), inert(host, 100), s.cfg.AllowPayTo, policy.EnvAllowPayTo, payTo.Hex())
-}
-
 // payPreview is an x402 payment's preview: the signature's, plus whom it
 // pays (first: the address is what binds), the resource as the paying server
 // states it, and the requirement's other options.
@@ -250,7 +239,7 @@ type payPreview struct {
 type payPreviewResult = previewOf[payPreview]
 
 func (s *Server) previewPay(ctx context.Context, in payIntent) (*mcp.CallToolResult, *Refusal) {
-	p, ref := s.signPlan(ctx, in.sign)
+	p, ref := s.signPlan(ctx, in.sign, &engine.Payment{PayTo: in.sign.sig.Counterparty, Host: in.req.Host})
 	if ref != nil {
 		return nil, ref
 	}
