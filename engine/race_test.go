@@ -21,31 +21,53 @@ import (
 
 	"github.com/walletgate/walletgate/caps"
 	"github.com/walletgate/walletgate/gate"
+	"github.com/walletgate/walletgate/internal/pgtest"
 	"github.com/walletgate/walletgate/journal"
+	"github.com/walletgate/walletgate/pgstate"
 	"github.com/walletgate/walletgate/policy"
 	"github.com/walletgate/walletgate/signer"
 )
 
-// processes opens n journals on dir, each its own session: n processes
-// sharing one state directory.
-func processes(t *testing.T, dir string, n int) []proc {
-	t.Helper()
-	require.NoError(t, os.Chmod(dir, 0o700))
-	var out []proc
-	for i := 0; i < n; i++ {
-		session := fmt.Sprintf("proc%d", i)
-		j, err := journal.Open(dir, session, nil)
-		require.NoError(t, err)
-		t.Cleanup(func() { j.Close() })
-		out = append(out, proc{j, session})
-	}
-	return out
+// proc is one process's (or host's) records and session.
+type proc struct {
+	rec     Recorder
+	session string
 }
 
-// proc is one process's journal handle and session.
-type proc struct {
-	*journal.Journal
-	Session string
+// backends are the two ways processes share a wallet's state: one state
+// directory (a journal handle each), and one PostgreSQL database (a host
+// each).
+var backends = []struct {
+	name  string
+	procs func(t *testing.T, b *testBed, n int) []proc
+}{
+	{"journal", func(t *testing.T, _ *testBed, n int) []proc {
+		dir := t.TempDir()
+		require.NoError(t, os.Chmod(dir, 0o700))
+		var out []proc
+		for i := 0; i < n; i++ {
+			session := fmt.Sprintf("proc%d", i)
+			j, err := journal.Open(dir, session, nil)
+			require.NoError(t, err)
+			t.Cleanup(func() { j.Close() })
+			out = append(out, proc{j, session})
+		}
+		return out
+	}},
+	{"postgres", func(t *testing.T, b *testBed, n int) []proc {
+		pg := pgtest.Start(t)
+		genesis, err := b.dev.Client().HeaderByNumber(context.Background(), big.NewInt(0))
+		require.NoError(t, err)
+		var out []proc
+		for i := 0; i < n; i++ {
+			session := fmt.Sprintf("host%d", i)
+			r, err := pgstate.Open(context.Background(), pgstate.Options{URL: pg.URL, ChainID: 1337, Genesis: genesis.Hash(), Address: signer.DevAddress, Session: session, Host: session})
+			require.NoError(t, err)
+			t.Cleanup(r.Close)
+			out = append(out, proc{r, session})
+		}
+		return out
+	}},
 }
 
 // dayUsed is what asset's per-day window holds, as e's ledger reads it from
@@ -66,6 +88,12 @@ func dayUsed(t *testing.T, e *Engine, asset common.Address) *big.Int {
 // window is exactly 0, never below; and an authorization above the day's
 // remainder is still refused afterwards.
 func TestConcurrentSweepsReleaseAnExpiredAuthorizationOnce(t *testing.T) {
+	for _, be := range backends {
+		t.Run(be.name, func(t *testing.T) { concurrentSweeps(t, be.procs) })
+	}
+}
+
+func concurrentSweeps(t *testing.T, procs func(*testing.T, *testBed, int) []proc) {
 	b := newTestBed(t)
 	ctx := context.Background()
 	tok, err := b.dev.Deploy(ctx, "PermitToken", "T", "T", "1", uint8(6), big.NewInt(1e9))
@@ -74,9 +102,9 @@ func TestConcurrentSweepsReleaseAnExpiredAuthorizationOnce(t *testing.T) {
 		return map[common.Address]*big.Int{policy.NativeAsset: big.NewInt(1e18), tok: big.NewInt(100)}
 	}
 	var engines []*Engine
-	for _, j := range processes(t, t.TempDir(), 4) {
+	for _, p := range procs(t, b, 4) {
 		engines = append(engines, New(Deps{Chain: b.chain, Signer: signer.Dev(), Address: signer.DevAddress, Gate: gate.New(time.Minute, 8, nil),
-			Limits: caps.Limits{PerTx: lim(), PerSession: lim(), PerDay: lim()}, Capped: true, Journal: j.Journal, Session: j.Session}))
+			Limits: caps.Limits{PerTx: lim(), PerSession: lim(), PerDay: lim()}, Capped: true, Recorder: p.rec, Session: p.session}))
 	}
 	to := common.HexToAddress("0x00000000000000000000000000000000000e6e05")
 	until := time.Now().Add(5 * time.Minute)
@@ -120,15 +148,21 @@ func TestConcurrentSweepsReleaseAnExpiredAuthorizationOnce(t *testing.T) {
 // evidence, and its reservation released once: the ETH day window ends at
 // 0, never below.
 func TestConcurrentFollowUpsReleaseADroppedSendOnce(t *testing.T) {
+	for _, be := range backends {
+		t.Run(be.name, func(t *testing.T) { concurrentFollowUps(t, be.procs) })
+	}
+}
+
+func concurrentFollowUps(t *testing.T, procs func(*testing.T, *testBed, int) []proc) {
 	b := newSettleBed(t)
 	ctx := context.Background()
 	var engines []*Engine
-	for _, j := range processes(t, t.TempDir(), 4) {
+	for _, j := range procs(t, b.testBed, 4) {
 		limit := func() map[common.Address]*big.Int {
 			return map[common.Address]*big.Int{policy.NativeAsset: big.NewInt(1e18)}
 		}
 		engines = append(engines, New(Deps{Chain: b.chain, Signer: signer.Dev(), Address: signer.DevAddress, Gate: gate.New(time.Minute, 8, nil),
-			Limits: caps.Limits{PerTx: limit(), PerSession: limit(), PerDay: limit()}, Capped: true, Journal: j.Journal, Session: j.Session, ReceiptTimeout: time.Second}))
+			Limits: caps.Limits{PerTx: limit(), PerSession: limit(), PerDay: limit()}, Capped: true, Recorder: j.rec, Session: j.session, ReceiptTimeout: time.Second}))
 	}
 	b.node.swallow[0] = true
 	token, canonical := b.previewETH(engines[0], b.sink, 1e16)
@@ -166,15 +200,21 @@ func TestConcurrentFollowUpsReleaseADroppedSendOnce(t *testing.T) {
 // settlement into its own window at its next follow-up; nothing is listed
 // pending any more.
 func TestAPendingSendSettlesInAnotherProcessWithinOneFollowUp(t *testing.T) {
+	for _, be := range backends {
+		t.Run(be.name, func(t *testing.T) { settlesElsewhere(t, be.procs) })
+	}
+}
+
+func settlesElsewhere(t *testing.T, procs func(*testing.T, *testBed, int) []proc) {
 	b := newSettleBed(t)
 	ctx := context.Background()
 	var engines []*Engine
-	for _, j := range processes(t, t.TempDir(), 2) {
+	for _, j := range procs(t, b.testBed, 2) {
 		limit := func() map[common.Address]*big.Int {
 			return map[common.Address]*big.Int{policy.NativeAsset: big.NewInt(1e18)}
 		}
 		engines = append(engines, New(Deps{Chain: b.chain, Signer: signer.Dev(), Address: signer.DevAddress, Gate: gate.New(time.Minute, 8, nil),
-			Limits: caps.Limits{PerTx: limit(), PerSession: limit(), PerDay: limit()}, Capped: true, Journal: j.Journal, Session: j.Session, ReceiptTimeout: time.Second}))
+			Limits: caps.Limits{PerTx: limit(), PerSession: limit(), PerDay: limit()}, Capped: true, Recorder: j.rec, Session: j.session, ReceiptTimeout: time.Second}))
 	}
 	before := b.balance(signer.DevAddress)
 	b.node.swallow[0] = true
