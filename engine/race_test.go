@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/walletgate/walletgate/caps"
+	"github.com/walletgate/walletgate/chain"
 	"github.com/walletgate/walletgate/gate"
 	"github.com/walletgate/walletgate/internal/pgtest"
 	"github.com/walletgate/walletgate/journal"
@@ -284,4 +285,52 @@ func TestAnAskersZeroAnswerDenies(t *testing.T) {
 	require.Equal(t, nonce, b.nonce())
 	require.Zero(t, b.balance(to).Sign())
 	require.Equal(t, "0", dayUsed(t, e, policy.NativeAsset).String())
+}
+
+// Every record kind a send writes, failing in each way a disk fails (the
+// write refused; the record written but the write reported failed): what
+// the caps count is never below what moved, a failure before the broadcast
+// moves nothing, and one after it is said in the answer.
+func TestAFailingRecorderForEveryRecordKind(t *testing.T) {
+	b := newTestBed(t)
+	to := common.HexToAddress("0x00000000000000000000000000000000000e6e09")
+	beforeSend := map[string]bool{KindPreview: true, KindCapReserve: true, KindSigned: true}
+	for _, kind := range []string{KindPreview, KindCapReserve, KindSigned, KindBroadcast, KindReceipt, KindCapCorrect} {
+		for _, notWritten := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s written=%v", kind, !notWritten), func(t *testing.T) {
+				rec := &failingRecorder{memRecorder: memRecorder{now: time.Now}, failKind: kind, notWritten: notWritten}
+				e := b.engine(rec)
+				wallet := b.balance(signer.DevAddress)
+				paid := b.balance(to)
+				call := chain.Call{From: signer.DevAddress, To: to, Value: big.NewInt(1e15)}
+				built, ref := e.Build(context.Background(), call, to, func(c chain.Call) caps.Spend { return caps.Spend{policy.NativeAsset: c.MaxCost()} }, nil)
+				require.Nil(t, ref)
+				p := &Plan{Legs: []Leg{{Label: "send", Call: built.Call}}, Spend: built.Spend, Recipient: &to,
+					Effects: []Effect{{Asset: ETH, From: signer.DevAddress, To: to, Amount: big.NewInt(1e15)}}}
+				token, _, ref := e.Issue("wallet_send", []byte(kind), p)
+				if kind == KindPreview {
+					require.NotNil(t, ref, "a preview that cannot be recorded is refused")
+					return
+				}
+				require.Nil(t, ref)
+				out, ref := e.Confirm(context.Background(), TokenMode{}, token, "wallet_send", []byte(kind))
+				moved := new(big.Int).Sub(wallet, b.balance(signer.DevAddress))
+				counted := dayUsed(t, e, policy.NativeAsset)
+				require.True(t, counted.Cmp(moved) >= 0, "the caps count %s, %s moved", counted, moved)
+				require.True(t, used(e, policy.NativeAsset)[policy.NativeAsset].Cmp(moved) >= 0, "the session counts at least what moved")
+				if beforeSend[kind] {
+					require.NotNil(t, ref, "refused before anything is sent")
+					require.Zero(t, moved.Sign(), "nothing moved")
+					require.Zero(t, new(big.Int).Sub(b.balance(to), paid).Sign())
+					return
+				}
+				require.Nil(t, ref)
+				require.NotNil(t, out)
+				require.Equal(t, "1000000000000000", new(big.Int).Sub(b.balance(to), paid).String(), "the send happened")
+				if notWritten {
+					require.NotEmpty(t, out.Unrecorded, "the answer says what the journal could not record")
+				}
+			})
+		}
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -83,6 +84,11 @@ func (s *Server) policyTool() Tool {
 	return readTool(s, "wallet_policy", "Policy and limits",
 		"What this wallet may do now: network, signer, write tools, opt-ins, allow-lists, confirmation mode, and every cap with what is used and what remains.",
 		func(ctx context.Context, _ noArgs) (*mcp.CallToolResult, *Refusal) {
+			// A pending transaction whose receipt is on chain is settled
+			// before it could be listed (no lookup when none is pending).
+			lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			s.engine.SettleIncluded(lctx)
+			cancel()
 			r := s.policyResult()
 			return success(r, policyText(r)), nil
 		})
