@@ -334,3 +334,28 @@ func TestAFailingRecorderForEveryRecordKind(t *testing.T) {
 		}
 	}
 }
+
+// What wallet_policy lists as pending is never on chain: a send whose
+// swallowed broadcast later landed is settled by SettleIncluded (which
+// wallet_policy runs first), in one lookup, without any confirm.
+func TestSettleIncludedListsNoPendingTransactionWhoseReceiptIsOnChain(t *testing.T) {
+	b := newSettleBed(t)
+	ctx := context.Background()
+	p := backends[0].procs(t, b.testBed, 1)[0]
+	limit := func() map[common.Address]*big.Int { return map[common.Address]*big.Int{policy.NativeAsset: big.NewInt(1e18)} }
+	e := New(Deps{Chain: b.chain, Signer: signer.Dev(), Address: signer.DevAddress, Gate: gate.New(time.Minute, 8, nil),
+		Limits: caps.Limits{PerTx: limit(), PerSession: limit(), PerDay: limit()}, Capped: true, Recorder: p.rec, Session: p.session, ReceiptTimeout: time.Second})
+	before := b.balance(signer.DevAddress)
+	b.node.swallow[0] = true
+	token, canonical := b.previewETH(e, b.sink, 1e16)
+	out, ref := e.Confirm(ctx, TokenMode{}, token, "wallet_send", canonical)
+	require.Nil(t, ref)
+	require.Equal(t, StatusPending, out.Status)
+	require.Equal(t, []string{out.Tx.Hex()}, e.PendingTransactions())
+	b.node.release(b.dev, b.direct)
+	moved := new(big.Int).Sub(before, b.balance(signer.DevAddress))
+	e.SettleIncluded(ctx)
+	require.Empty(t, e.PendingTransactions())
+	require.Equal(t, moved.String(), dayUsed(t, e, policy.NativeAsset).String())
+	require.Equal(t, moved.String(), used(e, policy.NativeAsset)[policy.NativeAsset].String())
+}
