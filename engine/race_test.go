@@ -342,7 +342,9 @@ func TestSettleIncludedListsNoPendingTransactionWhoseReceiptIsOnChain(t *testing
 	b := newSettleBed(t)
 	ctx := context.Background()
 	p := backends[0].procs(t, b.testBed, 1)[0]
-	limit := func() map[common.Address]*big.Int { return map[common.Address]*big.Int{policy.NativeAsset: big.NewInt(1e18)} }
+	limit := func() map[common.Address]*big.Int {
+		return map[common.Address]*big.Int{policy.NativeAsset: big.NewInt(1e18)}
+	}
 	e := New(Deps{Chain: b.chain, Signer: signer.Dev(), Address: signer.DevAddress, Gate: gate.New(time.Minute, 8, nil),
 		Limits: caps.Limits{PerTx: limit(), PerSession: limit(), PerDay: limit()}, Capped: true, Recorder: p.rec, Session: p.session, ReceiptTimeout: time.Second})
 	before := b.balance(signer.DevAddress)
