@@ -24,6 +24,7 @@ import (
 	"github.com/walletgate/walletgate/gate"
 	"github.com/walletgate/walletgate/internal/pgtest"
 	"github.com/walletgate/walletgate/journal"
+	"github.com/walletgate/walletgate/journal/records"
 	"github.com/walletgate/walletgate/pgstate"
 	"github.com/walletgate/walletgate/policy"
 	"github.com/walletgate/walletgate/signer"
@@ -360,4 +361,48 @@ func TestSettleIncludedListsNoPendingTransactionWhoseReceiptIsOnChain(t *testing
 	require.Empty(t, e.PendingTransactions())
 	require.Equal(t, moved.String(), dayUsed(t, e, policy.NativeAsset).String())
 	require.Equal(t, moved.String(), used(e, policy.NativeAsset)[policy.NativeAsset].String())
+}
+
+// slowLock is a recorder whose next locked update waits (on the test's
+// clock) for as long as the confirm bound and a second more: the journal's
+// lock held by other processes.
+type slowLock struct {
+	memRecorder
+	clock *time.Time
+	wait  time.Duration
+}
+
+func (s *slowLock) Update(fn func(*records.Live, records.AppendFunc) error) error {
+	if s.wait > 0 {
+		*s.clock = s.clock.Add(s.wait)
+		s.wait = 0
+	}
+	return s.memRecorder.Update(fn)
+}
+
+// One clock for a leg's nonce and its deadline: the allocation is dated
+// when the reservation was asked for, so a confirm that waited past the
+// bound for the journal's lock signs nothing (another process already sees
+// that allocation as expired and may take its nonce).
+func TestALegsDeadlineRunsFromItsNoncesAllocation(t *testing.T) {
+	b := newTestBed(t)
+	clock := time.Now()
+	now := func() time.Time { return clock }
+	rec := &slowLock{memRecorder: memRecorder{now: now}, clock: &clock}
+	limit := func() map[common.Address]*big.Int {
+		return map[common.Address]*big.Int{policy.NativeAsset: big.NewInt(1e18)}
+	}
+	e := New(Deps{Chain: b.chain, Signer: signer.Dev(), Address: signer.DevAddress, Gate: gate.New(time.Hour, 8, nil),
+		Limits: caps.Limits{PerTx: limit(), PerSession: limit(), PerDay: limit()}, Capped: true, Recorder: rec, Now: now, ReceiptTimeout: 5 * time.Second})
+	to := common.HexToAddress("0x00000000000000000000000000000000000e6e0a")
+	nonce := b.nonce()
+	token, canonical := b.previewETH(e, to, 1e15)
+	rec.wait = e.bounds.Confirm + time.Second
+	out, ref := e.Confirm(context.Background(), TokenMode{}, token, "wallet_send", canonical)
+	require.Nil(t, out)
+	require.NotNil(t, ref)
+	require.Equal(t, CodeTooSlow, ref.Code, ref.Message)
+	require.Equal(t, nonce, b.nonce(), "nothing signed or sent")
+	require.Zero(t, b.balance(to).Sign())
+	require.Equal(t, "0", dayUsed(t, e, policy.NativeAsset).String(), "released")
 }
