@@ -250,11 +250,15 @@ func (e *Engine) resolve(ctx context.Context, t *txState) (line string, done boo
 // droppedOnEvidence decides a transaction the node does not know whose
 // nonce the wallet has passed. A lookup that found nothing is no evidence:
 // a node whose index lags says exactly that of a transaction it mined. The
-// evidence is the node's own refusal of the identical bytes as "nonce too
-// low", with the transaction still unknown to it after that refusal: then
-// it is dropped (under the lock, its reservation released once nothing
-// under it can move). Anything else leaves it pending and counted; done is
-// true, since no later write waits behind a nonce that is used.
+// evidence is another transaction of the wallet's at that nonce whose
+// receipt is journaled (its hash known: it ends this one as it is journaled,
+// endReplacedLocked), or the node's own refusal of the identical bytes as
+// "nonce too low", with the transaction still unknown to it after that
+// refusal (bytes without a journaled broadcast are never sent, not even to
+// ask). Then it is dropped (under the lock, its reservation
+// released once nothing under it can move). Anything else leaves it pending
+// and counted; done is true, since no later write waits behind a nonce that
+// is used.
 func (e *Engine) droppedOnEvidence(ctx context.Context, t *txState) (string, bool) {
 	counted := fmt.Sprintf("%s is not known to the node and nonce %d is used, but that alone does not show it was not included (a node's index can lag): it stays pending and counted until its receipt or the node's refusal of its identical bytes shows its fate", t.Tx, t.Nonce)
 	tx, ok := t.signedTx()

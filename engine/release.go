@@ -18,6 +18,7 @@ package engine
 //     a failed write, so what stays counted is the larger amount.
 
 import (
+	"strings"
 	"sync"
 	"time"
 
@@ -164,33 +165,81 @@ func (e *Engine) endTx(tx string, nonce uint64, kind, why string) (ended bool, e
 	if e.recErr != nil {
 		return false, e.recErr
 	}
-	var id string
-	var released map[string]string
+	var released map[string]map[string]string
 	err = e.rec.Update(func(live *records.Live, appendRecord records.AppendFunc) error {
-		var p *records.PendingTx
-		for i := range live.Pending {
-			if live.Pending[i].Signed.Tx == tx {
-				p = &live.Pending[i]
-				break
+		for _, p := range live.Pending {
+			if p.Signed.Tx == tx {
+				ended = true
+				var err error
+				released, err = e.endLocked(live, appendRecord, p.Signed, kind, why)
+				return err
 			}
 		}
-		if p == nil {
-			return nil
-		}
-		id = p.Signed.Reservation
-		if _, err := appendRecord(kind, EndRecord{V: records.Version, Tx: tx, Nonce: nonce, Reason: why}); err != nil {
-			return err
-		}
-		ended = true
-		if id == "" || e.held(id) || live.EndedPer[id] < live.SignedPer[id] {
-			return nil
-		}
-		rec, _, err := records.ReleaseReservation(live, appendRecord, id, "")
-		released = rec
-		return err
+		return nil
 	})
-	if err == nil {
-		e.adopt(id, released)
-	}
+	e.adoptAll(released)
 	return ended, err
+}
+
+// endLocked journals the end of pending transaction s inside an update and
+// releases its reservation there once every transaction signed under it has
+// ended, unless a live run of this process holds it. It returns the
+// release, by reservation id, for adopt.
+func (e *Engine) endLocked(live *records.Live, appendRecord records.AppendFunc, s records.Signed, kind, why string) (map[string]map[string]string, error) {
+	if _, err := appendRecord(kind, EndRecord{V: records.Version, Tx: s.Tx, Nonce: s.Nonce, Reason: why}); err != nil {
+		return nil, err
+	}
+	id := s.Reservation
+	if id == "" || e.held(id) || live.EndedPer[id] < live.SignedPer[id] {
+		return nil, nil
+	}
+	rec, _, err := records.ReleaseReservation(live, appendRecord, id, "")
+	if err != nil || rec == nil {
+		return nil, err
+	}
+	return map[string]map[string]string{id: rec}, nil
+}
+
+// appendReceiptLocked journals mined's receipt inside an update and ends,
+// in the same step, every other pending transaction of its sender at its
+// nonce: mined was included there, so they never can be (its hash is the
+// evidence). It returns their releases, by reservation id, for adopt.
+func (e *Engine) appendReceiptLocked(live *records.Live, appendRecord records.AppendFunc, r ReceiptRecord) (map[string]map[string]string, error) {
+	var mined *records.Signed
+	for _, p := range live.Pending {
+		if p.Signed.Tx == r.Tx {
+			s := p.Signed
+			mined = &s
+		}
+	}
+	if mined == nil {
+		return nil, nil // journaled already (another session or process)
+	}
+	if _, err := appendRecord(KindReceipt, r); err != nil {
+		return nil, err
+	}
+	var others []records.Signed
+	for _, p := range live.Pending {
+		if p.Signed.Tx != mined.Tx && p.Signed.Nonce == mined.Nonce && strings.EqualFold(p.Signed.From, mined.From) {
+			others = append(others, p.Signed)
+		}
+	}
+	released := map[string]map[string]string{}
+	for _, o := range others {
+		rel, err := e.endLocked(live, appendRecord, o, KindDropped, "its nonce was used by "+mined.Tx+", whose receipt is journaled")
+		if err != nil {
+			return released, err
+		}
+		for id, c := range rel {
+			released[id] = c
+		}
+	}
+	return released, nil
+}
+
+// adoptAll adopts each release.
+func (e *Engine) adoptAll(released map[string]map[string]string) {
+	for id, c := range released {
+		e.adopt(id, c)
+	}
 }

@@ -351,9 +351,25 @@ func (r *run) answer(out *Outcome) *Outcome {
 	return out
 }
 
-// recordReceipt journals an included transaction's own receipt.
+// recordReceipt journals an included transaction's own receipt, ending in
+// the same locked step any other of the wallet's transactions at its nonce
+// (appendReceiptLocked).
 func (e *Engine) recordReceipt(info *chain.TxInfo) error {
-	return e.Record(KindReceipt, ReceiptRecord{V: records.Version, Tx: info.Hash.Hex(), Status: info.Status, Block: info.Block, GasUsed: info.GasUsed, Fee: info.Fee().String()})
+	if e.recErr != nil {
+		return e.recErr
+	}
+	var released map[string]map[string]string
+	err := e.rec.Update(func(live *records.Live, appendRecord records.AppendFunc) (err error) {
+		released, err = e.appendReceiptLocked(live, appendRecord, receiptOf(info))
+		return err
+	})
+	e.adoptAll(released)
+	return err
+}
+
+// receiptOf is the receipt record of an included transaction.
+func receiptOf(info *chain.TxInfo) ReceiptRecord {
+	return ReceiptRecord{V: records.Version, Tx: info.Hash.Hex(), Status: info.Status, Block: info.Block, GasUsed: info.GasUsed, Fee: info.Fee().String()}
 }
 
 // incomplete ends a plan that stopped at leg i after earlier legs were

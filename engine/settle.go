@@ -385,15 +385,13 @@ func (e *Engine) journalReceipt(ctx context.Context, t *txState, info *chain.TxI
 		actual = e.measureReceipt(ctx, reserved, info)
 	}
 	var recorded map[string]string
+	var released map[string]map[string]string
 	err := e.rec.Update(func(live *records.Live, appendRecord records.AppendFunc) error {
-		still := false
-		for _, p := range live.Pending {
-			still = still || p.Signed.Tx == t.Tx
-		}
-		if still {
-			if _, err := appendRecord(KindReceipt, ReceiptRecord{V: records.Version, Tx: t.Tx, Status: info.Status, Block: info.Block, GasUsed: info.GasUsed, Fee: info.Fee().String()}); err != nil {
-				return err
-			}
+		r := receiptOf(info)
+		r.Tx = t.Tx
+		var err error
+		if released, err = e.appendReceiptLocked(live, appendRecord, r); err != nil {
+			return err
 		}
 		if actual == nil || e.held(id) {
 			return nil
@@ -417,6 +415,7 @@ func (e *Engine) journalReceipt(ctx context.Context, t *txState, info *chain.TxI
 		recorded, _, err = records.EndReservation(live, appendRecord, id, reserved.At, EncodeSpend(delta), "")
 		return err
 	})
+	e.adoptAll(released)
 	if err == nil {
 		e.adopt(id, recorded)
 	}
