@@ -69,7 +69,7 @@ func (e *Engine) broadcastWaiting(ctx context.Context, tx *types.Transaction, fr
 	var unrecorded []string
 	note := func(what string, err error) {
 		if err != nil {
-			unrecorded = append(unrecorded, what+" ("+Inert(err.Error(), 200)+")")
+			unrecorded = append(unrecorded, unrecordedWhy(what, err))
 		}
 	}
 	for attempt := 0; ; attempt++ {
@@ -122,7 +122,7 @@ func (e *Engine) showRefused(ctx context.Context, hash common.Hash, from common.
 	case info.Found && info.TxHash == hash:
 		b := broadcastResult{outcome: OutcomeAccepted}
 		if err := e.recordBroadcast(hash, OutcomeAccepted, ""); err != nil {
-			b.unrecorded = []string{"the broadcast's acceptance (" + Inert(err.Error(), 200) + ")"}
+			b.unrecorded = []string{unrecordedWhy("the broadcast's acceptance", err)}
 		}
 		return b
 	case info.SenderNonce == nil || *info.SenderNonce > nonce:
@@ -137,7 +137,7 @@ func (e *Engine) showRefused(ctx context.Context, hash common.Hash, from common.
 	switch {
 	case err != nil:
 		return broadcastResult{outcome: OutcomeUnknown, detail: "the node refused it (" + msg + ") and does not have it, but the journal could not record that (" + Inert(err.Error(), 200) + "), so it stays counted",
-			unrecorded: []string{"its refused-final end (" + Inert(err.Error(), 200) + ")"}}
+			unrecorded: []string{unrecordedWhy("its refused-final end", err)}}
 	case !ended:
 		return broadcastResult{outcome: OutcomeUnknown, detail: "the node refused it (" + msg + "), and the journal no longer lists it as pending: another session or process decided its fate"}
 	}

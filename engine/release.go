@@ -38,8 +38,10 @@ type holdKey struct {
 // turns up (by any session of this process). Every Engine on the same
 // records in this process shares them (service mode: a session each).
 var (
-	heldRuns   sync.Map // holdKey → int (the number of holds)
-	heldMu     sync.Mutex
+	holds = struct {
+		sync.Mutex
+		n map[holdKey]int // how many live runs hold each
+	}{n: map[holdKey]int{}}
 	pendingRes sync.Map // holdKey → *caps.Reservation
 )
 
@@ -50,27 +52,23 @@ func (e *Engine) hold(id string) func() {
 		return func() {}
 	}
 	k := holdKey{e.rec, id}
-	heldMu.Lock()
-	n, _ := heldRuns.Load(k)
-	c, _ := n.(int)
-	heldRuns.Store(k, c+1)
-	heldMu.Unlock()
+	holds.Lock()
+	holds.n[k]++
+	holds.Unlock()
 	return func() {
-		heldMu.Lock()
-		defer heldMu.Unlock()
-		n, _ := heldRuns.Load(k)
-		if c, _ := n.(int); c > 1 {
-			heldRuns.Store(k, c-1)
-		} else {
-			heldRuns.Delete(k)
+		holds.Lock()
+		defer holds.Unlock()
+		if holds.n[k]--; holds.n[k] <= 0 {
+			delete(holds.n, k)
 		}
 	}
 }
 
 // held reports whether a live run of this process holds reservation id.
 func (e *Engine) held(id string) bool {
-	_, ok := heldRuns.Load(holdKey{e.rec, id})
-	return ok
+	holds.Lock()
+	defer holds.Unlock()
+	return holds.n[holdKey{e.rec, id}] > 0
 }
 
 // keepPending keeps res, a single-leg confirm's reservation that answered
@@ -242,4 +240,9 @@ func (e *Engine) adoptAll(released map[string]map[string]string) {
 	for id, c := range released {
 		e.adopt(id, c)
 	}
+}
+
+// unrecordedWhy is how an outcome says what the journal could not record.
+func unrecordedWhy(what string, err error) string {
+	return what + " (" + Inert(err.Error(), 200) + ")"
 }

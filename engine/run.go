@@ -48,7 +48,7 @@ type run struct {
 // note keeps what the journal could not record, for the outcome.
 func (r *run) note(what string, err error) {
 	if err != nil {
-		r.unrecorded = append(r.unrecorded, what+" ("+Inert(err.Error(), 200)+")")
+		r.unrecorded = append(r.unrecorded, unrecordedWhy(what, err))
 	}
 }
 

@@ -241,7 +241,7 @@ func (e *Engine) confirmSignature(ctx context.Context, p *Plan, by string) (*Out
 	if sp.Kind != SigUnknownTyped {
 		e.sigs.add(res)
 	} else if err := res.Settle(nil); err != nil { // nothing is counted for an uncapped signature
-		unrecorded = append(unrecorded, "the settlement of the caps ("+Inert(err.Error(), 200)+")")
+		unrecorded = append(unrecorded, unrecordedWhy("the settlement of the caps", err))
 	}
 	e.log.Info("signed typed data", "tool", p.Tool, "kind", sp.Kind, "digest", sig.Digest.Hex())
 	return &Outcome{Status: StatusSigned, Effects: []Moved{}, Fee: new(big.Int), Unrecorded: unrecorded,
