@@ -42,6 +42,7 @@ type endpoint struct {
 	transport *nodeTransport // the HTTP layer under rpc (nil: not HTTP, or built by the caller)
 	simulate  simulateSupport
 	opStack   opStackFlag
+	syncForm  atomic.Int32 // the sync send's timeout form its probe showed (syncsend.go)
 }
 
 // Client reads from and writes to one chain through one or more endpoints.
@@ -50,8 +51,10 @@ type Client struct {
 	chainID *big.Int
 	genesis common.Hash // zero until a node has said it (Dial, CheckChainID)
 	meta    metaCache
-	// syncSend: the node answers eth_sendRawTransactionSync (syncsend.go).
+	// syncSend: the node answers eth_sendRawTransactionSync (syncsend.go);
+	// syncForm: the form of its timeout the node takes (timeoutNumber…).
 	syncSend atomic.Bool
+	syncForm atomic.Int32
 
 	// headsMu guards the first and latest heads read (BlockTime).
 	headsMu             sync.Mutex
@@ -144,6 +147,7 @@ func (c *Client) CheckChainID(ctx context.Context) (*big.Int, error) {
 		return nil, err
 	}
 	c.syncSend.Store(sync)
+	c.syncForm.Store(c.endpoints[i].syncForm.Load())
 	c.mu.Lock()
 	c.current = i
 	c.genesis = genesis
@@ -186,6 +190,7 @@ func (c *Client) readChainID(ctx context.Context) error {
 		return err
 	}
 	c.syncSend.Store(sync)
+	c.syncForm.Store(c.endpoints[i].syncForm.Load())
 	c.chainID, c.genesis, c.current = id, genesis, i
 	c.endpoints[i].verified = true
 	return nil
@@ -235,6 +240,9 @@ func (ep *endpoint) identity(ctx context.Context, probe bool) (*big.Int, common.
 	// The probe's empty bytes are no transaction: a node that has the
 	// method answers a decoding error, one that lacks it "method not found".
 	sync := probe && elems[syncAt].Error != nil && !methodMissing(elems[syncAt].Error)
+	if sync {
+		ep.syncForm.Store(probeForm(elems[syncAt].Error))
+	}
 	return (*big.Int)(&id), *h.Hash, sync, nil
 }
 

@@ -181,3 +181,57 @@ func TestSimulateV1LearnedAtStart(t *testing.T) {
 	require.ErrorIs(t, err, chain.ErrNoSimulateV1)
 	require.Equal(t, asked, p.Arrived("eth_simulateV1"), "refused without asking the node again")
 }
+
+// sendOne signs 1 wei from the dev account to a sink at the next nonce and
+// broadcasts it with the broadcast that waits.
+func sendOne(t *testing.T, c, direct *chain.Client) *chain.TxInfo {
+	t.Helper()
+	ctx := context.Background()
+	st, err := direct.StateAndViews(ctx, signer.DevAddress)
+	require.NoError(t, err)
+	sink := common.HexToAddress("0x00000000000000000000000000000000005ea1ef")
+	call := chain.Call{From: signer.DevAddress, To: sink, Value: big.NewInt(1), Gas: 21000, MaxFee: st.MaxFee(), Tip: st.Tip}
+	tx, err := signer.Dev().SignTx(call.Tx(c.ChainID(), st.Nonce), c.ChainID())
+	require.NoError(t, err)
+	info, err := c.SendRawWaiting(ctx, tx, signer.DevAddress, nil, 5*time.Second)
+	require.NoError(t, err)
+	require.True(t, info.Mined, "the receipt came back in the broadcast's own round trip")
+	return info
+}
+
+// A node that takes eth_sendRawTransactionSync's timeout only as a 0x hex
+// string (Arbitrum Nitro ≥ 3.10, Polygon Bor): the start-up probe already
+// shows it, so the first send goes in the node's form, through the method,
+// in one round trip as on geth — never a fallback to a plain broadcast.
+func TestTheSyncSendSpeaksTheNodesTimeoutDialect(t *testing.T) {
+	d := startDevnet(t, devnet.Options{HTTPAddr: "127.0.0.1:0"})
+	p := nodeproxy.New(d.HTTPURL())
+	t.Cleanup(p.Close)
+	p.HexSyncTimeout()
+	c, err := chain.Dial(context.Background(), []string{p.URL()})
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+	require.True(t, c.SyncSend())
+	direct := inProcess(t, d)
+	before := p.Requests()
+	sendOne(t, c, direct)
+	require.Equal(t, 1, p.Requests()-before, "one round trip, as on geth")
+	require.Equal(t, 2, p.Arrived("eth_sendRawTransactionSync"), "the probe and the send, each once")
+	require.Zero(t, p.Arrived("eth_sendRawTransaction"), "no fallback to a plain broadcast")
+}
+
+// A node whose dialect changes after the probe (a fallback endpoint, a proxy
+// in front of it): the send refused as "invalid argument 1" is made again at
+// once with a hex timeout, and the next send uses that form straight away.
+func TestTheSyncSendLearnsTheTimeoutFormFromARefusal(t *testing.T) {
+	_, p, c, direct := behindProxy(t)
+	p.HexSyncTimeout() // after the probe, which saw geth's form
+	before := p.Requests()
+	sendOne(t, c, direct)
+	require.Equal(t, 2, p.Requests()-before, "the refused form, then the hex one")
+	before = p.Requests()
+	sendOne(t, c, direct)
+	require.Equal(t, 1, p.Requests()-before, "remembered: one round trip")
+	require.Zero(t, p.Arrived("eth_sendRawTransaction"), "no fallback to a plain broadcast")
+	require.True(t, c.SyncSend())
+}

@@ -20,6 +20,15 @@ package chain
 //     that does not, the lookup simply shows less (not mined, or no
 //     snapshot at the receipt's block) and the caller looks again as after
 //     a plain broadcast.
+//   - Nodes take its timeout in different forms: a JSON number of
+//     milliseconds (geth, Reth, OP nodes), only a 0x hex string (Arbitrum
+//     Nitro ≥ 3.10 and Polygon Bor refuse a number with "invalid argument
+//     1"). The start-up probe carries a number, so its answer says which
+//     form the node takes at no round trip of its own; a send the node
+//     refuses as "invalid argument 1" is made again at once in the next form
+//     (hex, then none: the node's own default), and the form that worked is
+//     kept for the rest of the process. A node that cannot decode a call's
+//     arguments did nothing with it.
 //   - Its errors are a plain broadcast's: a transport failure (the request's
 //     own deadline included) leaves the outcome unknown; the node's "not
 //     processed within the timeout" (code 4) means it took the transaction
@@ -50,9 +59,43 @@ const codeSyncTimeout = 4
 // eth_sendRawTransactionSync: nothing was sent; send plainly (SendRaw).
 var ErrNoSyncSend = errors.New("the node has no " + methodSendSync)
 
-// syncProbe is the identity batch's probe element.
+// Forms of the sync send's timeout argument, in the order they are tried.
+const (
+	timeoutNumber int32 = iota // a JSON number of milliseconds (geth, Reth, OP nodes)
+	timeoutHex                 // a 0x hex string only (Arbitrum Nitro ≥ 3.10, Polygon Bor)
+	timeoutNone                // no timeout: the node's own default
+)
+
+// timeoutArgs are the sync send's arguments with its timeout in form.
+func timeoutArgs(raw []byte, ms uint64, form int32) []any {
+	switch form {
+	case timeoutNumber:
+		return []any{hexutil.Bytes(raw), ms}
+	case timeoutHex:
+		return []any{hexutil.Bytes(raw), hexutil.Uint64(ms)}
+	}
+	return []any{hexutil.Bytes(raw)}
+}
+
+// badTimeout reports whether a node's answer says it cannot decode the
+// timeout argument (geth's JSON-RPC server numbers arguments from 0: the
+// timeout is argument 1).
+func badTimeout(err error) bool {
+	return err != nil && strings.Contains(strings.ToLower(err.Error()), "invalid argument 1")
+}
+
+// syncProbe is the identity batch's probe element: empty bytes, which no
+// node takes for a transaction, and a timeout as a number.
 func syncProbe() rpc.BatchElem {
-	return rpc.BatchElem{Method: methodSendSync, Args: []any{"0x"}, Result: new(any)}
+	return rpc.BatchElem{Method: methodSendSync, Args: timeoutArgs(nil, 1, timeoutNumber), Result: new(any)}
+}
+
+// probeForm is the timeout form a node's answer to syncProbe says it takes.
+func probeForm(err error) int32 {
+	if badTimeout(err) {
+		return timeoutHex
+	}
+	return timeoutNumber
 }
 
 // methodMissing reports whether a node's answer says it does not know the
@@ -99,34 +142,37 @@ func (c *Client) SendRawWaiting(ctx context.Context, tx *types.Transaction, from
 	}
 	// In whole milliseconds, at least one: 0 would be the node's default.
 	wait = max(min(wait, bound/2), time.Millisecond)
-	var res any
-	// The timeout is a number of milliseconds (EIP-7966; go-ethereum decodes
-	// a JSON number).
-	send := rpc.BatchElem{Method: methodSendSync, Args: []any{hexutil.Bytes(raw), uint64(wait.Milliseconds())}, Result: &res}
 	if watch == nil {
 		watch = []common.Address{} // the snapshot carries the views
 	}
-	look, decode := c.txElems(tx.Hash(), &from, watch, views)
-	elems := append([]rpc.BatchElem{send}, look...)
-	if err := c.batch(ctx, elems); err != nil {
-		return nil, err // transport: the outcome is unknown
-	}
-	if err := elems[0].Error; err != nil {
-		var e *Error
-		switch {
-		case methodMissing(err):
-			c.syncSend.Store(false)
-			return nil, ErrNoSyncSend
-		case errors.As(err, &e) && e.Code == codeSyncTimeout:
-			// In the node's pool, not yet included: sent.
-		case strings.Contains(strings.ToLower(err.Error()), "already known"):
-		default:
-			return nil, err
+	for form := c.syncForm.Load(); ; form++ {
+		var res any
+		send := rpc.BatchElem{Method: methodSendSync, Args: timeoutArgs(raw, uint64(wait.Milliseconds()), form), Result: &res}
+		look, decode := c.txElems(tx.Hash(), &from, watch, views)
+		elems := append([]rpc.BatchElem{send}, look...)
+		if err := c.batch(ctx, elems); err != nil {
+			return nil, err // transport: the outcome is unknown
 		}
+		if err := elems[0].Error; err != nil {
+			var e *Error
+			switch {
+			case badTimeout(err) && form < timeoutNone:
+				continue // not decoded, so not sent: the next form at once
+			case methodMissing(err):
+				c.syncSend.Store(false)
+				return nil, ErrNoSyncSend
+			case errors.As(err, &e) && e.Code == codeSyncTimeout:
+				// In the node's pool, not yet included: sent.
+			case strings.Contains(strings.ToLower(err.Error()), "already known"):
+			default:
+				return nil, err
+			}
+		}
+		c.syncForm.Store(form)
+		info, err := decode(elems[1:])
+		if err != nil {
+			return &TxInfo{Hash: tx.Hash()}, nil // sent; the lookup is for the caller to repeat
+		}
+		return info, nil
 	}
-	info, err := decode(elems[1:])
-	if err != nil {
-		return &TxInfo{Hash: tx.Hash()}, nil // sent; the lookup is for the caller to repeat
-	}
-	return info, nil
 }

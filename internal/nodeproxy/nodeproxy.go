@@ -59,6 +59,10 @@ type Proxy struct {
 	onBroadcast func(n int) // run before broadcast n (from 0) is answered
 
 	missing map[string]bool // methods the node "lacks": -32601
+	// hexSyncTimeout: eth_sendRawTransactionSync takes its timeout only as a
+	// 0x hex string (Arbitrum Nitro's and Polygon Bor's dialect); a number
+	// is refused as "invalid argument 1", undecoded and unforwarded.
+	hexSyncTimeout bool
 
 	l1Fee     func(common.Hash) *big.Int // receipts gain "l1Fee" (nil: none)
 	reorged   map[common.Hash]int        // receipt state per reorged tx: 0 not seen, 1 seen once, 2 hidden once, 3 back
@@ -80,6 +84,16 @@ func (p *Proxy) URL() string { return p.srv.URL }
 
 // Close stops it.
 func (p *Proxy) Close() { p.srv.Close() }
+
+// HexSyncTimeout makes the proxy speak Arbitrum Nitro's (and Polygon
+// Bor's) dialect of eth_sendRawTransactionSync: its timeout is taken only
+// as a 0x hex string (forwarded to the dev chain as the number geth takes);
+// a JSON number is refused with Nitro's words and reaches no node.
+func (p *Proxy) HexSyncTimeout() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.hexSyncTimeout = true
+}
 
 // BatchLimit refuses a batch of more than n requests as a node does, with
 // words (geth's "batch too large" when empty): one error where n answers
@@ -332,6 +346,14 @@ func (p *Proxy) answer(q request) json.RawMessage {
 	if p.missing[q.Method] {
 		p.mu.Unlock()
 		return errAnswer(-32601, "the method "+q.Method+" does not exist/is not available")
+	}
+	if p.hexSyncTimeout && q.Method == "eth_sendRawTransactionSync" && len(q.Params) > 1 {
+		var ms hexutil.Uint64
+		if json.Unmarshal(q.Params[1], &ms) != nil {
+			p.mu.Unlock()
+			return errAnswer(-32602, "invalid argument 1: json: cannot unmarshal number into Go value of type hexutil.Uint64")
+		}
+		q.Params = append([]json.RawMessage{q.Params[0], json.RawMessage(fmt.Sprint(uint64(ms)))}, q.Params[2:]...)
 	}
 	var sendErr string
 	var hook func()
