@@ -169,3 +169,23 @@ func TestAHostedProviderConfirmsOnce(t *testing.T) {
 		require.NoError(t, err)
 	}
 }
+
+// A node that serves a batch out of order (the lookup riding after the
+// broadcast that waits runs before it, the answers come back last first):
+// the write is still right — sent once, confirmed from its own receipt,
+// the caps settled to what moved.
+func TestANodeThatServesBatchesOutOfOrderStillGetsARightWrite(t *testing.T) {
+	b, p := providerBed(t)
+	p.ReverseBatches()
+	e := b.engine(&memRecorder{now: time.Now})
+	to := common.HexToAddress("0x00000000000000000000000000000000000f00d5")
+	token, canonical := b.previewETH(e, to, 1e12)
+	sends, before := p.Broadcasts(), b.balance(signer.DevAddress)
+	out, ref := e.Confirm(context.Background(), TokenMode{}, token, "wallet_send", canonical)
+	require.Nil(t, ref)
+	require.Equal(t, StatusConfirmed, out.Status)
+	require.Equal(t, sends+1, p.Broadcasts(), "sent once")
+	require.Equal(t, "1000000000000", b.balance(to).String())
+	moved := new(big.Int).Sub(before, b.balance(signer.DevAddress))
+	require.Equal(t, moved.String(), used(e, policy.NativeAsset)[policy.NativeAsset].String(), "the caps count what moved")
+}

@@ -63,6 +63,9 @@ type Proxy struct {
 	// 0x hex string (Arbitrum Nitro's and Polygon Bor's dialect); a number
 	// is refused as "invalid argument 1", undecoded and unforwarded.
 	hexSyncTimeout bool
+	// reversed: a batch's elements are run, and answered, last first (a
+	// node that does not serve a batch in order).
+	reversed bool
 
 	l1Fee     func(common.Hash) *big.Int // receipts gain "l1Fee" (nil: none)
 	reorged   map[common.Hash]int        // receipt state per reorged tx: 0 not seen, 1 seen once, 2 hidden once, 3 back
@@ -93,6 +96,14 @@ func (p *Proxy) HexSyncTimeout() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.hexSyncTimeout = true
+}
+
+// ReverseBatches runs every batch's elements last first and answers them in
+// that order: a node that serves a batch out of order (JSON-RPC lets it).
+func (p *Proxy) ReverseBatches() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.reversed = true
 }
 
 // BatchLimit refuses a batch of more than n requests as a node does, with
@@ -322,11 +333,18 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, `[{"jsonrpc":"2.0","id":%s,"error":{"code":-32600,"message":%q}}]`, reqs[0].ID, words)
 		return
 	}
+	reversed := p.reversed
 	p.mu.Unlock()
 
 	answers := make([]json.RawMessage, len(reqs))
-	for i, q := range reqs {
-		answers[i] = p.answer(q)
+	if reversed {
+		for i := len(reqs) - 1; i >= 0; i-- {
+			answers[len(reqs)-1-i] = p.answer(reqs[i])
+		}
+	} else {
+		for i, q := range reqs {
+			answers[i] = p.answer(q)
+		}
 	}
 	w.Header().Set("Content-Type", "application/json")
 	if batch {
