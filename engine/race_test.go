@@ -72,6 +72,16 @@ var backends = []struct {
 	}},
 }
 
+// ethEngine is an engine of one process p on b's chain with caps of 1 ETH
+// in every window and receipts waited for a second.
+func ethEngine(b *testBed, p proc) *Engine {
+	limit := func() map[common.Address]*big.Int {
+		return map[common.Address]*big.Int{policy.NativeAsset: big.NewInt(1e18)}
+	}
+	return New(Deps{Chain: b.chain, Signer: signer.Dev(), Address: signer.DevAddress, Gate: gate.New(time.Minute, 8, nil),
+		Limits: caps.Limits{PerTx: limit(), PerSession: limit(), PerDay: limit()}, Capped: true, Recorder: p.rec, Session: p.session, ReceiptTimeout: time.Second})
+}
+
 // dayUsed is what asset's per-day window holds, as e's ledger reads it from
 // the shared records.
 func dayUsed(t *testing.T, e *Engine, asset common.Address) *big.Int {
@@ -159,12 +169,8 @@ func concurrentFollowUps(t *testing.T, procs func(*testing.T, *testBed, int) []p
 	b := newSettleBed(t)
 	ctx := context.Background()
 	var engines []*Engine
-	for _, j := range procs(t, b.testBed, 4) {
-		limit := func() map[common.Address]*big.Int {
-			return map[common.Address]*big.Int{policy.NativeAsset: big.NewInt(1e18)}
-		}
-		engines = append(engines, New(Deps{Chain: b.chain, Signer: signer.Dev(), Address: signer.DevAddress, Gate: gate.New(time.Minute, 8, nil),
-			Limits: caps.Limits{PerTx: limit(), PerSession: limit(), PerDay: limit()}, Capped: true, Recorder: j.rec, Session: j.session, ReceiptTimeout: time.Second}))
+	for _, p := range procs(t, b.testBed, 4) {
+		engines = append(engines, ethEngine(b.testBed, p))
 	}
 	b.node.swallow[0] = true
 	token, canonical := b.previewETH(engines[0], b.sink, 1e16)
@@ -211,12 +217,8 @@ func settlesElsewhere(t *testing.T, procs func(*testing.T, *testBed, int) []proc
 	b := newSettleBed(t)
 	ctx := context.Background()
 	var engines []*Engine
-	for _, j := range procs(t, b.testBed, 2) {
-		limit := func() map[common.Address]*big.Int {
-			return map[common.Address]*big.Int{policy.NativeAsset: big.NewInt(1e18)}
-		}
-		engines = append(engines, New(Deps{Chain: b.chain, Signer: signer.Dev(), Address: signer.DevAddress, Gate: gate.New(time.Minute, 8, nil),
-			Limits: caps.Limits{PerTx: limit(), PerSession: limit(), PerDay: limit()}, Capped: true, Recorder: j.rec, Session: j.session, ReceiptTimeout: time.Second}))
+	for _, p := range procs(t, b.testBed, 2) {
+		engines = append(engines, ethEngine(b.testBed, p))
 	}
 	before := b.balance(signer.DevAddress)
 	b.node.swallow[0] = true
@@ -342,12 +344,7 @@ func TestAFailingRecorderForEveryRecordKind(t *testing.T) {
 func TestSettleIncludedListsNoPendingTransactionWhoseReceiptIsOnChain(t *testing.T) {
 	b := newSettleBed(t)
 	ctx := context.Background()
-	p := backends[0].procs(t, b.testBed, 1)[0]
-	limit := func() map[common.Address]*big.Int {
-		return map[common.Address]*big.Int{policy.NativeAsset: big.NewInt(1e18)}
-	}
-	e := New(Deps{Chain: b.chain, Signer: signer.Dev(), Address: signer.DevAddress, Gate: gate.New(time.Minute, 8, nil),
-		Limits: caps.Limits{PerTx: limit(), PerSession: limit(), PerDay: limit()}, Capped: true, Recorder: p.rec, Session: p.session, ReceiptTimeout: time.Second})
+	e := ethEngine(b.testBed, backends[0].procs(t, b.testBed, 1)[0])
 	before := b.balance(signer.DevAddress)
 	b.node.swallow[0] = true
 	token, canonical := b.previewETH(e, b.sink, 1e16)
