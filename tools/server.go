@@ -339,15 +339,14 @@ func writeTool[A any](s *Server, name, title, description string, h typedHandler
 }
 
 // readTool builds a read-only tool whose handler gets strictly parsed args;
-// its output schema is servedSchema(name).
+// its output schema is servedSchema(name), or oneChainSchema(name) with
+// one chain.
 func readTool[A any](s *Server, name, title, description string, h typedHandler[A]) Tool {
 	t := mcp.NewToolWithRawSchema(name, description, inputSchema[A]("", s.networkDescription()))
 	t.Title = title
 	t.RawOutputSchema = servedSchema(name)
 	if len(s.chains()) < 2 {
-		// One chain: no answer carries chains, and the list a model is
-		// handed does not describe them.
-		t.RawOutputSchema = withoutProperty(t.RawOutputSchema, "chains")
+		t.RawOutputSchema = oneChainSchema(name)
 	}
 	t.Annotations = mcp.ToolAnnotation{
 		Title:           title,
