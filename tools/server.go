@@ -96,6 +96,9 @@ type Server struct {
 	log     *slog.Logger
 	now     func() time.Time
 
+	// hold, when set, is waited for before a call does anything (Hold).
+	hold func(context.Context) (*Chains, error)
+
 	gate   *gate.Gate
 	caps   Caps
 	engine *engine.Engine
@@ -362,6 +365,9 @@ func readTool[A any](s *Server, name, title, description string, h typedHandler[
 // isError results, a log line per call on stderr.
 func (s *Server) handler(name string, write bool, run runner) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if res, done, err := s.held(ctx, name, req); done {
+			return res, err
+		}
 		start := time.Now()
 		ctx = confirm.WithRoundTrip(ctx, req.Params.MultiRoundTripParams)
 		raw, err := rawArguments(req)
