@@ -121,16 +121,17 @@ func cmdServe(argv []string, stderr io.Writer) error {
 const drainTimeout = 90 * time.Second
 
 // parseFlags parses a subcommand's flags: -h asks for the usage text; a bad
-// flag or a stray argument is a usage error.
+// flag or a stray argument is a command-line error (its level's usage on
+// stderr).
 func parseFlags(fs *flag.FlagSet, argv []string) error {
 	if err := fs.Parse(argv); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return errHelp
 		}
-		return usagef("%v (see walletgate --help)", err)
+		return cmdLinef(fs.Name(), "%v (see walletgate --help)", err)
 	}
 	if fs.NArg() > 0 {
-		return usagef("unexpected argument %q (see walletgate --help)", fs.Arg(0))
+		return cmdLinef(fs.Name(), "unexpected argument %q (see walletgate --help)", fs.Arg(0))
 	}
 	return nil
 }
