@@ -14,7 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/walletgate/walletgate/internal/schemacheck"
+	"github.com/walletgate/walletgate/tools/schemacheck"
 )
 
 var updateSchemas = flag.Bool("update-schemas", false, "rewrite outschema_gen.go from the result types")

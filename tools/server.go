@@ -27,12 +27,12 @@ import (
 	"github.com/walletgate/walletgate/chain/uniswap"
 	"github.com/walletgate/walletgate/engine"
 	"github.com/walletgate/walletgate/gate"
-	"github.com/walletgate/walletgate/internal/schemacheck"
 	"github.com/walletgate/walletgate/journal"
 	"github.com/walletgate/walletgate/journal/records"
 	"github.com/walletgate/walletgate/policy"
 	"github.com/walletgate/walletgate/signer"
 	"github.com/walletgate/walletgate/tools/confirm"
+	"github.com/walletgate/walletgate/tools/schemacheck"
 )
 
 // Deps is what the tools need from the wiring.

@@ -24,8 +24,8 @@ import (
 	"github.com/ethereum/go-ethereum/ethclient"
 	"github.com/stretchr/testify/require"
 
-	"github.com/walletgate/walletgate/internal/schemacheck"
 	"github.com/walletgate/walletgate/policy"
+	"github.com/walletgate/walletgate/tools/schemacheck"
 )
 
 // binary is the walletgate binary built once for these tests, with
