@@ -10,12 +10,22 @@ import (
 // initialize and tools/list are answered from the configuration while the
 // node has not answered the start-up batch yet; a tool call waits for it,
 // and is served once it passed.
+// In human mode too: the approval page starts while the node is asked.
 func TestInitializeIsAnsweredBeforeTheNode(t *testing.T) {
+	for mode, extra := range map[string][]string{
+		"token": nil,
+		"human": {"WALLETGATE_CONFIRM=human", "WALLETGATE_OPEN_BROWSER=off"},
+	} {
+		t.Run(mode, func(t *testing.T) { answeredBeforeTheNode(t, extra) })
+	}
+}
+
+func answeredBeforeTheNode(t *testing.T, extra []string) {
 	info := startDevnet(t)
 	p := newRPCProxy(t, info.RPC)
 	p.hold("eth_chainId") // the start-up batch carries it
 	t.Cleanup(p.unhold)
-	c := startServer(t, cleanEnv("WALLETGATE_RPC="+p.srv.URL, "WALLETGATE_CHAIN_ID=1337", "WALLETGATE_KEY_FILE="+info.KeyFile))
+	c := startServer(t, cleanEnv(append([]string{"WALLETGATE_RPC=" + p.srv.URL, "WALLETGATE_CHAIN_ID=1337", "WALLETGATE_KEY_FILE=" + info.KeyFile}, extra...)...))
 
 	res := c.initialize()
 	require.Equal(t, "walletgate", res["serverInfo"].(map[string]any)["name"])

@@ -47,8 +47,8 @@ type Options struct {
 	// chain-id check, with one chain: the server can answer initialize and
 	// tools/list from the configuration while the start-up batch is in
 	// flight, and its tool calls wait for Ready (tools.Chains.Hold). Without
-	// it (several chains, the dev chain, human approvals, shared state or
-	// no WALLETGATE_CHAIN_ID, which wait anyway), New waits.
+	// it (several chains, the dev chain, shared state or no
+	// WALLETGATE_CHAIN_ID, which wait anyway), New waits.
 	Early bool
 
 	// With several chains: the key opened once for all of them, and the
@@ -139,8 +139,14 @@ func build(ctx context.Context, o Options, genesis common.Hash) (*App, error) {
 	}
 	cfg := o.Config
 	if o.Approvals != nil && cfg.Confirm == policy.ConfirmHuman && deps.Signer != nil && cfg.Tools != "read" {
-		if err := ready(); err != nil { // no approval page for a node on another chain
-			return a, err
+		// No approval page for a node on another chain. Early, the page
+		// starts while the node is asked (it needs only the configuration:
+		// the wallet and the chain id configured), and no preview reaches
+		// it before the check passed: every tool call waits for it.
+		if !o.Early {
+			if err := ready(); err != nil {
+				return a, err
+			}
 		}
 		p, err := o.Approvals(root, deps)
 		if err != nil {
@@ -181,9 +187,13 @@ func newEarly(ctx context.Context, o Options) (*App, error) {
 			return err
 		}
 		// Nothing was written to the first journal: undo what the first
-		// build opened (its tools stay registered, and forward).
+		// build opened (its tools stay registered, and forward), its
+		// approval page included (the second build starts its own).
+		if a.approvals != nil && a.approvals.Close != nil {
+			a.approvals.Close()
+		}
 		first := a.cleanup
-		a.cleanup = nil
+		a.approvals, a.cleanup = nil, nil
 		first()
 		o.Early = false
 		b, err := build(ctx, o, other.Genesis)
@@ -269,6 +279,9 @@ func (a *App) Server() *tools.Chains { return a.live().chains }
 func (a *App) Close() error {
 	if a == nil {
 		return nil
+	}
+	if a.ready != nil {
+		_ = a.ready() // a check under way (it ends with its context) may still rebuild: after it
 	}
 	if a.approvals != nil && a.approvals.Close != nil {
 		a.approvals.Close()
