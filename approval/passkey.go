@@ -36,7 +36,7 @@ import (
 	"github.com/go-webauthn/webauthn/protocol"
 	"github.com/go-webauthn/webauthn/webauthn"
 
-	"github.com/walletgate/walletgate/internal/atomicfile"
+	"github.com/walletgate/walletgate/atomicfile"
 )
 
 // Files in the passkey directory.

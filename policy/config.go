@@ -347,176 +347,182 @@ func editDistance(a, b string) int {
 
 // set parses one non-empty variable into c; home expands a path's ~.
 func (c *Config) set(name, value, home string) *ConfigError {
-	switch name {
-	case EnvRPC:
-		urls, err := parseRPCList(value)
-		if err != nil {
-			return err
-		}
-		c.RPC, c.rpc = urls, value
-	case EnvChainID:
-		ids, err := parseChainIDs(value)
-		if err != nil {
-			return err
-		}
-		c.ChainID, c.chainIDs = ids[0], ids
-	case EnvStateURL:
-		if problem := stateURLProblem(value); problem != "" {
-			return &ConfigError{Var: name, Value: RedactURL(value), Expected: "a postgres:// or postgresql:// URL with a host, like postgres://walletgate@db.internal:5432/walletgate (" + problem + ")"}
-		}
-		c.StateURL = value
-	case EnvKeystore, EnvPasswordFile, EnvKeyFile, EnvStateDir, EnvDevArtifacts, EnvStatePasswordFile:
-		if err := checkPath(name, value); err != nil {
-			return err
-		}
-		value, err := expandHome(name, value, home)
-		if err != nil {
-			return err
-		}
-		switch name {
-		case EnvKeystore:
-			c.Keystore = value
-		case EnvPasswordFile:
-			c.PasswordFile = value
-		case EnvKeyFile:
-			c.KeyFile = value
-		case EnvStateDir:
-			c.StateDir = value
-		case EnvStatePasswordFile:
-			c.StatePasswordFile = value
-		case EnvDevArtifacts:
-			c.DevArtifacts = value
-		}
-	case EnvOpenBrowser:
-		v, err := parseOpenBrowser(value, home)
-		if err != nil {
-			return err
-		}
-		c.OpenBrowser = v
-	case EnvAddress:
-		a, err := ParseAddress(value)
-		if err != nil {
-			return configError(name, value, "an address, 0x followed by 40 hex digits ("+err.(*AddressError).Reason+")")
-		}
-		c.Address = &a
-	case EnvCapPerTx, EnvCapPerSession, EnvCapPerDay, EnvHumanAbove:
-		entries, err := ParseCapList(value)
-		if err != nil {
-			return configError(name, value, "a cap list of ASSET=AMOUNT items, like ETH=0.01,USDC=25,0xdAC17F958D2ee523a2206206994597C13D831ec7=25 ("+err.Error()+")")
-		}
-		switch name {
-		case EnvCapPerTx:
-			c.CapPerTx = entries
-		case EnvCapPerSession:
-			c.CapPerSession = entries
-		case EnvCapPerDay:
-			c.CapPerDay = entries
-		case EnvHumanAbove:
-			if i := slices.IndexFunc(entries, func(e CapEntry) bool { return e.Amount == Unlimited }); i >= 0 {
-				return configError(name, value, "a list of ASSET=AMOUNT items with amounts, like ETH=0.05,USDC=20 ("+entries[i].Asset+"="+Unlimited+": unlimited is for the cap windows; leave an asset out here and a person approves its writes)")
-			}
-			c.HumanAbove = entries
-		}
-	case EnvAllowMainnet, EnvAllowUncappedTokens:
-		var b bool
-		switch {
-		case asciiEqualFold(value, "true"):
-			b = true
-		case asciiEqualFold(value, "false"):
-			b = false
-		default:
-			return configError(name, value, "true or false")
-		}
-		if name == EnvAllowMainnet {
-			c.AllowMainnet = b
-		} else {
-			c.AllowUncappedTokens = b
-		}
-	case EnvAllowTo:
-		list, err := parseAllowTo(value)
-		if err != nil {
-			return err
-		}
-		c.AllowTo = list
-	case EnvAllowCalls:
-		calls, err := parseAllowCalls(value)
-		if err != nil {
-			return err
-		}
-		c.AllowCalls = calls
-	case EnvAllowTypedData:
-		v, ok := oneOf(value, "known", "any")
-		if !ok {
-			return configError(name, value, "known or any")
-		}
-		c.AllowTypedDataAny = v == "any"
-	case EnvSignatureValidity:
-		d, ok := parseDurationIn(value, MinSignatureMaxValidity, MaxSignatureMaxValidity)
-		if !ok {
-			return configError(name, value, "a Go duration between 30s and 168h, like 1h")
-		}
-		c.SignatureValidity = d
-	case EnvAllowPayTo:
-		p, err := parseAllowPayTo(value)
-		if err != nil {
-			return err
-		}
-		c.AllowPayTo = p
-	case EnvTools:
-		v, ok := oneOf(value, "all", "read")
-		if !ok {
-			return configError(name, value, "all or read")
-		}
-		c.Tools = v
-	case EnvConfirm:
-		v, ok := oneOf(value, "token", "human", "elicit")
-		if !ok {
-			return configError(name, value, "token, human or elicit")
-		}
-		c.Confirm = v
-	case EnvConfirmTTL:
-		d, ok := parseDurationIn(value, MinConfirmTTL, MaxConfirmTTL)
-		if !ok {
-			return configError(name, value, "a Go duration between 10s and 1h, like 5m")
-		}
-		c.ConfirmTTL = d
-	case EnvLog:
-		levels := map[string]slog.Level{"debug": slog.LevelDebug, "info": slog.LevelInfo, "warn": slog.LevelWarn, "error": slog.LevelError}
-		v, ok := oneOf(value, "debug", "info", "warn", "error")
-		if !ok {
-			return configError(name, value, "debug, info, warn or error")
-		}
-		c.LogLevel = levels[v]
-	case EnvReceiptTimeout:
-		d, ok := parseDurationIn(value, MinReceiptTimeout, MaxReceiptTimeout)
-		if !ok {
-			return configError(name, value, "a Go duration between 1s and 30m, like 60s")
-		}
-		c.ReceiptTimeout, c.ReceiptTimeoutSet = d, true
-	case EnvRPCTimeout:
-		d, ok := parseDurationIn(value, MinRPCTimeout, MaxRPCTimeout)
-		if !ok {
-			return configError(name, value, "a Go duration between 1s and 5m, like 20s")
-		}
-		c.RPCTimeout = d
-	case EnvRPCBatchLimit:
-		n, ok := parseDecimalUint(value)
-		if !ok || n < 1 || n > MaxRPCBatchLimit {
-			return configError(name, value, "a whole number of requests from 1 to 1000, like 10")
-		}
-		c.RPCBatchLimit = int(n)
-	case EnvConfirmations:
-		n, ok := parseDecimalUint(value)
-		if !ok || n < 1 || n > MaxConfirmations {
-			return configError(name, value, "a whole number of blocks from 1 to 64, like 1")
-		}
-		c.Confirmations, c.ConfirmationsSet = n, true
-	default:
-		// Unreachable while set handles every entry of Variables; the tests
+	r, ok := setters[name]
+	if !ok {
+		// Unreachable while setters has every entry of Variables; the tests
 		// check that it does.
 		return &ConfigError{Var: name, Expected: "a variable this version of walletgate can read (internal error: no rule for it)"}
 	}
+	return r.set(c, value, home)
+}
+
+// setter reads one variable into a Config.
+type setter interface {
+	set(c *Config, value, home string) *ConfigError
+}
+
+// rule is how one variable is read: parse turns its (non-empty) value into
+// a T, or says what was expected; field is where in the Config it goes;
+// also, when set, records what else the value decides.
+type rule[T any] struct {
+	variable string
+	parse    func(name, value, home string) (T, *ConfigError)
+	field    func(*Config) *T
+	also     func(c *Config, value string)
+}
+
+func (r rule[T]) set(c *Config, value, home string) *ConfigError {
+	v, err := r.parse(r.variable, value, home)
+	if err != nil {
+		return err
+	}
+	*r.field(c) = v
+	if r.also != nil {
+		r.also(c, value)
+	}
 	return nil
+}
+
+// setters are the rules of every variable, by name.
+var setters = func() map[string]setter {
+	m := map[string]setter{}
+	for _, r := range []interface {
+		setter
+		name() string
+	}{
+		rule[[]string]{EnvRPC, valueOnly(parseRPCList), func(c *Config) *[]string { return &c.RPC }, func(c *Config, value string) { c.rpc = value }},
+		rule[[]uint64]{EnvChainID, valueOnly(parseChainIDs), func(c *Config) *[]uint64 { return &c.chainIDs }, func(c *Config, _ string) { c.ChainID = c.chainIDs[0] }},
+		rule[string]{EnvStateURL, parseStateURL, func(c *Config) *string { return &c.StateURL }, nil},
+		rule[string]{EnvKeystore, parsePath, func(c *Config) *string { return &c.Keystore }, nil},
+		rule[string]{EnvPasswordFile, parsePath, func(c *Config) *string { return &c.PasswordFile }, nil},
+		rule[string]{EnvKeyFile, parsePath, func(c *Config) *string { return &c.KeyFile }, nil},
+		rule[string]{EnvStateDir, parsePath, func(c *Config) *string { return &c.StateDir }, nil},
+		rule[string]{EnvStatePasswordFile, parsePath, func(c *Config) *string { return &c.StatePasswordFile }, nil},
+		rule[string]{EnvDevArtifacts, parsePath, func(c *Config) *string { return &c.DevArtifacts }, nil},
+		rule[string]{EnvOpenBrowser, func(_, value, home string) (string, *ConfigError) { return parseOpenBrowser(value, home) }, func(c *Config) *string { return &c.OpenBrowser }, nil},
+		rule[*common.Address]{EnvAddress, parseWatchAddress, func(c *Config) **common.Address { return &c.Address }, nil},
+		rule[[]CapEntry]{EnvCapPerTx, parseCaps, func(c *Config) *[]CapEntry { return &c.CapPerTx }, nil},
+		rule[[]CapEntry]{EnvCapPerSession, parseCaps, func(c *Config) *[]CapEntry { return &c.CapPerSession }, nil},
+		rule[[]CapEntry]{EnvCapPerDay, parseCaps, func(c *Config) *[]CapEntry { return &c.CapPerDay }, nil},
+		rule[[]CapEntry]{EnvHumanAbove, parseHumanAbove, func(c *Config) *[]CapEntry { return &c.HumanAbove }, nil},
+		rule[bool]{EnvAllowMainnet, parseBool, func(c *Config) *bool { return &c.AllowMainnet }, nil},
+		rule[bool]{EnvAllowUncappedTokens, parseBool, func(c *Config) *bool { return &c.AllowUncappedTokens }, nil},
+		rule[[]common.Address]{EnvAllowTo, valueOnly(parseAllowTo), func(c *Config) *[]common.Address { return &c.AllowTo }, nil},
+		rule[CallsAllowed]{EnvAllowCalls, valueOnly(parseAllowCalls), func(c *Config) *CallsAllowed { return &c.AllowCalls }, nil},
+		rule[bool]{EnvAllowTypedData, parseChoice(map[string]bool{"known": false, "any": true}, "known or any", "known", "any"), func(c *Config) *bool { return &c.AllowTypedDataAny }, nil},
+		rule[time.Duration]{EnvSignatureValidity, parseDuration(MinSignatureMaxValidity, MaxSignatureMaxValidity, "a Go duration between 30s and 168h, like 1h"), func(c *Config) *time.Duration { return &c.SignatureValidity }, nil},
+		rule[PayeesAllowed]{EnvAllowPayTo, valueOnly(parseAllowPayTo), func(c *Config) *PayeesAllowed { return &c.AllowPayTo }, nil},
+		rule[string]{EnvTools, parseChoice(map[string]string{"all": "all", "read": "read"}, "all or read", "all", "read"), func(c *Config) *string { return &c.Tools }, nil},
+		rule[string]{EnvConfirm, parseChoice(map[string]string{"token": "token", "human": "human", "elicit": "elicit"}, "token, human or elicit", "token", "human", "elicit"), func(c *Config) *string { return &c.Confirm }, nil},
+		rule[time.Duration]{EnvConfirmTTL, parseDuration(MinConfirmTTL, MaxConfirmTTL, "a Go duration between 10s and 1h, like 5m"), func(c *Config) *time.Duration { return &c.ConfirmTTL }, nil},
+		rule[slog.Level]{EnvLog, parseChoice(map[string]slog.Level{"debug": slog.LevelDebug, "info": slog.LevelInfo, "warn": slog.LevelWarn, "error": slog.LevelError}, "debug, info, warn or error", "debug", "info", "warn", "error"), func(c *Config) *slog.Level { return &c.LogLevel }, nil},
+		rule[time.Duration]{EnvReceiptTimeout, parseDuration(MinReceiptTimeout, MaxReceiptTimeout, "a Go duration between 1s and 30m, like 60s"), func(c *Config) *time.Duration { return &c.ReceiptTimeout }, func(c *Config, _ string) { c.ReceiptTimeoutSet = true }},
+		rule[time.Duration]{EnvRPCTimeout, parseDuration(MinRPCTimeout, MaxRPCTimeout, "a Go duration between 1s and 5m, like 20s"), func(c *Config) *time.Duration { return &c.RPCTimeout }, nil},
+		rule[int]{EnvRPCBatchLimit, parseCount[int](MaxRPCBatchLimit, "a whole number of requests from 1 to 1000, like 10"), func(c *Config) *int { return &c.RPCBatchLimit }, nil},
+		rule[uint64]{EnvConfirmations, parseCount[uint64](MaxConfirmations, "a whole number of blocks from 1 to 64, like 1"), func(c *Config) *uint64 { return &c.Confirmations }, func(c *Config, _ string) { c.ConfirmationsSet = true }},
+	} {
+		m[r.name()] = r
+	}
+	return m
+}()
+
+func (r rule[T]) name() string { return r.variable }
+
+// valueOnly is a parser of the value alone as a rule's parse.
+func valueOnly[T any](parse func(string) (T, *ConfigError)) func(name, value, home string) (T, *ConfigError) {
+	return func(_, value, _ string) (T, *ConfigError) { return parse(value) }
+}
+
+// parseStateURL is WALLETGATE_STATE_URL's: a postgres URL with a host.
+func parseStateURL(name, value, _ string) (string, *ConfigError) {
+	if problem := stateURLProblem(value); problem != "" {
+		return "", &ConfigError{Var: name, Value: RedactURL(value), Expected: "a postgres:// or postgresql:// URL with a host, like postgres://walletgate@db.internal:5432/walletgate (" + problem + ")"}
+	}
+	return value, nil
+}
+
+// parsePath is a path setting's: checked, its ~ or $HOME expanded.
+func parsePath(name, value, home string) (string, *ConfigError) {
+	if err := checkPath(name, value); err != nil {
+		return "", err
+	}
+	return expandHome(name, value, home)
+}
+
+// parseWatchAddress is WALLETGATE_ADDRESS's: one strict address.
+func parseWatchAddress(name, value, _ string) (*common.Address, *ConfigError) {
+	a, err := ParseAddress(value)
+	if err != nil {
+		return nil, configError(name, value, "an address, 0x followed by 40 hex digits ("+err.(*AddressError).Reason+")")
+	}
+	return &a, nil
+}
+
+// parseCaps is a cap window's: a cap list.
+func parseCaps(name, value, _ string) ([]CapEntry, *ConfigError) {
+	entries, err := ParseCapList(value)
+	if err != nil {
+		return nil, configError(name, value, "a cap list of ASSET=AMOUNT items, like ETH=0.01,USDC=25,0xdAC17F958D2ee523a2206206994597C13D831ec7=25 ("+err.Error()+")")
+	}
+	return entries, nil
+}
+
+// parseHumanAbove is WALLETGATE_HUMAN_ABOVE's: a cap list with amounts.
+func parseHumanAbove(name, value, home string) ([]CapEntry, *ConfigError) {
+	entries, err := parseCaps(name, value, home)
+	if err != nil {
+		return nil, err
+	}
+	if i := slices.IndexFunc(entries, func(e CapEntry) bool { return e.Amount == Unlimited }); i >= 0 {
+		return nil, configError(name, value, "a list of ASSET=AMOUNT items with amounts, like ETH=0.05,USDC=20 ("+entries[i].Asset+"="+Unlimited+": unlimited is for the cap windows; leave an asset out here and a person approves its writes)")
+	}
+	return entries, nil
+}
+
+// parseBool is a switch's: true or false, in any letter case.
+func parseBool(name, value, _ string) (bool, *ConfigError) {
+	switch {
+	case asciiEqualFold(value, "true"):
+		return true, nil
+	case asciiEqualFold(value, "false"):
+		return false, nil
+	}
+	return false, configError(name, value, "true or false")
+}
+
+// parseChoice is one of choices (in any letter case, as oneOf takes them),
+// each meaning its value in means.
+func parseChoice[T any](means map[string]T, expected string, choices ...string) func(name, value, home string) (T, *ConfigError) {
+	return func(name, value, _ string) (T, *ConfigError) {
+		v, ok := oneOf(value, choices...)
+		if !ok {
+			var zero T
+			return zero, configError(name, value, expected)
+		}
+		return means[v], nil
+	}
+}
+
+// parseDuration is a Go duration between lo and hi.
+func parseDuration(lo, hi time.Duration, expected string) func(name, value, home string) (time.Duration, *ConfigError) {
+	return func(name, value, _ string) (time.Duration, *ConfigError) {
+		d, ok := parseDurationIn(value, lo, hi)
+		if !ok {
+			return 0, configError(name, value, expected)
+		}
+		return d, nil
+	}
+}
+
+// parseCount is a whole number from 1 to most.
+func parseCount[T int | uint64](most uint64, expected string) func(name, value, home string) (T, *ConfigError) {
+	return func(name, value, _ string) (T, *ConfigError) {
+		n, ok := parseDecimalUint(value)
+		if !ok || n < 1 || n > most {
+			return 0, configError(name, value, expected)
+		}
+		return T(n), nil
+	}
 }
 
 // checkKeySources enforces the rules between the key variables: a keystore

@@ -633,3 +633,15 @@ func TestPathsExpandHome(t *testing.T) {
 		require.Contains(t, err.Error(), tc.says, tc.value)
 	}
 }
+
+// Every variable has its rule in setters, and setters reads no other.
+func TestEveryVariableHasOneRule(t *testing.T) {
+	names := map[string]bool{}
+	for _, v := range Variables {
+		names[v.Name] = true
+		require.Contains(t, setters, v.Name, "setters has no rule for %s", v.Name)
+	}
+	for name := range setters {
+		require.True(t, names[name], "setters reads %s, which Variables does not document", name)
+	}
+}

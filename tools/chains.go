@@ -22,8 +22,8 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/walletgate/walletgate/gate"
-	"github.com/walletgate/walletgate/internal/schemacheck"
 	"github.com/walletgate/walletgate/policy"
+	"github.com/walletgate/walletgate/tools/schemacheck"
 	"github.com/walletgate/walletgate/tools/x402"
 )
 

@@ -16,10 +16,10 @@ import (
 
 	"github.com/walletgate/walletgate/chain"
 	"github.com/walletgate/walletgate/chain/devnet"
-	"github.com/walletgate/walletgate/internal/schemacheck"
 	"github.com/walletgate/walletgate/policy"
 	"github.com/walletgate/walletgate/signer"
 	"github.com/walletgate/walletgate/tools"
+	"github.com/walletgate/walletgate/tools/schemacheck"
 )
 
 // env is a dev chain with walletgate's MCP server and a connected client.

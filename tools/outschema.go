@@ -77,6 +77,22 @@ func resultSchema(tool string) json.RawMessage { return schemaIn(tool, strict) }
 // servedSchema is tool's output schema as tools/list gives it.
 func servedSchema(tool string) json.RawMessage { return schemaIn(tool, served) }
 
+// oneChainSchema is tool's served output schema when one chain is served: no
+// answer then carries chains, and the list a model is handed does not
+// describe them. It is generated too (generatedOneChainSchemas holds the
+// tools whose served schema has chains; the others' is the served one):
+// taking the property out at start-up was the largest part of a cold
+// start's own work (go test -cpuprofile, BENCHMARKS.md).
+func oneChainSchema(tool string) json.RawMessage {
+	if s, ok := generatedOneChainSchemas[tool]; ok {
+		return json.RawMessage(s)
+	}
+	if _, ok := generatedServedSchemas[tool]; ok {
+		return servedSchema(tool)
+	}
+	return withoutProperty(servedSchema(tool), "chains")
+}
+
 func schemaIn(tool string, f form) json.RawMessage {
 	generated := generatedSchemas
 	if f == served {

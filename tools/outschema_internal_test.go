@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/walletgate/walletgate/engine"
-	"github.com/walletgate/walletgate/internal/schemacheck"
+	"github.com/walletgate/walletgate/tools/schemacheck"
 )
 
 // An answer its own schema does not allow leaves as an error that keeps the

@@ -7,6 +7,7 @@ package tools
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"time"
 
 	"github.com/walletgate/walletgate/engine"
 )
@@ -28,6 +29,11 @@ const (
 	KindSignature    = engine.KindSignature
 	KindSignatureEnd = engine.KindSignatureEnd
 )
+
+// ConfirmBound is how long a confirm may take from its cap reservation to
+// its signature (the engine's default bound, engine.DefaultBounds): a
+// reservation older than that, with nothing signed, is a phantom.
+func ConfirmBound() time.Duration { return engine.DefaultBounds.Confirm }
 
 // record appends to the journal when there is one; without one it does
 // nothing (the engine keeps its own records in memory then).

@@ -27,12 +27,12 @@ import (
 	"github.com/walletgate/walletgate/chain/uniswap"
 	"github.com/walletgate/walletgate/engine"
 	"github.com/walletgate/walletgate/gate"
-	"github.com/walletgate/walletgate/internal/schemacheck"
 	"github.com/walletgate/walletgate/journal"
 	"github.com/walletgate/walletgate/journal/records"
 	"github.com/walletgate/walletgate/policy"
 	"github.com/walletgate/walletgate/signer"
 	"github.com/walletgate/walletgate/tools/confirm"
+	"github.com/walletgate/walletgate/tools/schemacheck"
 )
 
 // Deps is what the tools need from the wiring.
@@ -95,6 +95,9 @@ type Server struct {
 	cfg     policy.Config
 	log     *slog.Logger
 	now     func() time.Time
+
+	// hold, when set, is waited for before a call does anything (Hold).
+	hold func(context.Context) (*Chains, error)
 
 	gate   *gate.Gate
 	caps   Caps
@@ -339,15 +342,14 @@ func writeTool[A any](s *Server, name, title, description string, h typedHandler
 }
 
 // readTool builds a read-only tool whose handler gets strictly parsed args;
-// its output schema is servedSchema(name).
+// its output schema is servedSchema(name), or oneChainSchema(name) with
+// one chain.
 func readTool[A any](s *Server, name, title, description string, h typedHandler[A]) Tool {
 	t := mcp.NewToolWithRawSchema(name, description, inputSchema[A]("", s.networkDescription()))
 	t.Title = title
 	t.RawOutputSchema = servedSchema(name)
 	if len(s.chains()) < 2 {
-		// One chain: no answer carries chains, and the list a model is
-		// handed does not describe them.
-		t.RawOutputSchema = withoutProperty(t.RawOutputSchema, "chains")
+		t.RawOutputSchema = oneChainSchema(name)
 	}
 	t.Annotations = mcp.ToolAnnotation{
 		Title:           title,
@@ -363,6 +365,9 @@ func readTool[A any](s *Server, name, title, description string, h typedHandler[
 // isError results, a log line per call on stderr.
 func (s *Server) handler(name string, write bool, run runner) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if res, done, err := s.held(ctx, name, req); done {
+			return res, err
+		}
 		start := time.Now()
 		ctx = confirm.WithRoundTrip(ctx, req.Params.MultiRoundTripParams)
 		raw, err := rawArguments(req)

@@ -32,7 +32,7 @@ func cmdAudit(argv []string, stdout, stderr io.Writer) error {
 		case cmd == "show" && a == "--base-units":
 			opts.BaseUnits = true
 		case strings.HasPrefix(a, "-"):
-			return usagef("unknown flag %q; %s", a, use)
+			return cmdLinef("audit "+cmd, "unknown flag %q; %s", a, use)
 		default:
 			args = append(args, a)
 		}

@@ -54,3 +54,32 @@ func TestSharedBinaryLinksPostgres(t *testing.T) {
 		t.Errorf("walletgate-shared does not link pgstate")
 	}
 }
+
+// The leaves import nothing from internal/ (the app layer builds on them,
+// not they on it), and cmd wires through internal/app and tools without
+// importing the engine, with the shared tag too.
+func TestLeavesImportNoInternalAndCmdNoEngine(t *testing.T) {
+	const mod = "github.com/walletgate/walletgate/"
+	for _, leaf := range []string{"approval/...", "atomicfile", "caps", "chain/...", "engine", "gate", "journal/...", "pgstate", "policy", "signer", "tools/..."} {
+		out, err := exec.Command("go", "list", "-deps", "../../"+leaf).Output()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v", leaf, err)
+		}
+		for _, dep := range strings.Fields(string(out)) {
+			if strings.HasPrefix(dep, mod+"internal/") {
+				t.Errorf("%s imports %s: a leaf imports nothing from internal/", leaf, dep)
+			}
+		}
+	}
+	for _, tags := range []string{"", "shared"} {
+		out, err := exec.Command("go", "list", "-tags", tags, "-f", `{{join .Imports "\n"}}`, ".").Output()
+		if err != nil {
+			t.Fatalf("go list: %v", err)
+		}
+		for _, imp := range strings.Fields(string(out)) {
+			if imp == mod+"engine" || strings.HasPrefix(imp, mod+"engine/") {
+				t.Errorf("cmd/walletgate (tags %q) imports %s", tags, imp)
+			}
+		}
+	}
+}

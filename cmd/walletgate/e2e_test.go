@@ -24,8 +24,8 @@ import (
 	"github.com/ethereum/go-ethereum/ethclient"
 	"github.com/stretchr/testify/require"
 
-	"github.com/walletgate/walletgate/internal/schemacheck"
 	"github.com/walletgate/walletgate/policy"
+	"github.com/walletgate/walletgate/tools/schemacheck"
 )
 
 // binary is the walletgate binary built once for these tests, with
@@ -656,13 +656,13 @@ func TestStartupRefusals(t *testing.T) {
 func TestHelpListsEveryVariable(t *testing.T) {
 	out, err := exec.Command(binary, "--help").Output()
 	require.NoError(t, err)
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile("../../docs/operators.md") // the operators' reference
 	require.NoError(t, err)
 	for _, v := range policy.Variables {
 		require.Contains(t, string(out), v.Name)
-		require.Contains(t, string(readme), "`"+v.Name+"`", "README documents %s", v.Name)
+		require.Contains(t, string(readme), "`"+v.Name+"`", "docs/operators.md documents %s", v.Name)
 	}
-	// The cap defaults: --help and the README's variable table state the
+	// The cap defaults: --help and the reference's variable table state the
 	// table the ledger enforces.
 	require.NotContains(t, string(out), "no caps")
 	for i, name := range []string{policy.EnvCapPerTx, policy.EnvCapPerSession, policy.EnvCapPerDay} {

@@ -28,7 +28,7 @@ import (
 	gosdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
 
-	"github.com/walletgate/walletgate/internal/schemacheck"
+	"github.com/walletgate/walletgate/tools/schemacheck"
 )
 
 // sdkClient is one walletgate process and a Go SDK client session to it.

@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"slices"
 	"strings"
 
 	"github.com/walletgate/walletgate/internal/app"
@@ -30,6 +31,32 @@ func main() {
 const exitUsage = 2
 
 func run(argv []string, stdout, stderr io.Writer) int {
+	// The conventions of every level: -h, --help and help print that
+	// level's usage on stdout and exit 0; --version prints the version;
+	// an unknown subcommand prints the level's usage on stderr and exits 2.
+	path, rest := commandPath(argv)
+	if len(path) > 0 && path[0] == "help" { // walletgate help [COMMAND…]
+		path, _ = commandPath(rest)
+		usageOf(stdout, path)
+		return 0
+	}
+	if wantsHelp(rest) {
+		usageOf(stdout, path)
+		return 0
+	}
+	if len(path) == 0 && len(rest) > 0 && (rest[0] == "--version" || rest[0] == "-version") {
+		printVersion(stdout)
+		return 0
+	}
+	if level := strings.Join(path, " "); len(subcommands[level]) > 0 && level != "" {
+		if len(rest) == 0 {
+			fmt.Fprintf(stderr, "walletgate %s: a subcommand is needed\n", level)
+		} else {
+			fmt.Fprintf(stderr, "walletgate %s: unknown subcommand %q\n", level, rest[0])
+		}
+		usageOf(stderr, path)
+		return exitUsage
+	}
 	cmd := "serve"
 	all := argv
 	if len(argv) > 0 && !strings.HasPrefix(argv[0], "-") {
@@ -59,10 +86,7 @@ func run(argv []string, stdout, stderr io.Writer) int {
 	case "bundle-manifest":
 		err = cmdBundleManifest(argv, stdout)
 	case "version":
-		fmt.Fprintln(stdout, "walletgate", versionString())
-		return 0
-	case "help":
-		usage(stdout)
+		printVersion(stdout)
 		return 0
 	default:
 		fmt.Fprintf(stderr, "walletgate: unknown command %q\n", cmd)
@@ -86,6 +110,12 @@ func exitCode(err error, stdout, stderr io.Writer) int {
 		}
 		return ce.code // the child said why on stderr
 	}
+	var cle *cmdLineError
+	if errors.As(err, &cle) {
+		fmt.Fprintf(stderr, "walletgate: %v\n", err)
+		usageOf(stderr, cle.path)
+		return exitUsage
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "walletgate: %v\n", err)
 		var ue *usageError
@@ -98,6 +128,51 @@ func exitCode(err error, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// subcommands are the command line's levels: each level's subcommands. A
+// level listed here with subcommands needs one of them.
+var subcommands = map[string][]string{
+	"":        {"serve", "devnet", "demo", "audit", "policy", "service", "connect", "approvals", "bundle-manifest", "version", "help"},
+	"audit":   {"verify", "show", "repair"},
+	"service": {"install", "run", "status", "config", "enrol", "uninstall"},
+}
+
+// commandPath splits argv into the subcommands it names, level by level,
+// and the rest (flags and arguments).
+func commandPath(argv []string) (path, rest []string) {
+	for len(argv) > 0 && slices.Contains(subcommands[strings.Join(path, " ")], argv[0]) {
+		path, argv = append(path, argv[0]), argv[1:]
+	}
+	return path, argv
+}
+
+// wantsHelp reports whether the arguments after a level's subcommands ask
+// for its usage: help as the first, or -h, -help or --help before any "--".
+func wantsHelp(rest []string) bool {
+	if len(rest) > 0 && rest[0] == "help" {
+		return true
+	}
+	for _, a := range rest {
+		switch a {
+		case "--":
+			return false
+		case "-h", "-help", "--help":
+			return true
+		}
+	}
+	return false
+}
+
+// printVersion prints the version the MCP Bundle's manifest carries
+// (bundle-manifest), and the build's own when the two differ.
+func printVersion(w io.Writer) {
+	v := versionString()
+	if b := bundleVersion(v); b != v && "v"+b != v {
+		fmt.Fprintf(w, "walletgate %s (build %s)\n", b, v)
+		return
+	}
+	fmt.Fprintln(w, "walletgate", v)
+}
+
 // errHelp asks for the usage text.
 var errHelp = errors.New("help requested")
 
@@ -107,6 +182,22 @@ type usageError struct{ msg string }
 func (e *usageError) Error() string { return e.msg }
 
 func usagef(format string, a ...any) error { return &usageError{fmt.Sprintf(format, a...)} }
+
+// cmdLineError is a command line walletgate cannot parse: a flag no
+// command has, a stray argument. It exits with 2, the usage of its level
+// (path: the subcommands, as in a flag set's name) on stderr.
+type cmdLineError struct {
+	path []string
+	msg  string
+}
+
+func (e *cmdLineError) Error() string { return e.msg }
+
+// cmdLinef is a cmdLineError of the command named level ("walletgate
+// service install", as a flag set is named).
+func cmdLinef(level, format string, a ...any) error {
+	return &cmdLineError{path: strings.Fields(strings.TrimPrefix(level, "walletgate")), msg: fmt.Sprintf(format, a...)}
+}
 
 func isConfigError(err error) bool {
 	var ce *policy.ConfigError
@@ -123,13 +214,18 @@ func versionString() string {
 	return "dev"
 }
 
-func usage(w io.Writer) {
-	fmt.Fprint(w, `walletgate — an MCP server that lets an AI assistant read and move funds on an
+func usage(w io.Writer) { usageOf(w, nil) }
+
+// usageIntro, usageCommands and usageFooter are the usage text: what
+// walletgate is, one entry per command (its first line starts with the
+// command, the next are indented further), and what holds for all.
+const usageIntro = `walletgate — an MCP server that lets an AI assistant read and move funds on an
 EVM chain, only inside the limits its operator sets. MCP speaks JSON-RPC on
 stdout; logs go to stderr.
 
-Usage:
-  walletgate                 serve MCP over stdio on the node in WALLETGATE_RPC
+`
+
+const usageCommands = `  walletgate                 serve MCP over stdio on the node in WALLETGATE_RPC
   walletgate --dev           serve MCP over stdio on an embedded dev chain (chain id 1337)
   walletgate demo            run the server on the dev chain and show what each tool returns
   walletgate devnet --http 127.0.0.1:PORT [--key-file PATH]
@@ -175,12 +271,47 @@ Usage:
   walletgate version         print the version
   walletgate help            this text
 
-Keys are read from files only (never from flags or variable values); files
+`
+
+const usageFooter = `Keys are read from files only (never from flags or variable values); files
 holding secrets must not be readable by group or others (chmod 600).
 
 Environment variables:
-`)
+`
+
+// usageOf writes the usage of one level of the command line: path is the
+// subcommands named (nil: walletgate itself, the whole text with every
+// variable); a level prints its own entries, and one with none of its own
+// its parent's.
+func usageOf(w io.Writer, path []string) {
+	for ; len(path) > 0; path = path[:len(path)-1] {
+		if entries := usageEntries(strings.Join(path, " ")); len(entries) > 0 {
+			fmt.Fprintf(w, "Usage of walletgate %s:\n%s\nSee walletgate --help for every command and variable.\n", strings.Join(path, " "), strings.Join(entries, ""))
+			return
+		}
+	}
+	fmt.Fprint(w, usageIntro+"Usage:\n"+usageCommands+usageFooter)
 	for _, v := range policy.Variables {
 		fmt.Fprintf(w, "  %s\n      %s (default: %s)\n", v.Name, v.Meaning, v.Default)
 	}
+}
+
+// usageEntries are the entries of usageCommands for the command "walletgate
+// <level>" and its subcommands.
+func usageEntries(level string) []string {
+	var entries []string
+	in := false
+	for _, line := range strings.SplitAfter(usageCommands, "\n") {
+		cmd := strings.TrimPrefix(strings.TrimLeft(line, " "), "sudo ")
+		switch {
+		case strings.HasPrefix(line, "  walletgate") || strings.HasPrefix(line, "  sudo walletgate"):
+			in = cmd == "walletgate "+level+"\n" || strings.HasPrefix(cmd, "walletgate "+level+" ")
+			if in {
+				entries = append(entries, line)
+			}
+		case in && strings.TrimSpace(line) != "":
+			entries[len(entries)-1] += line
+		}
+	}
+	return entries
 }

@@ -192,9 +192,11 @@ func TestBundleManifestCarriesTheBuildsVersion(t *testing.T) {
 	build := exec.Command("go", "build", "-ldflags", "-X main.version=v1.4.2", "-o", tagged, ".")
 	build.Stderr = os.Stderr
 	require.NoError(t, build.Run())
-	out, err := exec.Command(tagged, "version").Output()
-	require.NoError(t, err)
-	require.Equal(t, "walletgate v1.4.2\n", string(out))
+	for _, arg := range []string{"version", "--version"} {
+		out, err := exec.Command(tagged, arg).Output()
+		require.NoError(t, err)
+		require.Equal(t, "walletgate v1.4.2\n", string(out), arg)
+	}
 	rel := manifestOf(t, tagged)
 	require.Equal(t, "1.4.2", rel.Version)
 	require.NotContains(t, rel.LongDescription, "development build")

@@ -19,7 +19,7 @@ import (
 func cmdPolicy(argv []string, stdout, stderr io.Writer) error {
 	dev := len(argv) == 1 && argv[0] == "--dev"
 	if len(argv) > 0 && !dev {
-		return usagef("usage: walletgate policy [--dev]")
+		return cmdLinef("policy", "unexpected argument %q (usage: walletgate policy [--dev])", argv[0])
 	}
 	cfg, err := policy.Load(os.Environ())
 	if err != nil {

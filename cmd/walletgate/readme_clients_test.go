@@ -77,12 +77,13 @@ func strictJSON(t *testing.T, raw []byte, v any) {
 	require.NoError(t, dec.Decode(v))
 }
 
-// readmeSection is the text under "### heading" up to the next heading.
+// readmeSection is the text under the heading "## heading" (or "###
+// heading") up to the next heading.
 func readmeSection(t *testing.T, readme, heading string) string {
 	t.Helper()
-	i := strings.Index(readme, "\n### "+heading+"\n")
-	require.GreaterOrEqual(t, i, 0, "README has a section ### %s", heading)
-	rest := readme[i+len(heading)+6:]
+	at := regexp.MustCompile(`\n###? ` + regexp.QuoteMeta(heading) + `\n`).FindStringIndex(readme)
+	require.NotNil(t, at, "the page has a section ## %s", heading)
+	rest := readme[at[1]:]
 	if j := regexp.MustCompile(`\n##+ `).FindStringIndex(rest); j != nil {
 		rest = rest[:j[0]]
 	}
@@ -91,10 +92,16 @@ func readmeSection(t *testing.T, readme, heading string) string {
 
 var fence = regexp.MustCompile("(?ms)^```(json|toml)\n(.*?)^```$")
 
+// clientsPage is where the client sections are; README.md shows one of
+// them (Claude Desktop's), which is read and started too.
+const clientsPage = "../../docs/clients.md"
+
 func TestReadmeClientConfigsStartWalletgate(t *testing.T) {
-	raw, err := os.ReadFile("../../README.md")
+	raw, err := os.ReadFile(clientsPage)
 	require.NoError(t, err)
 	readme := string(raw)
+	front, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
 	state := t.TempDir()
 	info, _ := runDevnet(t, state)
 	second, _ := runDevnet(t, state, "--chain-id", "31337") // for a two-chain example
@@ -120,7 +127,19 @@ func TestReadmeClientConfigsStartWalletgate(t *testing.T) {
 			}
 		})
 	}
-	require.GreaterOrEqual(t, twoChains, 2, "README shows a two-chain setup in Claude Desktop's and Claude Code's sections")
+	require.GreaterOrEqual(t, twoChains, 2, "docs/clients.md shows a two-chain setup in Claude Desktop's and Claude Code's sections")
+	t.Run("README", func(t *testing.T) {
+		client := readmeClients[0]
+		require.Equal(t, "Claude Desktop", client.heading)
+		section := readmeSection(t, string(front), client.heading)
+		require.Contains(t, section, "`"+client.file+"`", "the section names its client's config file")
+		examples := fence.FindAllStringSubmatch(section, -1)
+		require.Len(t, examples, 1, "README shows one client's configuration")
+		entry, ok := client.parse(t, []byte(examples[0][2]))["walletgate"]
+		require.True(t, ok, "the example configures a server named walletgate")
+		require.True(t, filepath.IsAbs(entry.Command), "clients run no shell: the command is an absolute path, not %q", entry.Command)
+		startFromExample(t, entry, []devnetInfo{info, second}, devKey)
+	})
 }
 
 // startFromExample starts walletgate as a client would from entry and

@@ -36,8 +36,10 @@ func cmdServe(argv []string, stderr io.Writer) error {
 
 	// The node's chain id is asked for before anything else is done: the
 	// round trip is the one step of a start that waits on the network, and
-	// the rest of the start is built while it is in flight. A signal ends
-	// the check as it ends everything else.
+	// the rest of the start is built and served while it is in flight
+	// (initialize and tools/list say nothing the node decides); tool calls
+	// wait for it (app.Options.Early). A signal ends the check as it ends
+	// everything else.
 	base, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var n *app.Node
@@ -49,7 +51,7 @@ func cmdServe(argv []string, stderr io.Writer) error {
 	defer stop()
 	defer context.AfterFunc(ctx, cancel)()
 
-	a, err := app.New(ctx, app.Options{Config: cfg, Dev: *dev, Node: n, Logger: logger, Version: versionString(), Shared: shared(),
+	a, err := app.New(ctx, app.Options{Config: cfg, Dev: *dev, Node: n, Logger: logger, Version: versionString(), Shared: shared(), Early: true,
 		Approvals: func(root string, deps tools.Deps) (*app.Approvals, error) {
 			p, err := startApprovals(root, deps, logger, stderr)
 			if err != nil {
@@ -61,8 +63,9 @@ func cmdServe(argv []string, stderr io.Writer) error {
 		return err
 	}
 	defer a.Close()
-	deps, srv := a.Deps(), a.Server()
-	ms := srv.MCP(deps.Version)
+	a.Hold()
+	deps := a.Deps()
+	ms := a.Server().MCP(deps.Version)
 	for i, d := range a.AllDeps() {
 		net := policy.LookupNetwork(d.Chain.ChainID().Uint64())
 		logger.Info("serving MCP on stdio", "wallet", d.Address.Hex(), "network", net.Name, "kind", string(net.Kind), "rpc", d.Chain.Host(), "default", i == 0)
@@ -77,7 +80,13 @@ func cmdServe(argv []string, stderr io.Writer) error {
 	recovered := make(chan struct{})
 	go func() {
 		defer close(recovered)
-		lines, err := srv.Reconcile(recovering)
+		if err := a.Ready(recovering); err != nil {
+			if recovering.Err() == nil {
+				logger.Error("the node's start-up check failed: every tool call is refused (NODE_CHECK_FAILED) until this is fixed and walletgate restarted", "err", err)
+			}
+			return
+		}
+		lines, err := a.Server().Reconcile(recovering)
 		for _, l := range lines {
 			logger.Warn("recovered: " + l)
 		}
@@ -96,8 +105,13 @@ func cmdServe(argv []string, stderr io.Writer) error {
 	stopRecovery()
 	<-recovered
 	// A confirm past its signature finishes before the process stops.
-	if !srv.Drain(drainTimeout) {
+	if !a.Server().Drain(drainTimeout) {
 		logger.Warn("stopping with a confirm still under way; the next start follows it up")
+	}
+	if err == nil && ctx.Err() == nil {
+		// A node check that failed is the exit status, as it was when
+		// nothing was served before it passed.
+		err = a.Ready(ctx)
 	}
 	return err
 }
@@ -107,16 +121,17 @@ func cmdServe(argv []string, stderr io.Writer) error {
 const drainTimeout = 90 * time.Second
 
 // parseFlags parses a subcommand's flags: -h asks for the usage text; a bad
-// flag or a stray argument is a usage error.
+// flag or a stray argument is a command-line error (its level's usage on
+// stderr).
 func parseFlags(fs *flag.FlagSet, argv []string) error {
 	if err := fs.Parse(argv); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return errHelp
 		}
-		return usagef("%v (see walletgate --help)", err)
+		return cmdLinef(fs.Name(), "%v (see walletgate --help)", err)
 	}
 	if fs.NArg() > 0 {
-		return usagef("unexpected argument %q (see walletgate --help)", fs.Arg(0))
+		return cmdLinef(fs.Name(), "unexpected argument %q (see walletgate --help)", fs.Arg(0))
 	}
 	return nil
 }

@@ -17,7 +17,6 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 
 	"github.com/walletgate/walletgate/caps"
-	"github.com/walletgate/walletgate/engine"
 	"github.com/walletgate/walletgate/internal/app"
 	"github.com/walletgate/walletgate/journal/records"
 	"github.com/walletgate/walletgate/pgstate"
@@ -84,7 +83,7 @@ func openShared(ctx context.Context, cfg policy.Config, chainID uint64, genesis 
 	logger.Info("caps, nonces and open transactions are shared through PostgreSQL", "state", shown, "schema", pgstate.SchemaVersion)
 	_, _ = r.Append(tools.KindSessionStart, records.SessionStart{V: records.Version, Version: versionString(), PID: os.Getpid(),
 		ChainID: chainID, Genesis: genesis.Hex(), Wallet: wallet.Hex(), Signer: signerKind})
-	released, err := r.ReleasePhantoms(engine.DefaultBounds.Confirm + phantomAge)
+	released, err := r.ReleasePhantoms(tools.ConfirmBound() + phantomAge)
 	for _, o := range released {
 		logger.Warn("released a phantom cap reservation: its host reserved and signed nothing in time, so nothing was sent", "reservation", o.ID, "session", o.Session, "change", o.Change)
 	}

@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
+	"sync/atomic"
 
 	"github.com/ethereum/go-ethereum/common"
 
@@ -41,6 +43,13 @@ type Options struct {
 	Approvals func(root string, deps tools.Deps) (*Approvals, error)
 	// Service marks a server run as a system service (tools.Deps.Service).
 	Service bool
+	// Early lets New return before the configured node answered its
+	// chain-id check, with one chain: the server can answer initialize and
+	// tools/list from the configuration while the start-up batch is in
+	// flight, and its tool calls wait for Ready (tools.Chains.Hold). Without
+	// it (several chains, the dev chain, shared state or no
+	// WALLETGATE_CHAIN_ID, which wait anyway), New waits.
+	Early bool
 
 	// With several chains: the key opened once for all of them, and the
 	// one session they share (chains.go).
@@ -69,6 +78,11 @@ type App struct {
 	// default first; chains serves them all (or server alone).
 	parts  []*App
 	chains *tools.Chains
+	// ready, with Options.Early, is the node's check still under way
+	// (Ready); rebuilt is the App built in this one's place when the
+	// journal opened turned out to be another chain's.
+	ready   func() error
+	rebuilt atomic.Pointer[App]
 }
 
 // New builds the server. It waits for the node's chain-id check (started by
@@ -94,6 +108,10 @@ func New(ctx context.Context, o Options) (*App, error) {
 
 // newChain is New of one chain.
 func newChain(ctx context.Context, o Options) (*App, error) {
+	if o.Early && !o.Dev {
+		return newEarly(ctx, o)
+	}
+	o.Early = false
 	var genesis common.Hash
 	for {
 		a, err := build(ctx, o, genesis)
@@ -121,8 +139,14 @@ func build(ctx context.Context, o Options, genesis common.Hash) (*App, error) {
 	}
 	cfg := o.Config
 	if o.Approvals != nil && cfg.Confirm == policy.ConfirmHuman && deps.Signer != nil && cfg.Tools != "read" {
-		if err := ready(); err != nil { // no approval page for a node on another chain
-			return a, err
+		// No approval page for a node on another chain. Early, the page
+		// starts while the node is asked (it needs only the configuration:
+		// the wallet and the chain id configured), and no preview reaches
+		// it before the check passed: every tool call waits for it.
+		if !o.Early {
+			if err := ready(); err != nil {
+				return a, err
+			}
 		}
 		p, err := o.Approvals(root, deps)
 		if err != nil {
@@ -135,20 +159,109 @@ func build(ctx context.Context, o Options, genesis common.Hash) (*App, error) {
 	deps.Service = o.Service
 	a.deps = deps
 	a.server = tools.New(deps)
+	if o.Early {
+		a.ready = ready // Ready waits
+		return a, nil
+	}
 	// Built; now the node must have said it is on the configured chain,
 	// and the journal's binding that it is the journal's.
 	return a, ready()
 }
 
+// newEarly is newChain that returns before the node's answer (Options.Early).
+// Ready waits for it; when it says that the journal opened belongs to
+// another chain with the same id, the App is built again with the node's
+// genesis (waiting, this time) and the first one's tool calls go to the
+// second's (tools.Chains.Hold).
+func newEarly(ctx context.Context, o Options) (*App, error) {
+	a, err := build(ctx, o, common.Hash{})
+	if err != nil {
+		a.Close()
+		return nil, err
+	}
+	pending := a.ready
+	a.ready = sync.OnceValue(func() error {
+		err := pending()
+		var other *otherChainError
+		if !errors.As(err, &other) {
+			return err
+		}
+		// Nothing was written to the first journal: undo what the first
+		// build opened (its tools stay registered, and forward), its
+		// approval page included (the second build starts its own).
+		if a.approvals != nil && a.approvals.Close != nil {
+			a.approvals.Close()
+		}
+		first := a.cleanup
+		a.approvals, a.cleanup = nil, nil
+		first()
+		o.Early = false
+		b, err := build(ctx, o, other.Genesis)
+		if err != nil {
+			b.Close()
+			return err
+		}
+		b.chains = tools.ChainsOf(b.server)
+		a.rebuilt.Store(b)
+		return nil
+	})
+	return a, nil
+}
+
+// Ready waits for the node's start-up check of an App built with
+// Options.Early (at once for any other) and says its outcome. After it
+// returned nil, Deps, AllDeps and Server are the ones that serve. Safe for
+// concurrent use; ctx ends the wait only, not the check.
+func (a *App) Ready(ctx context.Context) error {
+	if a.ready == nil {
+		return nil
+	}
+	done := make(chan error, 1)
+	go func() { done <- a.ready() }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Hold makes the tool calls of the MCP server built from Server wait for
+// Ready, and go to the rebuilt App's chain when there is one. Nothing to
+// hold without Options.Early.
+func (a *App) Hold() {
+	if a.ready == nil {
+		return
+	}
+	a.chains.Hold(func(ctx context.Context) (*tools.Chains, error) {
+		if err := a.Ready(ctx); err != nil {
+			return nil, err
+		}
+		if b := a.rebuilt.Load(); b != nil {
+			return b.chains, nil
+		}
+		return nil, nil
+	})
+}
+
+// live is the App that serves: the rebuilt one, once Ready built one. It
+// does not wait.
+func (a *App) live() *App {
+	if b := a.rebuilt.Load(); b != nil {
+		return b
+	}
+	return a
+}
+
 // Deps is what the default chain's server was built from (the chain, the
 // key, the caps, the journal, the approvals).
-func (a *App) Deps() tools.Deps { return a.deps }
+func (a *App) Deps() tools.Deps { return a.live().deps }
 
 // AllDeps is what every chain's server was built from, the default first:
 // a session of a service builds its own tools' state from them.
 func (a *App) AllDeps() []tools.Deps {
 	if len(a.parts) == 0 {
-		return []tools.Deps{a.deps}
+		return []tools.Deps{a.live().deps}
 	}
 	var all []tools.Deps
 	for _, p := range a.parts {
@@ -158,7 +271,7 @@ func (a *App) AllDeps() []tools.Deps {
 }
 
 // Server is the tools' state New built: every chain's.
-func (a *App) Server() *tools.Chains { return a.chains }
+func (a *App) Server() *tools.Chains { return a.live().chains }
 
 // Close stops the approval page, writes the session's end to the journal
 // (and the shared state) and closes them, the key's chain client and the dev
@@ -166,6 +279,9 @@ func (a *App) Server() *tools.Chains { return a.chains }
 func (a *App) Close() error {
 	if a == nil {
 		return nil
+	}
+	if a.ready != nil {
+		_ = a.ready() // a check under way (it ends with its context) may still rebuild: after it
 	}
 	if a.approvals != nil && a.approvals.Close != nil {
 		a.approvals.Close()
@@ -176,6 +292,7 @@ func (a *App) Close() error {
 	if a.cleanup != nil {
 		a.cleanup()
 	}
+	a.rebuilt.Load().Close()
 	return nil
 }
 

@@ -34,6 +34,7 @@ func (k *openedKey) open(cfg policy.Config) (signer.Signer, common.Address, erro
 // approval page. The nodes are all opened first, so that their chain-id
 // checks run at once: a second chain adds no round trip in sequence.
 func newChains(ctx context.Context, o Options) (*App, error) {
+	o.Early = false // each chain's check is waited for (newChain)
 	cfg := o.Config
 	if o.Dev {
 		return nil, usagef("--dev runs one chain, but WALLETGATE_CHAIN_ID lists %d: unset it, or drop --dev and give each chain's node in WALLETGATE_RPC", len(cfg.ChainIDs()))

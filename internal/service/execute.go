@@ -6,7 +6,7 @@ import (
 	"os"
 
 	"github.com/walletgate/walletgate/approval"
-	"github.com/walletgate/walletgate/internal/atomicfile"
+	"github.com/walletgate/walletgate/atomicfile"
 )
 
 // execute carries out plan, step by step, and stops at the first step that

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/walletgate/walletgate/approval"
-	"github.com/walletgate/walletgate/internal/atomicfile"
+	"github.com/walletgate/walletgate/atomicfile"
 )
 
 // InstallOptions are what `walletgate service install` was asked.

@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/walletgate/walletgate/internal/schemacheck"
+	"github.com/walletgate/walletgate/tools/schemacheck"
 )
 
 const closed = `{"type":"object","properties":{"kind":{"type":"string","enum":["a"]}},"required":["kind"],"additionalProperties":false}`

@@ -1,4 +1,4 @@
-package main
+package demo
 
 // The demo's signature part: an EIP-2612 permit and an x402 payment in the
 // dev chain's USDC, end to end. Rules of this file: the other party — the
