@@ -81,3 +81,28 @@ func TestPinnedFeeds(t *testing.T) {
 	require.Equal(t, eth.Feed, FeedsFor(1, 8453, []PriceFeed{{Asset: "ETH", Feed: mine}})["ETH"].Feed, "an unprefixed item is the default chain's")
 	require.Equal(t, mine, FeedsFor(8453, 1, []PriceFeed{{Asset: "ETH", Feed: mine, Chain: 8453}})["ETH"].Feed)
 }
+
+// USD is an asset of every cap list: any case, with a chain prefix, unlimited,
+// resolved to USDAsset in 10^-8 dollars; the address standing for it is
+// refused; the window rule holds for it as for any asset.
+func TestUSDInCapLists(t *testing.T) {
+	entries, err := ParseCapList("ETH=0.1, usd=100, base:USD=unlimited")
+	require.NoError(t, err)
+	require.Equal(t, []CapEntry{{"ETH", "0.1", 0}, {"USD", "100", 0}, {"USD", Unlimited, 8453}}, entries)
+	m, err := ResolveCapList(entries[:2], 1337, nil)
+	require.NoError(t, err)
+	require.Equal(t, "10000000000", m[USDAsset].String(), "$100 in 10^-8 dollars")
+	require.Equal(t, "USD", assetLabel(USDAsset, 1))
+
+	_, err = ParseCapList("0x0000000000000000000000000000000000000348=5")
+	require.ErrorContains(t, err, "write USD")
+	_, err = ParseCapList("USD=0.000000001")
+	require.NoError(t, err, "syntax only")
+	_, err = ResolveCapList([]CapEntry{{Asset: "USD", Amount: "0.000000001"}}, 1, nil)
+	require.Error(t, err, "more decimals than USD keeps (8)")
+
+	_, err = ResolveCapWindows([3][]CapEntry{{{Asset: "USD", Amount: "10"}}, nil, nil}, [3]string{"ETH=1", "ETH=1", "ETH=1"}, 1337, nil)
+	var we *CapWindowsError
+	require.ErrorAs(t, err, &we, "USD in one window only breaks the window rule")
+	require.Equal(t, "USD", we.Assets[len(we.Assets)-1].Asset)
+}
