@@ -62,9 +62,12 @@ func (e Effect) Moved() Moved {
 // sent in order, each only after the one before it was included and
 // succeeded. A Plan is built by a write kind and not changed after Issue.
 type Plan struct {
-	Tool      string
-	Legs      []Leg
-	Spend     caps.Spend      // what the caps are reserved for: ETH (value + max fees) and tokens
+	Tool  string
+	Legs  []Leg
+	Spend caps.Spend // what the caps are reserved for: ETH (value + max fees) and tokens
+	// USD is the preview's USD value of Spend (usd.go), when a USD window
+	// is capped; the confirm values it again at its own prices.
+	USD       *USDValue
 	Recipient *common.Address // checked against the allow-list; nil: none (the wallet itself, a revoke)
 	// Counterparties are addresses the write kind itself took from
 	// walletgate's table (a swap's router): what its effects give them is

@@ -377,7 +377,7 @@ func (e *Engine) journalReceipt(ctx context.Context, w *walletState, t *txState,
 	if info.Status == 1 {
 		var tokens []common.Address
 		for a := range res.Spend() {
-			if a != policy.NativeAsset {
+			if a != policy.NativeAsset && a != policy.USDAsset {
 				tokens = append(tokens, a)
 			}
 		}
@@ -398,5 +398,5 @@ func (e *Engine) journalReceipt(ctx context.Context, w *walletState, t *txState,
 		}
 	}
 	e.pending.Delete(id)
-	res.Settle(actual)
+	res.Settle(e.settleUSD(actual, nil, res.Spend())) // the reserved USD stays counted
 }

@@ -44,10 +44,12 @@ func present[P kindPreview](s *Server, tool string, in keyed, p *engine.Plan, pv
 	}
 	return s.offer(tool, s.canonical(in), p, display, func(c confirmation) (any, string) {
 		r := previewFor(pv, c, tool)
+		r.USD = usdOf(p.USD)
 		var b strings.Builder
 		b.WriteString(pv.headline())
 		pv.base().networkLine(&b)
 		pv.body(&b)
+		usdText(&b, r.USD)
 		s.previewTail(&b, pv.base(), r.ExpiresAt, tool, c)
 		return r, b.String()
 	})
