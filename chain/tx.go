@@ -129,9 +129,10 @@ func (e *ChainChangedError) Error() string {
 // recipient is a contract) and call's simulation with eth_call (its return
 // data; the gas and fees are the node's, so the caller checks the sender can
 // pay them against the state read with it) and, on an OP-stack chain, the
-// GasPriceOracle's L1 fee bound (SendState.L1FeeBound). A revert of the
-// estimate or the simulation is *RevertError.
-func (c *Client) Prepare(ctx context.Context, call Call, codeOf common.Address) (SendState, uint64, []byte, []byte, error) {
+// GasPriceOracle's L1 fee bound (SendState.L1FeeBound), and any extra views
+// (their failures are left in their Err). A revert of the estimate or the
+// simulation is *RevertError.
+func (c *Client) Prepare(ctx context.Context, call Call, codeOf common.Address, extra ...*View) (SendState, uint64, []byte, []byte, error) {
 	est := EstimateView(call)
 	code := CodeView(codeOf)
 	sim := call
@@ -139,7 +140,7 @@ func (c *Client) Prepare(ctx context.Context, call Call, codeOf common.Address) 
 	var ret hexutil.Bytes
 	el := rpc.BatchElem{Method: "eth_call", Args: []any{sim.toArg(), "latest"}, Result: &ret}
 	l1 := c.L1FeeBounds([]Call{call})
-	views := append([]*View{est, code}, l1...)
+	views := append(append([]*View{est, code}, l1...), extra...)
 	st, err := c.stateBatch(ctx, call.From, &el, views)
 	if err != nil {
 		return SendState{}, 0, nil, nil, err

@@ -31,6 +31,9 @@ func (a Asset) ID() string {
 	if a.Native {
 		return policy.NativeSymbol
 	}
+	if a.Address == policy.USDAsset {
+		return policy.USDSymbol
+	}
 	return a.Address.Hex()
 }
 

@@ -35,6 +35,7 @@ type Built struct {
 	Ret   []byte     // the simulation's return data
 	Spend caps.Spend // what the caps were checked against
 	Code  []byte     // the code at codeOf
+	USD   *USDValue  // Spend's USD value, when a USD window is capped
 }
 
 // Build fills in fees and gas for call, simulates it, and checks spendOf(call)
@@ -43,7 +44,8 @@ type Built struct {
 // the node (it needs no estimate first), and whether the wallet can pay the
 // gas limit at the max fee is checked against the balance read with it.
 func (e *Engine) Build(ctx context.Context, call chain.Call, codeOf common.Address, spendOf func(chain.Call) caps.Spend, explain func(*chain.RevertError) *Refusal) (Built, *Refusal) {
-	st, gas, code, ret, err := e.chain.Prepare(ctx, call, codeOf)
+	pr, prices := e.priceViews() // in the same round trip
+	st, gas, code, ret, err := e.chain.Prepare(ctx, call, codeOf, prices...)
 	if err != nil {
 		return Built{}, e.revertRefusal(explain, err)
 	}
@@ -59,11 +61,14 @@ func (e *Engine) Build(ctx context.Context, call chain.Call, codeOf common.Addre
 		return Built{}, Refuse(CodeInsufficientFunds, "the wallet holds %s ETH but this needs up to %s ETH (value plus gas limit %d × max fee %s gwei). Nothing was signed or sent. Send less, or fund the wallet.",
 			ETH.Format(st.ETH), ETH.Format(call.MaxCost()), call.Gas, gwei(call.MaxFee))
 	}
-	spend := spendOf(call)
+	spend, usd, ref := e.priced(spendOf(call), pr, st.Head.Time)
+	if ref != nil {
+		return Built{}, ref
+	}
 	if err := e.ledger.Check(spend); err != nil {
 		return Built{}, e.capsRefusal(err, call.MaxFees()) // its L1 fee bound is fee, not value
 	}
-	return Built{Call: call, State: st, Ret: ret, Spend: spend, Code: code}, nil
+	return Built{Call: call, State: st, Ret: ret, Spend: spend, Code: code, USD: usd}, nil
 }
 
 // BuildLegs fills in fees and gas for every leg of p, simulating them in
@@ -79,7 +84,7 @@ func (e *Engine) BuildLegs(ctx context.Context, p *Plan, st chain.SendState, spe
 		if ref != nil {
 			return nil, ref
 		}
-		p.Legs[0].Call = b.Call
+		p.Legs[0].Call, p.USD = b.Call, b.USD
 		return b.Ret, nil
 	}
 	calls := make([]chain.Call, len(p.Legs))
@@ -87,7 +92,8 @@ func (e *Engine) BuildLegs(ctx context.Context, p *Plan, st chain.SendState, spe
 		calls[i] = l.Call
 	}
 	l1 := e.chain.L1FeeBounds(calls) // in the simulation's round trip
-	res, err := e.chain.SimulateSequence(ctx, calls, l1...)
+	pr, prices := e.priceViews()     // and so are the prices
+	res, err := e.chain.SimulateSequence(ctx, calls, append(append([]*chain.View{}, l1...), prices...)...)
 	if err != nil {
 		return nil, RPCRefusal(err)
 	}
@@ -113,9 +119,14 @@ func (e *Engine) BuildLegs(ctx context.Context, p *Plan, st chain.SendState, spe
 		return nil, Refuse(CodeInsufficientFunds, "the wallet holds %s ETH but these transactions need up to %s ETH (value plus fees). Nothing was signed or sent.",
 			ETH.Format(st.ETH), ETH.Format(p.MaxCost()))
 	}
-	if err := e.ledger.Check(spendOf(p.Legs)); err != nil {
+	spend, usd, ref := e.priced(spendOf(p.Legs), pr, st.Head.Time)
+	if ref != nil {
+		return nil, ref
+	}
+	if err := e.ledger.Check(spend); err != nil {
 		return nil, e.capsRefusal(err, p.Fee())
 	}
+	p.USD = usd
 	return res[len(res)-1].Return, nil
 }
 
@@ -137,6 +148,8 @@ func (e *Engine) BuildTraced(ctx context.Context, p *Plan, views ...*chain.View)
 	// round trip.
 	l1 := e.chain.L1FeeBounds(legCalls(p.Legs))
 	views = append(views, l1...)
+	pr, prices := e.priceViews() // and the USD prices
+	views = append(views, prices...)
 	st, ch, ref := e.Trace(ctx, p.Legs, p.Explain, views...)
 	if ref != nil {
 		return st, ref
@@ -169,13 +182,17 @@ func (e *Engine) BuildTraced(ctx context.Context, p *Plan, views ...*chain.View)
 	}
 	spend := ch.Spend()
 	spend[policy.NativeAsset] = p.MaxCost()
+	spend, usd, ref := e.priced(spend, pr, st.Head.Time)
+	if ref != nil {
+		return st, ref
+	}
 	if err := e.ledger.Check(spend); err != nil {
 		return st, e.capsRefusal(err, p.Fee())
 	}
 	if ref := e.exposureAllowed(&ch); ref != nil {
 		return st, ref
 	}
-	p.Traced, p.Spend = &ch, spend
+	p.Traced, p.Spend, p.USD = &ch, spend, usd
 	return st, nil
 }
 

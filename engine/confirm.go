@@ -66,13 +66,18 @@ func (e *Engine) Confirm(ctx context.Context, ask Asker, confirm, tool string, c
 	bound := p.Bound(e.address)
 	watch := watchedTokens(p, bound)
 	views := balanceViews(e.address, watch)
-	st, ref := e.recheck(pre, p, views...)
+	pr, prices := e.priceViews() // the USD prices ride along (usd.go)
+	st, ref := e.recheck(pre, p, append(append([]*chain.View{}, views...), prices...)...)
+	if ref != nil {
+		return nil, ref
+	}
+	spend, usd, ref := e.repriced(p, pr, st.Head.Time)
 	if ref != nil {
 		return nil, ref
 	}
 	// Reserve the caps with the first transaction's nonce, atomically
 	// across processes.
-	res, nonce, ref := e.reserve(p.Spend, p.Fee(), st.Nonce, confirmedBy(ask))
+	res, nonce, ref := e.reserve(spend, p.Fee(), st.Nonce, confirmedBy(ask))
 	if ref != nil {
 		return nil, ref
 	}
@@ -84,7 +89,7 @@ func (e *Engine) Confirm(ctx context.Context, ask Asker, confirm, tool string, c
 	defer e.hold(res.ID())()
 	// The first leg's deadline runs from its nonce's allocation, dated with
 	// the reservation (one clock for both).
-	r := &run{e: e, p: p, res: res, legAt: res.At(), fees: new(big.Int), bound: bound, moved: newMoved(), watch: watch, before: snapshotOf(st, watch, views)}
+	r := &run{e: e, p: p, res: res, usd: usd, legAt: res.At(), fees: new(big.Int), bound: bound, moved: newMoved(), watch: watch, before: snapshotOf(st, watch, views)}
 	// Once the first leg is signed, no cancellation of the request stops the
 	// plan: its later legs, their verification and the settlement run
 	// detached, each later leg with its own pre-signing bound.

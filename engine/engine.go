@@ -49,6 +49,9 @@ type Deps struct {
 	// HumanAbove is WALLETGATE_HUMAN_ABOVE resolved: what writes confirmed
 	// by a token alone may spend in a rolling day, per asset (tier.go).
 	HumanAbove map[common.Address]*big.Int
+	// Prices prices assets in USD for the USD windows (usd.go); nil with a
+	// USD window capped refuses every write that spends (PRICE_UNAVAILABLE).
+	Prices *Pricing
 	// Journal, when set, keeps every record; JournalErr, when set, is why
 	// the journal that should exist cannot be used: every write is then
 	// refused. With neither, records are kept in memory.
@@ -86,6 +89,7 @@ type Engine struct {
 	// humanAbove: what token-confirmed writes may spend in a day.
 	humanAbove map[common.Address]*big.Int
 	known      []common.Address // the table's tokens, probed in every trace
+	pricing    *Pricing         // USD prices (usd.go)
 
 	confirmations  uint64
 	receiptTimeout time.Duration
@@ -119,7 +123,7 @@ func (e *Engine) Drain(d time.Duration) bool {
 func New(d Deps) *Engine {
 	e := &Engine{chain: d.Chain, chainID: d.Chain.ChainID(), signer: d.Signer, address: d.Address, gate: d.Gate,
 		rules: d.Rules, confirmations: d.Confirmations, receiptTimeout: d.ReceiptTimeout,
-		bounds: d.Bounds, log: d.Logger, now: d.Now, recErr: d.JournalErr, humanAbove: d.HumanAbove, known: d.Known}
+		bounds: d.Bounds, log: d.Logger, now: d.Now, recErr: d.JournalErr, humanAbove: d.HumanAbove, known: d.Known, pricing: d.Prices}
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)
 	}

@@ -15,6 +15,9 @@ import (
 // records, takes the first nonce at or above chainNonce that nothing holds.
 // fee is the plan's max network fee in ETH, for a refusal to say what fits.
 func (e *Engine) reserve(spend caps.Spend, fee *big.Int, chainNonce uint64, by string) (*caps.Reservation, uint64, *Refusal) {
+	if ref := e.usdGuard(spend); ref != nil {
+		return nil, 0, ref
+	}
 	e.reserveMu.Lock()
 	defer e.reserveMu.Unlock()
 	req := &allocRequest{chainNonce: chainNonce}

@@ -69,9 +69,12 @@ type Payment struct {
 }
 
 type Plan struct {
-	Tool      string
-	Legs      []Leg
-	Spend     caps.Spend      // what the caps are reserved for: ETH (value + max fees) and tokens
+	Tool  string
+	Legs  []Leg
+	Spend caps.Spend // what the caps are reserved for: ETH (value + max fees) and tokens
+	// USD is the preview's USD value of Spend (usd.go), when a USD window
+	// is capped; the confirm values it again at its own prices.
+	USD       *USDValue
 	Recipient *common.Address // checked against the allow-list; nil: none (the wallet itself, a revoke)
 	// Payment is set for an x402 payment: its payee is checked against the
 	// operator's payees (WALLETGATE_ALLOW_PAY_TO) at preview and at confirm.

@@ -118,6 +118,9 @@ func (e *Engine) asset(a common.Address) Asset {
 	if a == policy.NativeAsset {
 		return ETH
 	}
+	if a == policy.USDAsset {
+		return USD
+	}
 	if t, ok := policy.TokenByAddress(e.chainID.Uint64(), a); ok {
 		return KnownAsset(t)
 	}

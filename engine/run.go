@@ -21,6 +21,7 @@ type run struct {
 	e     *Engine
 	p     *Plan
 	res   *caps.Reservation
+	usd   *USDValue // the USD value reserved and the rounds it used (usd.go)
 	legAt time.Time // when the current leg's nonce was taken: it is signed within bounds.Confirm of it, or not at all
 	fees  *big.Int  // fees of the included legs
 	// earlier are the included, successful legs before the current one.
@@ -505,6 +506,9 @@ func (r *run) reservedETH() *big.Int {
 }
 
 // settle and release are the only places a confirm's reservation ends
-// (through the store's one release path, caps.DayStore.Correct).
-func (r *run) settle(actual caps.Spend) { r.note("the settlement of the caps", r.res.Settle(actual)) }
-func (r *run) release() error           { return r.res.Release() }
+// (through the store's one release path, caps.DayStore.Correct); what
+// moved settles at the reservation's prices.
+func (r *run) settle(actual caps.Spend) {
+	r.note("the settlement of the caps", r.res.Settle(r.e.settleUSD(actual, r.usd, r.res.Spend())))
+}
+func (r *run) release() error { return r.res.Release() }

@@ -384,6 +384,15 @@ func (e *Engine) journalReceipt(ctx context.Context, t *txState, info *chain.TxI
 	if settleable && !e.held(id) {
 		actual = e.measureReceipt(ctx, reserved, info)
 	}
+	if actual != nil {
+		// The reserved USD stays counted: a receipt found later has no
+		// prices of its own.
+		spend, err := DecodeSpend(reserved.Change)
+		if err != nil {
+			return err
+		}
+		actual = e.settleUSD(actual, nil, spend)
+	}
 	var recorded map[string]string
 	var released map[string]map[string]string
 	err := e.rec.Update(func(live *records.Live, appendRecord records.AppendFunc) error {
@@ -437,7 +446,7 @@ func (e *Engine) measureReceipt(ctx context.Context, reserved records.CapEntry, 
 	}
 	var tokens []common.Address
 	for a := range spend {
-		if a != policy.NativeAsset {
+		if a != policy.NativeAsset && a != policy.USDAsset {
 			tokens = append(tokens, a)
 		}
 	}

@@ -188,6 +188,9 @@ func (e *Engine) PreviewSignature(ctx context.Context, p *Plan) *Refusal {
 	if ref := e.CheckSignature(ctx, p.Sig); ref != nil {
 		return ref
 	}
+	if ref := e.priceSignature(ctx, p, false); ref != nil {
+		return ref
+	}
 	if err := e.ledger.Check(p.Spend); err != nil {
 		return e.CapsRefusal(err)
 	}
@@ -201,6 +204,9 @@ func (e *Engine) confirmSignature(ctx context.Context, p *Plan, by string) (*Out
 	pre, cancel := context.WithTimeout(ctx, e.bounds.Confirm)
 	defer cancel()
 	if ref := e.CheckSignature(pre, sp); ref != nil { // the sweep rides along
+		return nil, ref
+	}
+	if ref := e.priceSignature(pre, p, true); ref != nil {
 		return nil, ref
 	}
 	res, ref := e.reserveSignature(p.Spend, by)
@@ -251,6 +257,9 @@ func (e *Engine) confirmSignature(ctx context.Context, p *Plan, by string) (*Out
 // reserveSignature reserves a signature's spend. It holds reserveMu so that
 // no transaction's nonce request rides on it (a signature takes no nonce).
 func (e *Engine) reserveSignature(spend caps.Spend, by string) (*caps.Reservation, *Refusal) {
+	if ref := e.usdGuard(spend); ref != nil {
+		return nil, ref
+	}
 	e.reserveMu.Lock()
 	defer e.reserveMu.Unlock()
 	e.store.tier = e.tierFor(by)

@@ -6,7 +6,8 @@ package policy
 // (",," or a trailing comma) is refused. ASSET is ETH (any case), a token
 // symbol of 1-16 ASCII letters and digits (upper-cased), or a token address
 // (0x + 40 hex digits, EIP-55 if mixed case; the zero address is refused
-// because it stands for ETH). AMOUNT is a decimal in the amount grammar; zero
+// because it stands for ETH), or USD (any case): the sum of every asset's
+// outflows valued at its Chainlink price (pricefeeds.go). AMOUNT is a decimal in the amount grammar; zero
 // is a valid cap meaning "nothing may be spent". AMOUNT may also be
 // "unlimited" (any case), which says explicitly that the asset has no limit
 // in that list's window (see capwindows.go: every capped asset has every
@@ -143,6 +144,8 @@ func parseCapAsset(item, asset string) (string, error) {
 		return "", capItemError(item, "has no asset before '='; "+capListExample, nil)
 	case asciiEqualFold(asset, NativeSymbol):
 		return NativeSymbol, nil
+	case asciiEqualFold(asset, USDSymbol):
+		return USDSymbol, nil // every outflow valued in USD (pricefeeds.go)
 	case len(asset) >= 2 && (asset[:2] == "0x" || asset[:2] == "0X"):
 		a, err := ParseAddress(asset)
 		if err != nil {
@@ -150,6 +153,9 @@ func parseCapAsset(item, asset string) (string, error) {
 		}
 		if a == NativeAsset {
 			return "", capItemError(item, "names the zero address, which is not a token; write ETH for the native coin", nil)
+		}
+		if a == USDAsset {
+			return "", capItemError(item, "names "+USDAsset.Hex()+", which stands for USD here; write USD", nil)
 		}
 		return a.Hex(), nil
 	case len(asset) <= maxSymbolLength && onlyBytes(asset, "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"):
@@ -188,6 +194,8 @@ func resolveCapList(entries []CapEntry, chainID uint64, decimalsOf func(common.A
 		switch {
 		case e.Asset == NativeSymbol:
 			addr, decimals = NativeAsset, nativeDecimals
+		case e.Asset == USDSymbol:
+			addr, decimals = USDAsset, USDDecimals
 		case strings.HasPrefix(e.Asset, "0x"):
 			a, err := ParseAddress(e.Asset)
 			if err != nil {
@@ -258,6 +266,9 @@ func unknownSymbolReason(symbol string, chainID uint64) string {
 func assetLabel(a common.Address, chainID uint64) string {
 	if a == NativeAsset {
 		return NativeSymbol
+	}
+	if a == USDAsset {
+		return USDSymbol
 	}
 	if t, ok := TokenByAddress(chainID, a); ok {
 		return t.Symbol + " (" + a.Hex() + ")"

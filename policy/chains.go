@@ -176,5 +176,13 @@ func (c Config) ForChain(id uint64) Config {
 		return kept
 	}
 	out.CapPerTx, out.CapPerSession, out.CapPerDay, out.HumanAbove = pick(c.CapPerTx), pick(c.CapPerSession), pick(c.CapPerDay), pick(c.HumanAbove)
+	out.USDUnpriced = pick(c.USDUnpriced)
+	out.PriceFeeds = nil
+	for _, f := range c.PriceFeeds {
+		if f.Chain == id || (f.Chain == 0 && id == c.ChainID) {
+			f.Chain = id
+			out.PriceFeeds = append(out.PriceFeeds, f)
+		}
+	}
 	return out
 }

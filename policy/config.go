@@ -57,6 +57,8 @@ const (
 	EnvHumanAbove          = "WALLETGATE_HUMAN_ABOVE"
 	EnvDevArtifacts        = "WALLETGATE_DEV_ARTIFACTS"
 	EnvOpenBrowser         = "WALLETGATE_OPEN_BROWSER"
+	EnvPriceFeeds          = "WALLETGATE_PRICE_FEEDS"
+	EnvUSDUnpriced         = "WALLETGATE_USD_UNPRICED"
 )
 
 // Variable documents one environment variable for --help and the README.
@@ -99,6 +101,8 @@ var Variables = []Variable{
 	{EnvConfirmations, "blocks a transaction must have (including its own) to count as included, 1 to 64", "the chain's: 2, 3 on Polygon, 1 on dev chains"},
 	{EnvHumanAbove, "with WALLETGATE_CONFIRM=human: a cap list like ETH=0.05,USDC=20; a write that spends at most these (ETH counting value plus max fees) confirms with a token, anything above or in an asset not named needs a person", "a person approves every write"},
 	{EnvOpenBrowser, "with WALLETGATE_CONFIRM=human: whether a preview a person must approve opens its approval page in the person's default browser: on (xdg-open with a desktop session, open on macOS, rundll32 on Windows), off, or the absolute path of a program run with one argument, the file:// address of a 0600 file that forwards the browser to the page", "on"},
+	{EnvPriceFeeds, "with USD in a cap list: Chainlink USD feeds that add to or override the pinned ones, ASSET=0xFEED items, each optionally CHAIN: before and /HEARTBEAT after (like ETH=0x5f4e…8419/1h,base:USDC=0x…/24h)", "the pinned feeds (ETH, USDC, USDT, DAI on Ethereum, OP, Arbitrum, Polygon and the dev chains), heartbeat 1h"},
+	{EnvUSDUnpriced, "with USD in a cap list: assets (optionally CHAIN:ASSET) that may be spent without a USD price; they are bounded by their own caps only and left out of the USD total", "none: an asset without a fresh price is refused (PRICE_UNAVAILABLE)"},
 	{EnvDevArtifacts, "the dev chain only: a node_modules directory holding the Uniswap npm artifacts (walletgate-devnet install-artifacts fills the default)", "testdata/node_modules upward from the working directory or the binary, then the user's data directory"},
 }
 
@@ -183,6 +187,10 @@ type Config struct {
 	// a write whose every spent asset is named here and spends at most its
 	// amount needs no person. nil: a person approves every write.
 	HumanAbove []CapEntry
+	// PriceFeeds are WALLETGATE_PRICE_FEEDS (policy.FeedsFor merges them
+	// with the pinned feeds); USDUnpriced are WALLETGATE_USD_UNPRICED.
+	PriceFeeds  []PriceFeed
+	USDUnpriced []CapEntry
 }
 
 // ConfigError reports a configuration variable that was refused. Var is the
@@ -412,6 +420,8 @@ var setters = func() map[string]setter {
 		rule[bool]{EnvAllowTypedData, parseChoice(map[string]bool{"known": false, "any": true}, "known or any", "known", "any"), func(c *Config) *bool { return &c.AllowTypedDataAny }, nil},
 		rule[time.Duration]{EnvSignatureValidity, parseDuration(MinSignatureMaxValidity, MaxSignatureMaxValidity, "a Go duration between 30s and 168h, like 1h"), func(c *Config) *time.Duration { return &c.SignatureValidity }, nil},
 		rule[PayeesAllowed]{EnvAllowPayTo, valueOnly(parseAllowPayTo), func(c *Config) *PayeesAllowed { return &c.AllowPayTo }, nil},
+		rule[[]PriceFeed]{EnvPriceFeeds, parsePriceFeeds, func(c *Config) *[]PriceFeed { return &c.PriceFeeds }, nil},
+		rule[[]CapEntry]{EnvUSDUnpriced, parseUSDUnpriced, func(c *Config) *[]CapEntry { return &c.USDUnpriced }, nil},
 		rule[string]{EnvTools, parseChoice(map[string]string{"all": "all", "read": "read"}, "all or read", "all", "read"), func(c *Config) *string { return &c.Tools }, nil},
 		rule[string]{EnvConfirm, parseChoice(map[string]string{"token": "token", "human": "human", "elicit": "elicit"}, "token, human or elicit", "token", "human", "elicit"), func(c *Config) *string { return &c.Confirm }, nil},
 		rule[time.Duration]{EnvConfirmTTL, parseDuration(MinConfirmTTL, MaxConfirmTTL, "a Go duration between 10s and 1h, like 5m"), func(c *Config) *time.Duration { return &c.ConfirmTTL }, nil},
@@ -456,6 +466,24 @@ func parseWatchAddress(name, value, _ string) (*common.Address, *ConfigError) {
 		return nil, configError(name, value, "an address, 0x followed by 40 hex digits ("+err.(*AddressError).Reason+")")
 	}
 	return &a, nil
+}
+
+// parsePriceFeeds is WALLETGATE_PRICE_FEEDS's: ASSET=0xFEED items.
+func parsePriceFeeds(name, value, _ string) ([]PriceFeed, *ConfigError) {
+	feeds, err := ParsePriceFeeds(value)
+	if err != nil {
+		return nil, configError(name, value, "a list of ASSET=0xFEED items, like ETH=0x5f4eC3Df9cbd43714FE2740f5E3616155c5b8419/1h,base:USDC=0x… ("+err.Error()+")")
+	}
+	return feeds, nil
+}
+
+// parseUSDUnpriced is WALLETGATE_USD_UNPRICED's: a list of assets.
+func parseUSDUnpriced(name, value, _ string) ([]CapEntry, *ConfigError) {
+	list, err := ParseUnpriced(value)
+	if err != nil {
+		return nil, configError(name, value, "a list of assets, like DAI,base:0x… ("+err.Error()+")")
+	}
+	return list, nil
 }
 
 // parseCaps is a cap window's: a cap list.

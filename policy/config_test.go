@@ -317,6 +317,21 @@ func TestLoadEachVariable(t *testing.T) {
 			{"duplicate", "USDC=1,USDC=2", "repeats"},
 			{"unlimited", "ETH=0.05,USDC=unlimited", "unlimited is for the cap windows"},
 		}},
+		{EnvPriceFeeds, nil, []good{
+			{"two feeds", "ETH=0x5f4eC3Df9cbd43714FE2740f5E3616155c5b8419/24h,USDC=0x8fFfFfd4AfB6115b954Bd326cbe7B4BA576818f6", func(t *testing.T, c Config) {
+				require.Len(t, c.PriceFeeds, 2)
+				require.Equal(t, 24*time.Hour, c.PriceFeeds[0].Heartbeat)
+				require.Equal(t, DefaultHeartbeat, c.PriceFeeds[1].Heartbeat)
+			}},
+		}, []bad{
+			{"no feed", "ETH", "ASSET=0xFEED"},
+			{"bad address", "ETH=0x1234", "bad feed address"},
+		}},
+		{EnvUSDUnpriced, nil, []good{
+			{"one", "dai", func(t *testing.T, c Config) { require.Equal(t, []CapEntry{{Asset: "DAI"}}, c.USDUnpriced) }},
+		}, []bad{
+			{"usd", "USD", "needs no price"},
+		}},
 		{EnvOpenBrowser, nil, []good{
 			{"off", "off", func(t *testing.T, c Config) { require.Equal(t, OpenBrowserOff, c.OpenBrowser) }},
 			{"0", "0", func(t *testing.T, c Config) { require.Equal(t, OpenBrowserOff, c.OpenBrowser) }},

@@ -49,6 +49,7 @@ type previewOf[P any] struct {
 	ConfirmToken string        `json:"confirm_token,omitempty" jsonschema:"single-use token for confirming exactly this preview (not given in human mode)"`
 	Approval     *approvalJSON `json:"approval,omitempty" jsonschema:"human mode: which preview the person must approve, and how"`
 	ExpiresAt    string        `json:"expires_at" jsonschema:"when the confirmation expires (RFC 3339, UTC)"`
+	USD          *usdJSON      `json:"usd,omitempty" served:"object" jsonschema:"with USD caps: the value counted, per asset at its Chainlink price"`
 }
 
 // previewFor is the preview result of pv for tool, confirmed as c says.

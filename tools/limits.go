@@ -10,6 +10,7 @@ import (
 
 	"github.com/walletgate/walletgate/caps"
 	"github.com/walletgate/walletgate/chain"
+	"github.com/walletgate/walletgate/engine"
 	"github.com/walletgate/walletgate/policy"
 )
 
@@ -28,7 +29,9 @@ type Caps struct {
 	// spending at most these amounts (and nothing else) confirms with a
 	// token. nil: a person approves every write.
 	HumanAbove map[common.Address]*big.Int
-	assets     map[common.Address]asset
+	// Prices price assets in USD when a window caps USD (engine.Pricing).
+	Prices *engine.Pricing
+	assets map[common.Address]asset
 }
 
 // ResolveCaps binds the configured cap lists (or defaults, for a window whose
@@ -37,7 +40,7 @@ type Caps struct {
 // has every window (policy.ResolveCapWindows), or it refuses.
 func ResolveCaps(ctx context.Context, c *chain.Client, cfg policy.Config, defaults [3]string) (Caps, error) {
 	chainID := c.ChainID().Uint64()
-	out := Caps{assets: map[common.Address]asset{policy.NativeAsset: ethAsset}}
+	out := Caps{assets: map[common.Address]asset{policy.NativeAsset: ethAsset, policy.USDAsset: engine.USD}}
 	lists := [3][]policy.CapEntry{cfg.CapPerTx, cfg.CapPerSession, cfg.CapPerDay}
 	resolved, err := policy.ResolveCapWindows(lists, defaults, chainID, func(a common.Address) (uint8, error) {
 		meta, err := c.TokenMeta(ctx, a)
@@ -60,6 +63,11 @@ func ResolveCaps(ctx context.Context, c *chain.Client, cfg policy.Config, defaul
 		}
 	}
 	out.Limits = caps.Limits{PerTx: resolved[0], PerSession: resolved[1], PerDay: resolved[2]}
+	if usdCapped(resolved) {
+		if out.Prices, err = engine.PricingFor(chainID, cfg); err != nil {
+			return Caps{}, err
+		}
+	}
 	if cfg.HumanAbove != nil {
 		m, err := policy.ResolveCapList(cfg.HumanAbove, chainID, func(a common.Address) (uint8, error) {
 			meta, err := c.TokenMeta(ctx, a)
@@ -149,12 +157,17 @@ func (s *Server) capUsagesOf(assets []common.Address) []capUsage {
 	return out
 }
 
-// assetID is "ETH" or the token address.
-func assetID(as asset) string {
-	if as.Native {
-		return policy.NativeSymbol
+// assetID is "ETH", "USD" or the token address.
+func assetID(as asset) string { return as.ID() }
+
+// usdCapped says whether any window caps USD.
+func usdCapped(windows [3]map[common.Address]*big.Int) bool {
+	for _, m := range windows {
+		if _, ok := m[policy.USDAsset]; ok {
+			return true
+		}
 	}
-	return as.Address.Hex()
+	return false
 }
 
 // capped is what a write tool's argument says of the caps. The caps

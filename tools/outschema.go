@@ -22,7 +22,8 @@ package tools
 //     required list of each result shape's top level (a read's, a
 //     preview's, an outcome's); no nested required lists, patterns, bounds
 //     or additionalProperties, and a description only where a field's name
-//     does not say what a client needs (its `client` tag, short). What the
+//     does not say what a client needs (its `client` tag, short); a field
+//     tagged `served:"object"` is served as an object of any shape. What the
 //     strict form allows, the served form allows: a client validating
 //     against it never refuses what walletgate sent. The strict form was
 //     86 KB of a 102 KB list; even without descriptions its nested
@@ -208,6 +209,12 @@ func annotate(t reflect.Type, s *jsonschema.Schema, form form) {
 			}
 			if form == served {
 				p.Description = f.Tag.Get("client")
+				if f.Tag.Get("served") == "object" {
+					// Only its type: the strict form checks its shape,
+					// and tools/list has a budget.
+					s.Properties[name] = &jsonschema.Schema{Type: "object", Description: p.Description}
+					return
+				}
 			}
 			annotate(f.Type, p, form)
 		})

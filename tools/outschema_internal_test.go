@@ -64,6 +64,11 @@ func TestServedSchemasKeepEveryFieldAndType(t *testing.T) {
 		}
 		sp, _ := strict["properties"].(map[string]any)
 		vp, _ := served["properties"].(map[string]any)
+		if _, has := served["properties"]; !has && strings.HasSuffix(path, ".usd") {
+			// served:"object": served as an object of any shape, which
+			// accepts whatever the strict form allows (the budget).
+			return
+		}
 		require.Len(t, vp, len(sp), "%s %s: the same fields", tool, path)
 		for name, s := range sp {
 			require.Contains(t, vp, name, "%s %s", tool, path)

@@ -40,14 +40,24 @@ func present[P kindPreview](s *Server, tool string, in keyed, p *engine.Plan, pv
 	display := func() approval.Display {
 		d := s.display(pv.title(), pv.base())
 		pv.page(&d)
+		if v := usdOf(p.USD); v != nil {
+			d.CapsLeft = append([]string{"USD value counted: $" + v.Total + " (Chainlink prices read on chain)"}, d.CapsLeft...)
+			for _, l := range v.Assets {
+				if !l.InTotal {
+					d.Warnings = append(d.Warnings, l.symbol+" is not in the USD total: the operator left it unpriced ("+policy.EnvUSDUnpriced+"); only its own caps bound it")
+				}
+			}
+		}
 		return d
 	}
 	return s.offer(tool, s.canonical(in), p, display, func(c confirmation) (any, string) {
 		r := previewFor(pv, c, tool)
+		r.USD = usdOf(p.USD)
 		var b strings.Builder
 		b.WriteString(pv.headline())
 		pv.base().networkLine(&b)
 		pv.body(&b)
+		usdText(&b, r.USD)
 		s.previewTail(&b, pv.base(), r.ExpiresAt, tool, c)
 		return r, b.String()
 	})

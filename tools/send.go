@@ -131,7 +131,7 @@ func (s *Server) previewSend(ctx context.Context, in sendIntent) (*mcp.CallToolR
 	code := b.Code
 	effect := engine.Effect{Asset: in.asset, From: in.from, To: in.to, Amount: in.amount}
 	to := in.to
-	p := &engine.Plan{Tool: sendTool, Legs: []engine.Leg{{Label: "send", Call: call}}, Spend: spend, Recipient: &to, Effects: []engine.Effect{effect}}
+	p := &engine.Plan{Tool: sendTool, Legs: []engine.Leg{{Label: "send", Call: call}}, Spend: spend, USD: b.USD, Recipient: &to, Effects: []engine.Effect{effect}}
 
 	pv := sendPreview{
 		Action: "send", Asset: assetID(in.asset), Symbol: in.asset.Symbol, Decimals: in.asset.Decimals, KnownToken: in.asset.Known,

@@ -209,7 +209,7 @@ func New(d Deps) *Server {
 	}
 	s.engine = engine.New(engine.Deps{
 		Chain: s.chain, Signer: s.signer, Address: s.address, Gate: s.gate,
-		Limits: d.Caps.Limits, Capped: resolved, AllowUncapped: s.cfg.AllowUncappedTokens, HumanAbove: d.Caps.HumanAbove, Known: known,
+		Limits: d.Caps.Limits, Capped: resolved, AllowUncapped: s.cfg.AllowUncappedTokens, HumanAbove: d.Caps.HumanAbove, Known: known, Prices: d.Caps.Prices,
 		Journal: d.Journal, JournalErr: d.JournalErr, Recorder: d.Recorder,
 		Rules:         &policy.WriteRules{Off: s.writesDisabledReason(), Network: s.network, AllowMainnet: s.cfg.AllowMainnet, AllowTo: s.cfg.AllowTo, AllowPayTo: s.cfg.AllowPayTo},
 		Confirmations: s.cfg.Confirmations, ReceiptTimeout: s.cfg.ReceiptTimeout,

@@ -360,6 +360,9 @@ func (s *Server) swapPlan(ctx context.Context, in swapIntent) (b *uniswap.Built,
 		return nil, nil, nil, ref
 	}
 	p.Spend = spendOf(p.Legs)
+	if p.USD != nil { // valued by BuildLegs from the same spend
+		p.Spend[policy.USDAsset] = new(big.Int).Set(p.USD.Total)
+	}
 	p.Effects = []engine.Effect{{Asset: in.In, From: in.From, To: b.Router, Amount: in.AmountIn}}
 	if !in.In.Native {
 		p.Undo = func(i int) []engine.Leg {

@@ -87,6 +87,18 @@ type Contracts struct {
 	// Uniswap is the Uniswap v3 deployment, deployed right after the tokens
 	// (nonces 2 to 6), or nil when its npm artifacts were not found.
 	Uniswap *Uniswap
+
+	// PriceFeeds are Chainlink MockV3Aggregator USD price feeds by asset
+	// (FeedAssets: ETH at $3,000, USDC, USDT and DAI at $1, FeedDecimals
+	// decimals), deployed by the dev facilitator after USDC at the fixed
+	// addresses FeedAddress names (see feeds.go).
+	PriceFeeds map[string]common.Address
+
+	// SequencerUptimeFeed is, on an OP-stack dev chain, a MockV3Aggregator
+	// standing for Chainlink's L2 sequencer uptime feed (answer 0: up, 1:
+	// down; startedAt: when that status began), deployed after the price
+	// feeds; zero on other dev chains.
+	SequencerUptimeFeed common.Address
 }
 
 // The EIP-712 domain of the dev USDC: the name and version real USDC (FiatTokenV2) uses.
@@ -278,6 +290,10 @@ func Start(ctx context.Context, opts Options) (*Devnet, error) {
 		return nil, err
 	}
 	if err := d.deployUSDC(ctx); err != nil {
+		d.Close()
+		return nil, err
+	}
+	if err := d.deployFeeds(ctx, opts.OPStack); err != nil {
 		d.Close()
 		return nil, err
 	}

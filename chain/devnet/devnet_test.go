@@ -68,7 +68,7 @@ func TestStartDeploysAUSDCLikeToken(t *testing.T) {
 	require.Equal(t, "USDC", read("symbol")[0])
 	require.Equal(t, uint8(6), read("decimals")[0])
 	require.Equal(t, devnet.DevUSDC, read("balanceOf", signer.DevAddress)[0])
-	require.Equal(t, uint64(2), mustNonce(t, d, signer.DevFacilitatorAddress), "the facilitator deployed it and minted the dev account's USDC")
+	require.Equal(t, uint64(2+len(devnet.FeedAssets)), mustNonce(t, d, signer.DevFacilitatorAddress), "the facilitator deployed it, minted the dev account's USDC, then deployed the price feeds")
 }
 
 func mustNonce(t *testing.T, d *devnet.Devnet, a common.Address) uint64 {
@@ -128,4 +128,57 @@ func TestDevnetRefusesANetworksChainID(t *testing.T) {
 		require.ErrorContains(t, err, "not a local dev chain id")
 		require.ErrorContains(t, err, "1337 or 31337")
 	}
+}
+
+// The dev chain's Chainlink price feeds: MockV3Aggregator from
+// @chainlink/contracts at their fixed addresses, 8 decimals, ETH at $3,000 and
+// the stablecoins at $1, and tests can move a price and age a round.
+func TestStartDeploysPriceFeeds(t *testing.T) {
+	ctx := context.Background()
+	d, err := devnet.Start(ctx, devnet.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { d.Close() })
+
+	abiJSON, _, err := testdata.Contract("MockV3Aggregator")
+	require.NoError(t, err)
+	parsed, err := abi.JSON(strings.NewReader(abiJSON))
+	require.NoError(t, err)
+	read := func(feed common.Address, method string) []any {
+		data, err := parsed.Pack(method)
+		require.NoError(t, err)
+		out, err := d.Client().CallContract(ctx, ethereum.CallMsg{To: &feed, Data: data}, nil)
+		require.NoError(t, err)
+		vals, err := parsed.Unpack(method, out)
+		require.NoError(t, err)
+		return vals
+	}
+	require.Len(t, d.Contracts.PriceFeeds, 4)
+	for asset, want := range map[string]int64{"ETH": 3_000_00000000, "USDC": 1_00000000, "USDT": 1_00000000, "DAI": 1_00000000} {
+		feed := d.Contracts.PriceFeeds[asset]
+		fixed, ok := devnet.FeedAddress(asset)
+		require.True(t, ok, asset)
+		require.Equal(t, fixed, feed, asset)
+		pinned, ok := policy.PinnedFeed(devnet.ChainID, asset)
+		require.True(t, ok, asset)
+		require.Equal(t, fixed, pinned.Feed, "policy pins the dev chain's %s/USD feed at its fixed address", asset)
+		require.Equal(t, uint8(8), read(feed, "decimals")[0], asset)
+		round := read(feed, "latestRoundData")
+		require.Equal(t, big.NewInt(1), round[0], asset)
+		require.Equal(t, big.NewInt(want), round[1], asset)
+		require.NotZero(t, round[3].(*big.Int).Sign(), "%s: updatedAt", asset)
+	}
+	require.Equal(t, common.Address{}, d.Contracts.SequencerUptimeFeed, "only an OP-stack dev chain has a sequencer feed")
+
+	require.NoError(t, d.SetPrice(ctx, "ETH", big.NewInt(2_500_00000000)))
+	round := read(d.Contracts.PriceFeeds["ETH"], "latestRoundData")
+	require.Equal(t, big.NewInt(2), round[0])
+	require.Equal(t, big.NewInt(2_500_00000000), round[1])
+
+	require.NoError(t, d.SetRound(ctx, "USDT", 7, big.NewInt(-1), 1_000, 999))
+	round = read(d.Contracts.PriceFeeds["USDT"], "latestRoundData")
+	require.Equal(t, big.NewInt(7), round[0])
+	require.Equal(t, big.NewInt(-1), round[1])
+	require.Equal(t, big.NewInt(999), round[2])
+	require.Equal(t, big.NewInt(1_000), round[3])
+	require.Error(t, d.SetPrice(ctx, "WBTC", big.NewInt(1)))
 }

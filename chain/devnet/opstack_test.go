@@ -110,3 +110,26 @@ func TestOPStackModeDeploysUniswapToo(t *testing.T) {
 		require.NotEmpty(t, code, name)
 	}
 }
+
+// An OP-stack dev chain has an L2 sequencer uptime feed at its fixed address,
+// up (answer 0) since start, and tests can report it down.
+func TestOPStackDevnetHasASequencerUptimeFeed(t *testing.T) {
+	ctx := context.Background()
+	d := opStackDevnet(t, devnet.L1Values{})
+	require.Equal(t, devnet.SequencerFeedAddress(), d.Contracts.SequencerUptimeFeed)
+	feedABI, err := abi.JSON(strings.NewReader(`[{"type":"function","name":"latestRoundData","stateMutability":"view","inputs":[],"outputs":[{"type":"uint80"},{"type":"int256"},{"type":"uint256"},{"type":"uint256"},{"type":"uint80"}]}]`))
+	require.NoError(t, err)
+	status := func() []any {
+		data, _ := feedABI.Pack("latestRoundData")
+		out, err := d.Client().CallContract(ctx, ethereum.CallMsg{To: &d.Contracts.SequencerUptimeFeed, Data: data}, nil)
+		require.NoError(t, err)
+		vals, err := feedABI.Unpack("latestRoundData", out)
+		require.NoError(t, err)
+		return vals
+	}
+	require.Zero(t, status()[1].(*big.Int).Sign(), "up")
+	require.NoError(t, d.SetSequencer(ctx, false, 12345))
+	got := status()
+	require.Equal(t, big.NewInt(1), got[1], "down")
+	require.Equal(t, big.NewInt(12345), got[2], "since")
+}

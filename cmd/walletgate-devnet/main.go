@@ -108,6 +108,11 @@ type devnetInfo struct {
 	Contracts  map[string]string `json:"contracts"`
 	Swaps      string            `json:"swaps"` // "on", or how to turn them on
 	OPStack    bool              `json:"op_stack,omitempty"`
+	// PriceFeeds are the Chainlink MockV3Aggregator USD feeds by asset
+	// (ETH, USDC, USDT, DAI; 8 decimals).
+	PriceFeeds map[string]string `json:"price_feeds"`
+	// SequencerUptimeFeed is the L2 sequencer uptime feed of an --op-stack chain.
+	SequencerUptimeFeed string `json:"sequencer_uptime_feed,omitempty"`
 }
 
 func cmdServe(argv []string, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -166,7 +171,12 @@ func cmdServe(argv []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		Swaps:      "on",
 		OPStack:    *opStack,
 	}
+	info.PriceFeeds = make(map[string]string, len(d.Contracts.PriceFeeds))
+	for asset, a := range d.Contracts.PriceFeeds {
+		info.PriceFeeds[asset] = a.Hex()
+	}
 	if *opStack {
+		info.SequencerUptimeFeed = d.Contracts.SequencerUptimeFeed.Hex()
 		info.Contracts["GasPriceOracle"], info.Contracts["L1Block"] = devnet.GasPriceOracle.Hex(), devnet.L1Block.Hex()
 	}
 	if u := d.Contracts.Uniswap; u != nil {

@@ -410,6 +410,7 @@ type devnetInfo struct {
 	DevAccount string            `json:"dev_account"`
 	KeyFile    string            `json:"key_file"`
 	Contracts  map[string]string `json:"contracts"`
+	PriceFeeds map[string]string `json:"price_feeds"`
 }
 
 // swapTestsNeedArtifacts is what a swap test fails with when the dev chain
@@ -467,6 +468,9 @@ func runDevnet(t *testing.T, state string, args ...string) (devnetInfo, func()) 
 	require.NoError(t, err, "devnet stderr:\n%s", stderr.String())
 	var info devnetInfo
 	require.NoError(t, json.Unmarshal([]byte(line), &info), "devnet printed %q", line)
+	for _, asset := range []string{"ETH", "USDC", "USDT", "DAI"} {
+		require.Regexp(t, `^0x[0-9a-fA-F]{40}$`, info.PriceFeeds[asset], "the JSON line lists the %s/USD feed under price_feeds: %s", asset, line)
+	}
 	return info, stop
 }
 

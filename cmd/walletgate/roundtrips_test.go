@@ -25,14 +25,14 @@ type tripsBed struct {
 	c     *stdioClient
 }
 
-func startTripsBed(t *testing.T, syncSend bool) *tripsBed {
+func startTripsBed(t *testing.T, syncSend bool, extraEnv ...string) *tripsBed {
 	info := startDevnet(t)
 	proxy := newRPCProxy(t, info.RPC)
 	proxy.syncSend, proxy.delay = syncSend, 100*time.Millisecond
 	env := cleanEnv("WALLETGATE_RPC="+proxy.srv.URL, "WALLETGATE_CHAIN_ID=1337", "WALLETGATE_KEY_FILE="+info.KeyFile,
 		"WALLETGATE_STATE_DIR="+t.TempDir(), "WALLETGATE_CAP_PER_TX=ETH=1,USDT=100,USDC=100,WETH=1", "WALLETGATE_CAP_PER_SESSION=ETH=1,USDT=1000,USDC=1000,WETH=1",
 		"WALLETGATE_CAP_PER_DAY=ETH=1,USDT=1000,USDC=1000,WETH=1", "WALLETGATE_ALLOW_CALLS="+info.Contracts["USDT"])
-	c := startServer(t, env)
+	c := startServer(t, append(env, extraEnv...)) // a later value of a variable wins
 	c.initialize()
 	// initialize is answered before the start-up batch is: the calls
 	// counted below are counted after it (and after the recovery it lets
@@ -170,4 +170,27 @@ func devPermit(info devnetInfo, spender common.Address, value int64) map[string]
 		"message": map[string]any{"owner": info.DevAccount, "spender": spender.Hex(), "value": fmt.Sprint(value * 1_000_000),
 			"nonce": 0, "deadline": time.Now().Add(time.Hour).Unix()},
 	}
+}
+
+// USD caps add no round trip to a transaction's preview or confirm: the
+// feeds' rounds ride in the batches each makes anyway. A signature, whose
+// checks make no such batch, reads them in one round trip of its own, at
+// the preview and at the confirm.
+func TestRoundTripsWithUSDCaps(t *testing.T) {
+	b := startTripsBed(t, true, "WALLETGATE_CAP_PER_TX=ETH=1,USDT=100,USDC=100,WETH=1,USD=unlimited",
+		"WALLETGATE_CAP_PER_SESSION=ETH=1,USDT=1000,USDC=1000,WETH=1,USD=unlimited", "WALLETGATE_CAP_PER_DAY=ETH=1,USDT=1000,USDC=1000,WETH=1,USD=10000")
+	to := common.HexToAddress("0x00000000000000000000000000000000000e7e42")
+	p, c := b.previewConfirm("wallet_send", map[string]any{"to": to.Hex(), "amount": "0.001"})
+	require.Equal(t, [2]int{1, 2}, [2]int{p, c}, "ETH send, as without USD caps")
+	p, c = b.previewConfirm("wallet_send", map[string]any{"to": to.Hex(), "amount": "2", "asset": "USDT"})
+	require.Equal(t, [2]int{1, 2}, [2]int{p, c}, "USDT send")
+	p, c = b.previewConfirm("wallet_approve", map[string]any{"token": "USDT", "spender": to.Hex(), "amount": "5"})
+	require.Equal(t, [2]int{2, 2}, [2]int{p, c}, "approve")
+	data := fmt.Sprintf("0xa9059cbb%064x%064x", to.Big(), 1_000_000)
+	p, c = b.previewConfirm("wallet_call", map[string]any{"calls": []map[string]any{{"to": b.info.Contracts["USDT"], "data": data}}})
+	require.Equal(t, [2]int{1, 2}, [2]int{p, c}, "call")
+	p, c = b.previewConfirm("wallet_swap", map[string]any{"token_in": "USDT", "token_out": "WETH", "amount_in": "10"})
+	require.Equal(t, [2]int{2, 3}, [2]int{p, c}, "swap")
+	us := b.c.callTool("wallet_policy", map[string]any{})
+	require.Contains(t, text(us), "USD per day")
 }

@@ -7,6 +7,11 @@
 //
 // Output is reproducible across machines: fixed compiler, fixed settings, no
 // metadata hash in the bytecode, sources keyed by bare file name, stable JSON.
+//
+// It also compiles the few contracts listed in NPM_CONTRACTS from npm
+// packages pinned in testdata/package.json (Chainlink's MockV3Aggregator, the
+// dev chain's price feeds): their sources are keyed by their npm path, and
+// their imports resolve only inside that same package in node_modules.
 'use strict';
 
 const fs = require('fs');
@@ -15,6 +20,12 @@ const solc = require('solc');
 
 const CONTRACTS_DIR = __dirname;
 const BUILD_DIR = path.join(CONTRACTS_DIR, 'build');
+const NODE_MODULES = path.join(CONTRACTS_DIR, '..', 'node_modules');
+
+// Contracts compiled from npm packages: [package, path inside it, contract name].
+const NPM_CONTRACTS = [
+  ['@chainlink/contracts', 'src/v0.8/shared/mocks/MockV3Aggregator.sol', 'MockV3Aggregator'],
+];
 
 function fail(msg) {
   process.stderr.write(`compile.js: ${msg}\n`);
@@ -39,6 +50,28 @@ function compile() {
     sources[f] = { content: fs.readFileSync(path.join(CONTRACTS_DIR, f), 'utf8') };
   }
 
+  // npm sources: the package must be the version testdata/package.json pins.
+  const pinned = JSON.parse(fs.readFileSync(path.join(CONTRACTS_DIR, '..', 'package.json'), 'utf8')).devDependencies || {};
+  const npmSources = new Map(); // source key -> [package@version/path, contract name]
+  for (const [pkg, rel, name] of NPM_CONTRACTS) {
+    const pkgJSON = path.join(NODE_MODULES, pkg, 'package.json');
+    if (!fs.existsSync(pkgJSON)) fail(`${pkg} is not installed: run \`cd testdata && npm ci --omit=peer\``);
+    const version = JSON.parse(fs.readFileSync(pkgJSON, 'utf8')).version;
+    if (pinned[pkg] !== version) fail(`${pkg} is ${version} in node_modules, package.json pins ${pinned[pkg]}: run \`npm ci\``);
+    const key = `${pkg}/${rel}`;
+    sources[key] = { content: fs.readFileSync(path.join(NODE_MODULES, key), 'utf8') };
+    npmSources.set(key, [`${pkg}@${version}/${rel}`, name]);
+  }
+  // Imports of npm sources resolve inside their own package only.
+  const findImports = (p) => {
+    const pkg = NPM_CONTRACTS.map(([pk]) => pk).find((pk) => p.startsWith(pk + '/'));
+    const full = path.normalize(path.join(NODE_MODULES, p));
+    if (!pkg || !full.startsWith(path.join(NODE_MODULES, pkg) + path.sep) || !fs.existsSync(full)) {
+      return { error: `import ${p}: not inside an npm package listed in NPM_CONTRACTS` };
+    }
+    return { contents: fs.readFileSync(full, 'utf8') };
+  };
+
   const input = {
     language: 'Solidity',
     sources,
@@ -54,8 +87,8 @@ function compile() {
     },
   };
 
-  // No import callback: these contracts must stay self-contained.
-  const output = JSON.parse(solc.compile(JSON.stringify(input)));
+  // testdata/contracts/*.sol must stay self-contained: only npm sources import.
+  const output = JSON.parse(solc.compile(JSON.stringify(input), { import: findImports }));
 
   let errors = 0;
   for (const e of output.errors || []) {
@@ -92,6 +125,22 @@ function compile() {
       };
       artifacts.set(out, JSON.stringify(artifact, null, 2) + '\n');
     }
+  }
+  for (const [key, [from, name]] of npmSources) {
+    const c = ((output.contracts || {})[key] || {})[name];
+    if (!c || !c.evm.bytecode.object) fail(`${key} must define a deployable contract named ${name}`);
+    const out = `${name}.json`;
+    if (artifacts.has(out)) fail(`contract name ${name} is defined more than once`);
+    if (Object.keys(c.evm.bytecode.linkReferences || {}).length > 0) fail(`${key}:${name} needs library linking`);
+    const artifact = {
+      contractName: name,
+      abi: c.abi,
+      bytecode: '0x' + c.evm.bytecode.object,
+      deployedBytecode: '0x' + c.evm.deployedBytecode.object,
+      compiler: solc.version(),
+      source: from, // package@version/path of the npm source
+    };
+    artifacts.set(out, JSON.stringify(artifact, null, 2) + '\n');
   }
   return artifacts;
 }
