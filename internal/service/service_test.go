@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/walletgate/walletgate/internal/connlimit"
 )
 
 // lines decodes every stdout line as a JSON-RPC 2.0 message.
@@ -100,7 +102,7 @@ func TestListenLetsOnlyTheNamedUsersIn(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			sock := filepath.Join(t.TempDir(), "mcp.sock")
 			refused := make(chan uint32, 1)
-			ln, err := Listen(Config{Socket: sock, Users: c.users}, func(uid uint32, err error) { refused <- uid })
+			ln, err := Listen(Config{Socket: sock, Users: c.users}, func(uid uint32, err error) { refused <- uid }, nil)
 			require.NoError(t, err)
 			defer ln.Close()
 			accepted := make(chan net.Conn, 1)
@@ -121,6 +123,49 @@ func TestListenLetsOnlyTheNamedUsersIn(t *testing.T) {
 			_, err = conn.Read(make([]byte, 1))
 			require.Error(t, err, "a refused peer's connection is closed")
 		})
+	}
+}
+
+// A desktop user holds at most MaxConnsPerUser connections at once: the
+// next is closed before a byte is read, the refusal says so, and a place
+// given back is taken again.
+func TestTheSocketBoundsAUsersConnections(t *testing.T) {
+	me := uint32(os.Getuid())
+	sock := filepath.Join(t.TempDir(), "mcp.sock")
+	refused := make(chan error, 1)
+	ln, err := Listen(Config{Socket: sock, Users: []Peer{{Name: "me", UID: me}}}, func(uid uint32, err error) { refused <- err }, nil)
+	require.NoError(t, err)
+	defer ln.Close()
+	accepted := make(chan net.Conn, MaxConnsPerUser+1)
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted <- conn
+		}
+	}()
+	var served []net.Conn
+	for range MaxConnsPerUser {
+		c, err := Dial(sock)
+		require.NoError(t, err)
+		defer c.Close()
+		served = append(served, <-accepted)
+	}
+	over, err := Dial(sock)
+	require.NoError(t, err)
+	defer over.Close()
+	require.ErrorIs(t, <-refused, connlimit.ErrTooMany)
+	_, err = over.Read(make([]byte, 1))
+	require.Error(t, err, "the connection over the bound is closed")
+	served[0].Close()
+	again, err := Dial(sock)
+	require.NoError(t, err)
+	defer again.Close()
+	(<-accepted).Close()
+	for _, c := range served[1:] {
+		c.Close()
 	}
 }
 
