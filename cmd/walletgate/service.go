@@ -16,7 +16,6 @@ import (
 	"net"
 	"os"
 	"os/signal"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -226,15 +225,4 @@ func serveConn(ctx context.Context, ms *server.MCPServer, conn net.Conn, stderr 
 	if err := serveBounded(ctx, ms, lines, conn, stderr); err != nil && !errors.Is(err, net.ErrClosed) {
 		logger.Debug("a session's connection ended", "err", err)
 	}
-}
-
-// envWithout is environ without the WALLETGATE_ variables.
-func envWithout(environ []string) []string {
-	var env []string
-	for _, kv := range environ {
-		if !strings.HasPrefix(strings.ToUpper(kv), "WALLETGATE_") {
-			env = append(env, kv)
-		}
-	}
-	return env
 }

@@ -38,7 +38,7 @@ func gatherFacts(o InstallOptions) (Facts, error) {
 
 // executeStep carries out one step on Windows. Modes and owners are not
 // set: each directory's ACL (icacls, earlier in the plan) decides.
-func executeStep(s Step, run func(string, ...string) error, secret *string) error {
+func executeStep(s Step, run func(string, ...string) error, out *outcome) error {
 	if done, err := commonStep(s, run); done {
 		return err
 	}
@@ -52,7 +52,7 @@ func executeStep(s Step, run func(string, ...string) error, secret *string) erro
 	case OpDeleteService:
 		return withService(s.Service.Name, stopAndDelete)
 	}
-	if done, err := fileStep(s, 0o644, -1, -1, secret); done {
+	if done, err := fileStep(s, 0o644, -1, -1, out); done {
 		return err
 	}
 	return fmt.Errorf("unknown step %q", s.Op)

@@ -1,6 +1,7 @@
 package service
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"time"
@@ -29,4 +30,7 @@ func Listen(c Config, refused func(uid uint32, err error), retrying func(err err
 }
 
 // Dial connects to the service's named pipe.
-func Dial(path string) (net.Conn, error) { return winio.DialPipe(path, nil) }
+// It asks for PipeClientAccess only: the pipe's ACL grants no more.
+func Dial(path string) (net.Conn, error) {
+	return winio.DialPipeAccess(context.Background(), path, PipeClientAccess)
+}

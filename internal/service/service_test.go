@@ -201,10 +201,24 @@ func TestUnitsRunTheServiceAsItsUser(t *testing.T) {
 	require.Contains(t, p, "<key>StandardErrorPath</key><string>/var/db/walletgate/service.log</string>", "the log is in the service's home")
 }
 
+// A desktop user may connect to the pipe, read and write, and never create
+// an instance of it (FILE_CREATE_PIPE_INSTANCE, part of GW): a rogue server
+// on \\.\pipe\walletgate is refused by Windows. What the client asks for is
+// within what it is granted.
+func TestPipeUsersCannotCreateInstances(t *testing.T) {
+	s, err := PipeSDDL(Config{Users: []Peer{{Name: "alice", SID: "S-1-5-21-1-2-3-1001"}}})
+	require.NoError(t, err)
+	require.NotContains(t, s, "GW", "generic write includes FILE_CREATE_PIPE_INSTANCE")
+	require.NotContains(t, s, "GA;;;S-1-5-21")
+	require.Zero(t, PipeUserRights&fileCreatePipeInstance)
+	require.NotZero(t, PipeUserRights&0x2, "FILE_WRITE_DATA: the client writes")
+	require.Zero(t, PipeClientAccess&0x7fffffff&^PipeUserRights, "the client asks for no right it is not granted")
+}
+
 func TestPipeSDDLAllowsOnlyTheNamedUsers(t *testing.T) {
 	s, err := PipeSDDL(Config{Users: []Peer{{Name: "alice", SID: "S-1-5-21-1-2-3-1001"}}})
 	require.NoError(t, err)
-	require.Equal(t, "D:P(A;;GA;;;SY)(A;;GA;;;OW)(A;;GRGW;;;S-1-5-21-1-2-3-1001)", s)
+	require.Equal(t, "D:P(A;;GA;;;SY)(A;;GA;;;OW)(A;;0x0012019b;;;S-1-5-21-1-2-3-1001)", s)
 	_, err = PipeSDDL(Config{Users: []Peer{{Name: "mallory", SID: "S-1-1-0)(A;;GA;;;WD"}}})
 	require.Error(t, err, "a SID cannot widen the ACL")
 	_, err = PipeSDDL(Config{Users: []Peer{{Name: "nosid"}}})
