@@ -19,7 +19,7 @@ import (
 
 // SafeInstallHint is how a person gets a walletgate that only root can
 // change, to install from.
-const SafeInstallHint = "install from a walletgate only root can change: build it as root from the module proxy (sudo GOBIN=/usr/local/bin go install github.com/walletgate/walletgate/cmd/walletgate@VERSION), or unpack a release archive checked against its published checksum into a root-owned directory, then run sudo /usr/local/bin/walletgate service install"
+const SafeInstallHint = "install from a walletgate only root can change: build it as root from the module proxy (sudo GOBIN=/usr/local/bin go install github.com/walletgate/walletgate/cmd/walletgate@VERSION; where /usr/local is not root's, as Homebrew leaves it on Intel Macs, a GOBIN only root can write, such as /opt/walletgate/bin), or unpack a release archive checked against its published checksum into a directory only root can write, then run sudo /usr/local/bin/walletgate service install (from that directory)"
 
 // ErrUntrusted says a path root would run, copy or write into can be
 // changed by someone other than root.
