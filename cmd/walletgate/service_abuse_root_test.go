@@ -89,12 +89,12 @@ func TestServiceAsInstalledOutlivesTheDesktopUsersAbuse(t *testing.T) {
 	log := &syncBuffer{}
 	svc.Stdout, svc.Stderr = log, log
 	require.NoError(t, svc.Start())
+	exited := make(chan error, 1)
+	go func() { exited <- svc.Wait() }()
 	t.Cleanup(func() {
 		_ = svc.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { svc.Wait(); close(done) }()
 		select {
-		case <-done:
+		case <-exited:
 		case <-time.After(20 * time.Second):
 			svc.Process.Kill()
 		}
@@ -180,4 +180,19 @@ func TestServiceAsInstalledOutlivesTheDesktopUsersAbuse(t *testing.T) {
 	exhaustPage.stop()
 	require.NoError(t, syscall.Kill(pid, 0), "the service still runs")
 	serves()
+
+	// When the service must stop (here it is killed), `service run` ends
+	// non-zero: what systemd's Restart=on-failure, launchd's KeepAlive and
+	// Windows's recovery start it again on. No init system runs in this
+	// namespace, so the exit code is what is checked.
+	require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
+	select {
+	case err := <-exited:
+		var ee *exec.ExitError
+		require.ErrorAs(t, err, &ee, "service run ends with an error when its service dies")
+		require.NotZero(t, ee.ExitCode())
+		exited <- err // for the cleanup
+	case <-time.After(20 * time.Second):
+		t.Fatal("service run did not end when its service was killed")
+	}
 }
