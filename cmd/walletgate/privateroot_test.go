@@ -52,10 +52,26 @@ func mountPrivateRoot(t *testing.T) {
 	}
 	run("mount", "--make-rprivate", "/")
 	run("ip", "link", "set", "lo", "up")
-	etc := filepath.Join(t.TempDir(), "etc")
-	run("cp", "-a", "/etc", etc)
+	// The machine's /etc may be changing while it is copied (another run
+	// of a root test outside a namespace): try again, and clear what such
+	// a run leaves in the copy.
+	var etc string
+	for try := 0; ; try++ {
+		etc = filepath.Join(t.TempDir(), "etc")
+		out, err := exec.Command("cp", "-a", "/etc", etc).CombinedOutput()
+		if err == nil {
+			break
+		}
+		require.Less(t, try, 4, "copy /etc: %s", out)
+	}
 	run("mount", "--bind", etc, "/etc")
 	for _, d := range []string{"/usr/local/lib", "/var/lib", "/home", "/run"} {
 		run("mount", "-t", "tmpfs", "-o", "mode=0755", "tmpfs", d)
 	}
+	for _, u := range []string{rootTestService, rootTestDesktop, rootTestOther} {
+		_ = exec.Command("userdel", u).Run()
+		_ = exec.Command("groupdel", u).Run()
+	}
+	require.NoError(t, os.RemoveAll("/etc/walletgate"))
+	require.NoError(t, os.RemoveAll("/etc/systemd/system/walletgate.service"))
 }
