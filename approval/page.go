@@ -137,6 +137,11 @@ func ListenLocal() (net.Listener, int, error) {
 	return ln, ln.Addr().(*net.TCPAddr).Port, nil
 }
 
+// MaxPageConns bounds the page's connections open at once (a browser opens
+// six at most to one origin); whoever serves the page bounds its listener
+// with it.
+const MaxPageConns = 32
+
 // Server wraps the page in an http.Server with tight limits.
 func (p *Page) Server() *http.Server {
 	return &http.Server{

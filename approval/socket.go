@@ -24,6 +24,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/walletgate/walletgate/internal/connlimit"
 )
 
 // Dir is where a state root keeps the running servers' sockets and page
@@ -99,6 +101,17 @@ type Answer struct {
 
 const maxLine = 64 << 10
 
+// maxSocketConns bounds the socket's connections open at once.
+const maxSocketConns = 16
+
+// unwrap is the connection as accepted, under a bounded listener's.
+func unwrap(c net.Conn) net.Conn {
+	if u, ok := c.(interface{ Unwrap() net.Conn }); ok {
+		return u.Unwrap()
+	}
+	return c
+}
+
 // idleTimeout closes a connection that sent nothing for this long. The
 // terminal polls twice a second, but sends nothing while the person reads a
 // preview; its client redials when the server has hung up.
@@ -129,6 +142,9 @@ func ListenSocket(path string, broker *Broker, info ServerInfo) (*Service, error
 		ln.Close()
 		return nil, fmt.Errorf("approvals socket: %w", err)
 	}
+	// Out of file descriptors, it waits and accepts again; a terminal
+	// holds one connection, a few at most.
+	ln = &connlimit.Listener[struct{}]{Listener: ln, PerPeer: maxSocketConns, Total: maxSocketConns}
 	s := &Service{broker: broker, info: info, ln: ln, path: path, conns: map[net.Conn]struct{}{}}
 	s.wg.Add(1)
 	go s.accept()
@@ -177,7 +193,7 @@ func (s *Service) serve(c net.Conn) {
 		s.mu.Unlock()
 		s.wg.Done()
 	}()
-	if err := peerIsMe(c); err != nil {
+	if err := peerIsMe(unwrap(c)); err != nil {
 		writeAnswer(c, Answer{ErrorCode: "FORBIDDEN", Error: err.Error()})
 		return
 	}

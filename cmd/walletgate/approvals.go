@@ -10,13 +10,16 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/walletgate/walletgate/approval"
 	"github.com/walletgate/walletgate/approval/terminal"
 	"github.com/walletgate/walletgate/internal/app"
+	"github.com/walletgate/walletgate/internal/connlimit"
 	"github.com/walletgate/walletgate/internal/service"
 	"github.com/walletgate/walletgate/policy"
 	"github.com/walletgate/walletgate/tools"
@@ -36,6 +39,17 @@ type approvals struct {
 	// launchers is the directory of the files the opener is given, "" when
 	// none are written.
 	launchers string
+}
+
+// boundPage is the page's listener with its connections bounded
+// (approval.MaxPageConns at once; more are closed at once) and its passing
+// accept errors (out of file descriptors) retried, both logged.
+func boundPage(ln net.Listener, logger *slog.Logger) net.Listener {
+	return &connlimit.Listener[struct{}]{Listener: ln, PerPeer: approval.MaxPageConns, Total: approval.MaxPageConns,
+		Refused: func(_ struct{}, err error) { logger.Warn("the approval page refused a connection", "err", err) },
+		Retrying: func(err error, wait time.Duration) {
+			logger.Warn("the approval page could not accept a connection; trying again", "err", err, "wait", wait)
+		}}
 }
 
 // startApprovals starts the approval page on 127.0.0.1 and the approvals
@@ -68,7 +82,7 @@ func startApprovalsWith(root string, deps tools.Deps, logger *slog.Logger, stder
 		} else {
 			page := approval.NewPasskeyPage(a.broker, keys, passkeyPort)
 			a.page, a.pageURL = page.Server(), page.URL()
-			go func() { _ = a.page.Serve(ln) }()
+			go func() { _ = a.page.Serve(boundPage(ln, logger)) }()
 			fmt.Fprintf(stderr, "walletgate: the person approves writes on %s with a passkey (%d enrolled; a fresh enrolment link: sudo walletgate service enrol)\n", page.URL(), keys.Enrolled())
 		}
 	} else if secret, err := approval.NewSecret(); err != nil {
@@ -78,7 +92,7 @@ func startApprovalsWith(root string, deps tools.Deps, logger *slog.Logger, stder
 	} else {
 		page := approval.NewPage(a.broker, secret, port)
 		a.page, a.pageURL = page.Server(), page.URL()
-		go func() { _ = a.page.Serve(ln) }()
+		go func() { _ = a.page.Serve(boundPage(ln, logger)) }()
 		fmt.Fprintf(stderr, "walletgate: approve writes on this page (keep its address private): %s\n", page.URL())
 		if dirErr == nil {
 			path := approval.URLPath(dir, os.Getpid())

@@ -43,6 +43,12 @@ var viaConnect = os.Getenv("WALLETGATE_E2E_VIA") == "connect"
 var dataHome string
 
 func TestMain(m *testing.M) {
+	// A test run again in a private namespace (privateRoot) uses the
+	// binaries its parent built.
+	if dir := os.Getenv("WALLETGATE_E2E_BIN_DIR"); dir != "" {
+		binary, devnetBin, dataHome = filepath.Join(dir, "walletgate"), filepath.Join(dir, "walletgate-devnet"), filepath.Join(dir, "data")
+		os.Exit(m.Run())
+	}
 	dir, err := os.MkdirTemp("", "walletgate-e2e-")
 	if err != nil {
 		panic(err)

@@ -252,10 +252,12 @@ const usageCommands = `  walletgate                 serve MCP over stdio on the 
   walletgate bundle-manifest [--template FILE] [--platform P] [--confirm MODE]
                              print the MCP Bundle's manifest: the template (default
                              mcpb/manifest.json) with this build's version and tool list
-  sudo walletgate service install --key-file PATH | --keystore PATH --password-file PATH
+  sudo walletgate service install [--import-key-file PATH | --import-keystore PATH --password-file PATH]
                              [--users NAME] [--set WALLETGATE_X=V]…
-                             run walletgate as a system service under its own user: import the
-                             key, write the configuration where only root changes it, write and
+                             run walletgate as a system service under its own user (from a
+                             walletgate only root can change): make its key (prints the address
+                             to fund) or import one (and remove your copy once checked), write
+                             the configuration where only root changes it, write and
                              start the service (systemd where it runs; launchd on macOS; the
                              service manager on Windows); prints the client config and the
                              one-time passkey enrolment link

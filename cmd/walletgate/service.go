@@ -16,11 +16,12 @@ import (
 	"net"
 	"os"
 	"os/signal"
-	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/mark3labs/mcp-go/server"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/walletgate/walletgate/internal/app"
 	"github.com/walletgate/walletgate/internal/service"
@@ -169,19 +170,16 @@ func serveService(cfg policy.Config, sc service.Config, dev, once, serviceMode b
 	}()
 	ln, err := service.Listen(sc, func(uid uint32, err error) {
 		logger.Warn("refused a connection", "uid", uid, "err", err)
+	}, func(err error, wait time.Duration) {
+		logger.Warn("accepting a connection failed; trying again", "err", err, "wait", wait)
 	})
 	if err != nil {
 		return err
 	}
-	net := policy.LookupNetwork(deps.Chain.ChainID().Uint64())
-	logger.Info("serving MCP on the service socket", "socket", sc.Socket, "wallet", deps.Address.Hex(), "network", net.Name, "kind", string(net.Kind), "confirm", cfg.Confirm)
-	context.AfterFunc(ctx, func() { ln.Close() })
+	network := policy.LookupNetwork(deps.Chain.ChainID().Uint64())
+	logger.Info("serving MCP on the service socket", "socket", sc.Socket, "wallet", deps.Address.Hex(), "network", network.Name, "kind", string(network.Kind), "confirm", cfg.Confirm)
 	var wg sync.WaitGroup
-	for {
-		conn, err := ln.Accept()
-		if err != nil {
-			break
-		}
+	serveErr := service.Serve(ctx, ln, func(conn net.Conn) bool {
 		d := deps
 		d.Session = app.NewSession()
 		chains := a.AllDeps()
@@ -202,30 +200,29 @@ func serveService(cfg policy.Config, sc service.Config, dev, once, serviceMode b
 		})
 		if once {
 			ln.Close()
-			break
 		}
+		return !once
+	})
+	if serveErr != nil {
+		logger.Error("the service stops", "err", serveErr)
+		stop() // the sessions end with it
 	}
 	wg.Wait()
 	stop()
 	<-recovered
 	first.Drain(drainTimeout)
-	return nil
+	return serveErr
 }
 
-// serveConn serves one connection as one MCP session, as stdio is served.
+// lineBudget is what the service's connections share for long lines (see
+// serviceLineBudget).
+var lineBudget = semaphore.NewWeighted(serviceLineBudget)
+
+// serveConn serves one connection as one MCP session, as stdio is served;
+// its lines beyond ownLineBytes draw on lineBudget.
 func serveConn(ctx context.Context, ms *server.MCPServer, conn net.Conn, stderr io.Writer, logger *slog.Logger) {
-	if err := serveStdio(ctx, ms, conn, conn, stderr); err != nil && !errors.Is(err, net.ErrClosed) {
+	lines := newBudgetLineLimiter(conn, maxMessageBytes, ownLineBytes, lineBudget)
+	if err := serveBounded(ctx, ms, lines, conn, stderr); err != nil && !errors.Is(err, net.ErrClosed) {
 		logger.Debug("a session's connection ended", "err", err)
 	}
-}
-
-// envWithout is environ without the WALLETGATE_ variables.
-func envWithout(environ []string) []string {
-	var env []string
-	for _, kv := range environ {
-		if !strings.HasPrefix(strings.ToUpper(kv), "WALLETGATE_") {
-			env = append(env, kv)
-		}
-	}
-	return env
 }

@@ -12,7 +12,9 @@ import (
 
 // becomeServiceUser runs this walletgate again, with the same arguments, as
 // the service's user (no supplementary groups but its own), and exits with
-// its code: `sudo walletgate service run` where no init system runs.
+// its code: `sudo walletgate service run` where no init system runs. The
+// service starts with a clean environment (serviceEnv), as systemd would
+// start it: none of root's proxies, certificates or GODEBUG.
 func becomeServiceUser(name string) error {
 	u, err := user.Lookup(name)
 	if err != nil {
@@ -29,7 +31,7 @@ func becomeServiceUser(name string) error {
 	}
 	cmd := exec.Command(self, os.Args[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	cmd.Env = append(envWithout(os.Environ()), "HOME="+u.HomeDir)
+	cmd.Env = serviceEnv(u)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: []uint32{uint32(gid)}}, Pdeathsig: syscall.SIGTERM}
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start the service as %s: %w", name, err)
@@ -47,4 +49,10 @@ func becomeServiceUser(name string) error {
 		return &childExit{code: cmd.ProcessState.ExitCode()}
 	}
 	return err
+}
+
+// serviceEnv is the whole environment the service starts with: a fixed PATH,
+// its user's names and home, and nothing of the caller's.
+func serviceEnv(u *user.User) []string {
+	return []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "HOME=" + u.HomeDir, "USER=" + u.Username, "LOGNAME=" + u.Username, "LANG=C.UTF-8"}
 }

@@ -4,14 +4,18 @@ package main
 // administrator runs; internal/service does the work.
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"strings"
 
+	"github.com/ethereum/go-ethereum/common"
+
 	"github.com/walletgate/walletgate/internal/service"
 	"github.com/walletgate/walletgate/policy"
+	"github.com/walletgate/walletgate/tools"
 )
 
 // listFlag is a flag given as a comma-separated list, or several times.
@@ -40,12 +44,17 @@ func cmdServiceInstall(argv []string, stdin io.Reader, stdout, stderr io.Writer)
 	var sets repeatFlag
 	fs.Var(&users, "users", "the desktop users who may connect (default: the user who ran sudo)")
 	fs.Var(&sets, "set", "a WALLETGATE_ variable for the service, KEY=VALUE (several times)")
-	keyFile := fs.String("key-file", "", "the key file to import")
-	keystore := fs.String("keystore", "", "the keystore file to import (with --password-file)")
-	password := fs.String("password-file", "", "the keystore's password file to import")
+	keyFile := fs.String("import-key-file", "", "import this key file instead of making a new key (the file is removed once imported and checked)")
+	keystore := fs.String("import-keystore", "", "import this keystore file (with --password-file) instead of making a new key (both removed once imported and checked)")
+	password := fs.String("password-file", "", "the imported keystore's password file")
+	oldKeyFile := fs.String("key-file", "", "")
+	oldKeystore := fs.String("keystore", "", "")
 	serviceUser := fs.String("service-user", service.DefaultUser, "the service's own user, created if missing")
 	if err := parseFlags(fs, argv); err != nil {
 		return err
+	}
+	if *oldKeyFile != "" || *oldKeystore != "" {
+		return usagef("walletgate service install makes the service's own key by default; to import one, say so: --import-key-file PATH, or --import-keystore PATH --password-file PATH (the install removes your copy once it has checked the import)")
 	}
 	if len(users) == 0 {
 		if su := os.Getenv("SUDO_USER"); su != "" && su != "root" {
@@ -68,8 +77,19 @@ func cmdServiceInstall(argv []string, stdin io.Reader, stdout, stderr io.Writer)
 	if err := service.CheckEnv(env); err != nil {
 		return usagef("%v", err)
 	}
-	if _, err := policy.Load(check); err != nil {
+	cfg, err := policy.Load(check)
+	if err != nil {
 		return err
+	}
+	// The cap lists' window rule too, which walletgate checks only once
+	// it knows its chain: a cap in one window alone is refused here, not
+	// by the service after the install made its user.
+	lists := [3][]policy.CapEntry{cfg.CapPerTx, cfg.CapPerSession, cfg.CapPerDay}
+	if _, err := policy.ResolveCapWindows(lists, tools.DefaultCaps, cfg.ChainID, func(common.Address) (uint8, error) { return 18, nil }); err != nil {
+		var werr *policy.CapWindowsError
+		if errors.As(err, &werr) || cfg.ChainID != 0 {
+			return usagef("%v", err)
+		}
 	}
 	self, err := os.Executable()
 	if err != nil {

@@ -71,7 +71,7 @@ func ids(s Step) (uid, gid int, err error) {
 	return uid, gid, nil
 }
 
-func executeStep(s Step, run func(string, ...string) error, secret *string) error {
+func executeStep(s Step, run func(string, ...string) error, out *outcome) error {
 	if done, err := commonStep(s, run); done {
 		return err
 	}
@@ -93,7 +93,7 @@ func executeStep(s Step, run func(string, ...string) error, secret *string) erro
 		}
 		return os.Chmod(s.Path, s.Mode)
 	}
-	if done, err := fileStep(s, s.Mode, uid, gid, secret); done {
+	if done, err := fileStep(s, s.Mode, uid, gid, out); done {
 		return err
 	}
 	return fmt.Errorf("unknown step %q", s.Op)

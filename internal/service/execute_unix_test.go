@@ -43,7 +43,8 @@ func TestExecuteCarriesOutAPlanAndStopsAtTheFirstFailure(t *testing.T) {
 		{Op: OpRemove, Path: filepath.Join(dir, "never-was")},
 		{Op: OpEnrol, Path: home, Owner: me.Username, Group: g.Name},
 	}}
-	secret, err := execute(plan, run)
+	done, err := execute(plan, run)
+	secret := done.secret
 	require.NoError(t, err)
 	require.Regexp(t, `^[0-9a-f]{64}$`, secret, "the enrolment's secret, for the terminal")
 	for path, mode := range map[string]os.FileMode{home: 0o700 | os.ModeDir, filepath.Join(home, "key"): 0o600, filepath.Join(home, "config"): 0o640, filepath.Join(home, "passkey-enrolment.json"): 0o600} {

@@ -38,7 +38,7 @@ func gatherFacts(o InstallOptions) (Facts, error) {
 
 // executeStep carries out one step on Windows. Modes and owners are not
 // set: each directory's ACL (icacls, earlier in the plan) decides.
-func executeStep(s Step, run func(string, ...string) error, secret *string) error {
+func executeStep(s Step, run func(string, ...string) error, out *outcome) error {
 	if done, err := commonStep(s, run); done {
 		return err
 	}
@@ -52,14 +52,16 @@ func executeStep(s Step, run func(string, ...string) error, secret *string) erro
 	case OpDeleteService:
 		return withService(s.Service.Name, stopAndDelete)
 	}
-	if done, err := fileStep(s, 0o644, -1, -1, secret); done {
+	if done, err := fileStep(s, 0o644, -1, -1, out); done {
 		return err
 	}
 	return fmt.Errorf("unknown step %q", s.Op)
 }
 
 // createService registers ws with the service manager: started at boot, as
-// its virtual account, with a service SID the ACLs can name.
+// its virtual account, with a service SID the ACLs can name, and started
+// again 2 s after it fails, however often (a service that stops with an
+// error, exit code 1, counts as failed as a crash does).
 func createService(ws *WindowsService) error {
 	m, err := mgr.Connect()
 	if err != nil {
@@ -76,7 +78,15 @@ func createService(ws *WindowsService) error {
 	if err != nil {
 		return err
 	}
-	return sv.Close()
+	defer sv.Close()
+	restart := mgr.RecoveryAction{Type: mgr.ServiceRestart, Delay: 2 * time.Second}
+	if err := sv.SetRecoveryActions([]mgr.RecoveryAction{restart, restart, restart}, 60); err != nil {
+		return fmt.Errorf("set the service's recovery (restart on failure): %w", err)
+	}
+	if err := sv.SetRecoveryActionsOnNonCrashFailures(true); err != nil {
+		return fmt.Errorf("set the service's recovery on an exit with an error: %w", err)
+	}
+	return nil
 }
 
 func withService(name string, f func(*mgr.Service) error) error {

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"os/user"
 	"runtime"
+	"strconv"
 	"strings"
 	"time"
 
@@ -60,19 +61,17 @@ func SystemdRuns() bool {
 }
 
 // copyFile copies src to a new file dst (never over an existing one) with
-// mode perm, owned by uid:gid (neither changed when both are -1).
-func copyFile(src, dst string, perm os.FileMode, uid, gid int) error {
-	in, err := os.Open(src)
+// mode perm, owned by uid:gid (neither changed when both are -1). src is
+// opened without following a link and must be a regular file; with
+// rootSource, one no one but root can change (a binary root installs).
+func copyFile(src, dst string, perm os.FileMode, uid, gid int, rootSource bool) error {
+	in, fi, err := openSource(src, rootSource)
 	if err != nil {
 		return err
 	}
 	defer in.Close()
-	fi, err := in.Stat()
-	if err != nil {
-		return err
-	}
-	if !fi.Mode().IsRegular() {
-		return fmt.Errorf("%s is not a regular file", src)
+	if !rootSource && links(fi) > 1 {
+		return fmt.Errorf("%s has %d names (hard links): the install removes the copy it imports, and the others would stay; remove them, or import a copy with one name", src, links(fi))
 	}
 	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 	if err != nil {
@@ -119,6 +118,9 @@ func Install(o InstallOptions, out io.Writer) error {
 	if err := CheckEnv(o.Env); err != nil {
 		return err
 	}
+	if err := CheckExecutable(o.Binary); err != nil {
+		return err
+	}
 	f, err := gatherFacts(o)
 	if err != nil {
 		return err
@@ -127,15 +129,25 @@ func Install(o InstallOptions, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	secret, err := execute(plan, o.Run)
+	if err := checkTargets(targetDirs(o.Paths), serviceUID(f)...); err != nil {
+		return err
+	}
+	if err := checkSources(plan); err != nil {
+		return err
+	}
+	done, err := execute(plan, o.Run)
 	if err != nil {
 		return err
 	}
+	secret := done.secret
 	p := plan.Config
 	fmt.Fprintf(out, "walletgate service installed for %s, running as user %s.\n", userNames(p.Users), p.User)
 	fmt.Fprintf(out, "  configuration: %s (an administrator changes it: sudo walletgate service config set KEY=VALUE)\n", o.Paths.Config)
+	if plan.NewKey != "" {
+		fmt.Fprintf(out, "  the service made its own key (%s, readable by the service alone). Fund its address: %s\n", plan.NewKey, done.address)
+	}
 	for _, f := range plan.Imported {
-		fmt.Fprintf(out, "  imported %s. Your copy is left alone: delete it once you have a backup elsewhere (%s), or the assistant can still read it.\n", f, deleteHint(runtime.GOOS, f))
+		fmt.Fprintf(out, "  imported %s (the key of %s), checked, and removed it: the service's copy is the only one the install knows of. Remove any other copy you keep where the assistant can read it.\n", f, done.address)
 	}
 	if plan.Started != "" {
 		fmt.Fprintf(out, "  started: %s\n", plan.Started)
@@ -148,15 +160,58 @@ func Install(o InstallOptions, out io.Writer) error {
 	return nil
 }
 
-// deleteHint is how the person deletes their copy of f on goos.
-func deleteHint(goos, f string) string {
-	switch goos {
-	case "darwin":
-		return "rm " + f
-	case "windows":
-		return "del " + f
+// checkSources opens, before any step runs, every file the plan copies:
+// each must be a regular file reached through no link, a binary one only
+// root can change, an import one with a single name. Nothing is made when
+// one is refused.
+func checkSources(plan Plan) error {
+	for _, s := range plan.Steps {
+		if s.Op != OpCopy {
+			continue
+		}
+		if _, err := os.Lstat(s.Src); s.Optional && errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		f, fi, err := openSource(s.Src, s.RootSource)
+		if err != nil {
+			if s.RootSource {
+				return fmt.Errorf("refusing to install %s: %w. %s", s.Src, err, SafeInstallHint)
+			}
+			return fmt.Errorf("refusing to import %s: %w", s.Src, err)
+		}
+		f.Close()
+		if !s.RootSource && links(fi) > 1 {
+			return fmt.Errorf("refusing to import %s: it has %d names (hard links); the install removes the copy it imports, and the others would stay: remove them, or import a copy with one name", s.Src, links(fi))
+		}
 	}
-	return "shred -u " + f
+	return nil
+}
+
+// targetDirs are the directories an install puts things in, each checked
+// (with every directory above it) before anything is written.
+func targetDirs(p Paths) []string {
+	dirs := []string{p.Lib, p.dir(p.Config), p.Home}
+	if p.Run != "" {
+		dirs = append(dirs, p.Run, p.dir(p.Run))
+	}
+	if p.Unit != "" {
+		dirs = append(dirs, p.dir(p.Unit))
+	}
+	return dirs
+}
+
+// serviceUID is the existing service user's id, the one owner besides root
+// its own directories (the home, the socket's) may have from an earlier
+// install.
+func serviceUID(f Facts) []uint32 {
+	if !f.UserExists {
+		return nil
+	}
+	uid, err := strconv.ParseUint(f.ServiceUID, 10, 32)
+	if err != nil || uid == 0 {
+		return nil
+	}
+	return []uint32{uint32(uid)}
 }
 
 // terminalApprovals names the terminal path to approve, where there is one.

@@ -1,7 +1,6 @@
 package service
 
 import (
-	"os"
 	"path"
 	"runtime"
 	"strings"
@@ -63,20 +62,21 @@ func WindowsPaths(programData, programFiles string) Paths {
 	}
 }
 
-// PathsFor are the paths on the system goos, with getenv for Windows's
-// ProgramData and ProgramFiles.
-func PathsFor(goos string, getenv func(string) string) Paths {
+// PathsFor are the paths on the system goos, with folder for Windows's
+// ProgramData and ProgramFiles (never the environment's: see systemFolder).
+func PathsFor(goos string, folder func(string) string) Paths {
 	switch goos {
 	case "darwin":
 		return DarwinPaths
 	case "windows":
-		return WindowsPaths(getenv("ProgramData"), getenv("ProgramFiles"))
+		return WindowsPaths(folder("ProgramData"), folder("ProgramFiles"))
 	}
 	return LinuxPaths
 }
 
-// DefaultPaths are this system's paths.
-var DefaultPaths = PathsFor(runtime.GOOS, os.Getenv)
+// DefaultPaths are this system's paths. No location comes from the
+// environment.
+var DefaultPaths = PathsFor(runtime.GOOS, systemFolder)
 
 // DefaultSocket is the service's socket (its named pipe on Windows) on this
 // system.

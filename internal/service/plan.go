@@ -10,8 +10,10 @@ package service
 // Rules of this file: a planner reads nothing from the machine (what it
 // needs, it is given in Facts) and runs nothing; a step names owners by name
 // ("" is root), resolved when the step runs, since the service user exists
-// only once an earlier step made it; a user's key is copied in, never moved,
-// and never over an existing file; on Windows the directories are ACL'd
+// only once an earlier step made it; by default the service makes its own key;
+// a user's key is imported only when asked, copied in (never over an
+// existing file), checked, and the user's copy removed once all else is in
+// place; on Windows the directories are ACL'd
 // before anything secret is put in them, so that what is copied in inherits
 // the ACL.
 
@@ -29,12 +31,17 @@ type Op string
 
 // The steps.
 const (
-	OpRun    Op = "run"    // run Argv
-	OpDir    Op = "dir"    // make the directory Path (and its parents), then set Mode and Owner:Group
-	OpCopy   Op = "copy"   // copy Src to Path, with Mode and Owner:Group
-	OpWrite  Op = "write"  // write Data to Path whole (atomicfile), with Mode and Owner:Group
-	OpEnrol  Op = "enrol"  // write a passkey enrolment into the state directory Path, owned by Owner; its one-time link goes to the installing terminal only
-	OpRemove Op = "remove" // remove Path (the tree under it with All); a missing one is no error
+	OpRun    Op = "run"     // run Argv
+	OpDir    Op = "dir"     // make the directory Path (and its parents), then set Mode and Owner:Group
+	OpCopy   Op = "copy"    // copy Src to Path, with Mode and Owner:Group
+	OpWrite  Op = "write"   // write Data to Path whole (atomicfile), with Mode and Owner:Group
+	OpEnrol  Op = "enrol"   // write a passkey enrolment into the state directory Path, owned by Owner; its one-time link goes to the installing terminal only
+	OpNewKey Op = "new-key" // make a new key, written to the key file Path with Mode and Owner:Group; its address goes to the installing terminal
+	// OpCheckKey loads the imported key at Path (a keystore with the
+	// password file Src, or a key file) and fails if it does not load:
+	// before the person's copy is removed.
+	OpCheckKey Op = "check-key"
+	OpRemove   Op = "remove" // remove Path (the tree under it with All); a missing one is no error
 	// Windows: register Service with the service manager, start it, stop
 	// and delete it.
 	OpCreateService Op = "create-service"
@@ -55,6 +62,9 @@ type Step struct {
 	// Replace lets OpCopy replace an existing file (the binaries); without
 	// it an existing file is refused.
 	Replace bool
+	// RootSource makes OpCopy refuse a Src that someone other than root
+	// could change (a binary root installs and runs).
+	RootSource bool
 	// Optional: OpCopy skips a missing Src (walletgate-devnet); OpRun's and
 	// OpDeleteService's failures are not errors (stopping what may not run).
 	Optional bool
@@ -94,9 +104,11 @@ type Plan struct {
 	Steps []Step
 	// Config is the configuration an install writes.
 	Config Config
-	// Imported are the user's files an install copied in (each left where
-	// it was: the install says to delete it).
+	// Imported are the user's files an install copied in, checked and then
+	// removed (the last file step).
 	Imported []string
+	// NewKey is the key file the install makes, when it imports none.
+	NewKey string
 	// Started says how the service was started, or "" when nothing starts
 	// it here.
 	Started string
@@ -127,6 +139,7 @@ const WindowsServiceName = "walletgate"
 const (
 	sidSystem         = "*S-1-5-18"
 	sidAdministrators = "*S-1-5-32-544"
+	sidUsers          = "*S-1-5-32-545"
 )
 
 // PlanInstall is the install on the system goos of what o asks, on a
@@ -141,11 +154,14 @@ func PlanInstall(goos string, o InstallOptions, f Facts) (Plan, error) {
 	if err := CheckEnv(o.Env); err != nil {
 		return Plan{}, err
 	}
-	if (o.KeyFile == "") == (o.Keystore == "") {
-		return Plan{}, errors.New("give the key to import: --key-file PATH, or --keystore PATH with --password-file PATH")
+	if o.KeyFile != "" && o.Keystore != "" {
+		return Plan{}, errors.New("give one key to import: --import-key-file PATH, or --import-keystore PATH with --password-file PATH (or neither: the service makes its own key)")
 	}
 	if o.Keystore != "" && o.Password == "" {
-		return Plan{}, errors.New("--keystore needs --password-file")
+		return Plan{}, errors.New("--import-keystore needs --password-file")
+	}
+	if o.Password != "" && o.Keystore == "" {
+		return Plan{}, errors.New("--password-file goes with --import-keystore")
 	}
 	if len(f.Peers) == 0 {
 		return Plan{}, errors.New("name the desktop users who may connect: --users NAME[,NAME] (the user who runs the assistant)")
@@ -176,10 +192,11 @@ func PlanInstall(goos string, o InstallOptions, f Facts) (Plan, error) {
 	return planLinux(o, f)
 }
 
-// imports are the steps that copy the key (or the keystore and its password
-// file) into the service's home, and the variables that point at the
-// copies.
-func imports(o InstallOptions, p Paths, owner string) (steps []Step, env map[string]string, imported []string) {
+// imports are the steps that make the service's key, or that copy the key
+// to import (or the keystore and its password file) into the service's home
+// and check it; the variables that point at the service's copies; and the
+// steps that remove the user's copies, for the planner to put last.
+func imports(o InstallOptions, p Paths, owner string) (steps []Step, env map[string]string, imported []string, newKey string, removals []Step) {
 	env = map[string]string{}
 	for k, v := range o.Env {
 		env[k] = v
@@ -188,19 +205,27 @@ func imports(o InstallOptions, p Paths, owner string) (steps []Step, env map[str
 		dst := p.join(p.Home, name)
 		steps = append(steps, Step{Op: OpCopy, Src: src, Path: dst, Mode: 0o600, Owner: owner, Group: owner})
 		imported = append(imported, src)
+		removals = append(removals, Step{Op: OpRemove, Path: src})
 		return dst
 	}
-	if o.KeyFile != "" {
+	switch {
+	case o.KeyFile != "":
 		env["WALLETGATE_KEY_FILE"] = file(o.KeyFile, "key")
-	} else {
+		steps = append(steps, Step{Op: OpCheckKey, Path: env["WALLETGATE_KEY_FILE"]})
+	case o.Keystore != "":
 		env["WALLETGATE_KEYSTORE"] = file(o.Keystore, "keystore.json")
 		env["WALLETGATE_PASSWORD_FILE"] = file(o.Password, "password")
+		steps = append(steps, Step{Op: OpCheckKey, Path: env["WALLETGATE_KEYSTORE"], Src: env["WALLETGATE_PASSWORD_FILE"]})
+	default:
+		newKey = p.join(p.Home, "key")
+		env["WALLETGATE_KEY_FILE"] = newKey
+		steps = append(steps, Step{Op: OpNewKey, Path: newKey, Mode: 0o600, Owner: owner, Group: owner})
 	}
 	env["WALLETGATE_STATE_DIR"] = p.State()
 	if _, ok := env["WALLETGATE_CONFIRM"]; !ok {
 		env["WALLETGATE_CONFIRM"] = "human"
 	}
-	return steps, env, imported
+	return steps, env, imported, newKey, removals
 }
 
 // binaries are the steps that install walletgate and, when it is beside it,
@@ -208,8 +233,8 @@ func imports(o InstallOptions, p Paths, owner string) (steps []Step, env map[str
 func binaries(o InstallOptions, p Paths) []Step {
 	srcDir := o.Binary[:strings.LastIndexAny(o.Binary, `/\`)+1]
 	return []Step{
-		{Op: OpCopy, Src: o.Binary, Path: p.Binary(), Mode: 0o755, Replace: true},
-		{Op: OpCopy, Src: srcDir + p.exe("walletgate-devnet"), Path: p.join(p.Lib, p.exe("walletgate-devnet")), Mode: 0o755, Replace: true, Optional: true},
+		{Op: OpCopy, Src: o.Binary, Path: p.Binary(), Mode: 0o755, Replace: true, RootSource: true},
+		{Op: OpCopy, Src: srcDir + p.exe("walletgate-devnet"), Path: p.join(p.Lib, p.exe("walletgate-devnet")), Mode: 0o755, Replace: true, Optional: true, RootSource: true},
 	}
 }
 
@@ -217,7 +242,7 @@ func binaries(o InstallOptions, p Paths) []Step {
 // its home and state, the socket's directory (and its parent, where that
 // is not the system's: runParent), the binaries, the key, the config and
 // the unit, and the passkey enrolment.
-func unixLayout(o InstallOptions, f Facts, unit string, runParent bool) ([]Step, Config, []string) {
+func unixLayout(o InstallOptions, f Facts, unit string, runParent bool) ([]Step, Config, []string, string) {
 	p, u := o.Paths, o.User
 	steps := []Step{
 		{Op: OpDir, Path: p.Home, Mode: 0o700, Owner: u, Group: u},
@@ -232,7 +257,7 @@ func unixLayout(o InstallOptions, f Facts, unit string, runParent bool) ([]Step,
 		Step{Op: OpDir, Path: p.dir(p.Config), Mode: 0o750, Group: u},
 	)
 	steps = append(steps, binaries(o, p)...)
-	keys, env, imported := imports(o, p, u)
+	keys, env, imported, newKey, removals := imports(o, p, u)
 	steps = append(steps, keys...)
 	c := Config{User: u, Users: f.Peers, Socket: p.Socket(), Env: env, PagePort: o.PagePort}
 	steps = append(steps,
@@ -240,7 +265,7 @@ func unixLayout(o InstallOptions, f Facts, unit string, runParent bool) ([]Step,
 		Step{Op: OpWrite, Path: p.Unit, Data: []byte(unit), Mode: 0o644},
 		Step{Op: OpEnrol, Path: p.State(), Owner: u, Group: u},
 	)
-	return steps, c, imported
+	return append(steps, removals...), c, imported, newKey
 }
 
 func planLinux(o InstallOptions, f Facts) (Plan, error) {
@@ -249,9 +274,9 @@ func planLinux(o InstallOptions, f Facts) (Plan, error) {
 	if !f.UserExists {
 		steps = append(steps, Step{Op: OpRun, Argv: []string{"useradd", "--system", "--user-group", "--home-dir", p.Home, "--no-create-home", "--shell", "/usr/sbin/nologin", u}})
 	}
-	layout, c, imported := unixLayout(o, f, SystemdUnit(p, u), false)
+	layout, c, imported, newKey := unixLayout(o, f, SystemdUnit(p, u), false)
 	steps = append(steps, layout...)
-	plan := Plan{Config: c, Imported: imported}
+	plan := Plan{Config: c, Imported: imported, NewKey: newKey}
 	if o.SystemdRuns {
 		steps = append(steps,
 			Step{Op: OpRun, Argv: []string{"systemctl", "daemon-reload"}},
@@ -324,7 +349,7 @@ func planDarwin(o InstallOptions, f Facts) (Plan, error) {
 			steps = append(steps, dscl("-append", usr, "RecordName", alias), dscl("-append", g, "RecordName", alias))
 		}
 	}
-	layout, c, imported := unixLayout(o, f, LaunchdPlist(p, u), true)
+	layout, c, imported, newKey := unixLayout(o, f, LaunchdPlist(p, u), true)
 	steps = append(steps, layout...)
 	steps = append(steps,
 		// enable clears a disable left by an earlier bootout; bootstrap
@@ -332,7 +357,7 @@ func planDarwin(o InstallOptions, f Facts) (Plan, error) {
 		Step{Op: OpRun, Argv: []string{"launchctl", "enable", "system/" + LaunchdLabel}},
 		Step{Op: OpRun, Argv: []string{"launchctl", "bootstrap", "system", p.Unit}},
 	)
-	return Plan{Steps: steps, Config: c, Imported: imported, Started: "sudo launchctl print system/" + LaunchdLabel}, nil
+	return Plan{Steps: steps, Config: c, Imported: imported, NewKey: newKey, Started: "sudo launchctl print system/" + LaunchdLabel}, nil
 }
 
 // windowsACL is icacls's command that gives dir a protected ACL (nothing
@@ -344,6 +369,17 @@ func windowsACL(dir string, grants ...string) Step {
 		argv = append(argv, g+":(OI)(CI)"+"F")
 	}
 	return Step{Op: OpRun, Argv: argv}
+}
+
+// windowsOwn are icacls's commands that make dir (and what is in it) the
+// Administrators' and drop every ACE set on it by hand, leaving what it
+// inherits: a folder a desktop user made first (ProgramData lets them) is
+// then no longer theirs to change, before windowsACL sets its ACL.
+func windowsOwn(dir string) []Step {
+	return []Step{
+		{Op: OpRun, Argv: []string{"icacls", dir, "/setowner", sidAdministrators, "/T", "/C"}},
+		{Op: OpRun, Argv: []string{"icacls", dir, "/reset", "/T", "/C"}},
+	}
 }
 
 func planWindows(o InstallOptions, f Facts) (Plan, error) {
@@ -358,6 +394,10 @@ func planWindows(o InstallOptions, f Facts) (Plan, error) {
 		Exe:         p.Binary(), Args: []string{"service", "run", "--config", p.Config}, Account: u,
 	}
 	steps := []Step{{Op: OpDir, Path: p.Lib}}
+	steps = append(steps, windowsOwn(p.Lib)...)
+	lib := windowsACL(p.Lib, sidSystem, sidAdministrators)
+	lib.Argv = append(lib.Argv, sidUsers+":(OI)(CI)RX") // they run walletgate connect
+	steps = append(steps, lib)
 	steps = append(steps, binaries(o, p)...)
 	// The account exists once the service does: register it first, then
 	// name it in the ACLs.
@@ -365,11 +405,12 @@ func planWindows(o InstallOptions, f Facts) (Plan, error) {
 	acl := windowsACL(data, sidSystem, sidAdministrators)
 	// The configuration's directory: the service reads it, nobody else.
 	acl.Argv = append(acl.Argv, u+":(OI)(CI)RX")
-	steps = append(steps,
-		Step{Op: OpDir, Path: data}, acl,
-		Step{Op: OpDir, Path: p.Home}, windowsACL(p.Home, sidSystem, sidAdministrators, u),
-	)
-	keys, env, imported := imports(o, p, "")
+	steps = append(steps, Step{Op: OpDir, Path: data})
+	steps = append(steps, windowsOwn(data)...)
+	steps = append(steps, acl, Step{Op: OpDir, Path: p.Home})
+	steps = append(steps, windowsOwn(p.Home)...)
+	steps = append(steps, windowsACL(p.Home, sidSystem, sidAdministrators, u))
+	keys, env, imported, newKey, removals := imports(o, p, "")
 	steps = append(steps, keys...)
 	c := Config{User: u, Users: f.Peers, Socket: p.Socket(), Env: env, PagePort: o.PagePort}
 	steps = append(steps,
@@ -378,9 +419,10 @@ func planWindows(o InstallOptions, f Facts) (Plan, error) {
 		// The service's own files are the service's: the state directory's
 		// owner-only check asks for that.
 		Step{Op: OpRun, Argv: []string{"icacls", p.Home, "/setowner", u, "/T"}},
-		Step{Op: OpStartService, Service: svc},
 	)
-	return Plan{Steps: steps, Config: c, Imported: imported, Started: "sc.exe query walletgate"}, nil
+	steps = append(steps, removals...)
+	steps = append(steps, Step{Op: OpStartService, Service: svc})
+	return Plan{Steps: steps, Config: c, Imported: imported, NewKey: newKey, Started: "sc.exe query walletgate"}, nil
 }
 
 // PlanUninstall is the uninstall on the system goos: stop and remove the

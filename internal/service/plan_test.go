@@ -27,9 +27,10 @@ func at(op Op, path string) func(Step) bool {
 // keySources are the two ways to give the key, and the copies each makes.
 var keySources = map[string]struct {
 	opts   func(InstallOptions) InstallOptions
-	user   []string          // the user's files
+	user   []string          // the user's files (none: the service makes its own key)
 	copies map[string]string // env variable -> the copy's name in the home
 }{
+	"its own key": {opts: func(o InstallOptions) InstallOptions { return o }},
 	"key file": {
 		opts: func(o InstallOptions) InstallOptions { o.KeyFile = "/home/alice/wallet.key"; return o },
 		user: []string{"/home/alice/wallet.key"}, copies: map[string]string{"WALLETGATE_KEY_FILE": "key"},
@@ -45,11 +46,16 @@ var keySources = map[string]struct {
 
 // requireKeyImported checks that the plan copies each of the user's files
 // into home, 0600 and the service user's (owner "" on Windows, where the
-// ACL decides), after the step that makes home private, never writes or
-// removes the user's file, and points the configuration at the copies.
+// ACL decides), after the step that makes home private; checks the copy
+// loads; removes the user's file only after every other file step (the
+// enrolment included); and points the configuration at the copies.
 func requireKeyImported(t *testing.T, plan Plan, p Paths, owner string, user []string, copies map[string]string, private int) {
 	t.Helper()
-	require.Equal(t, user, plan.Imported, "the install names the user's files, to say to delete them")
+	require.Equal(t, user, plan.Imported, "the install names the user's files, to say it removed them")
+	require.Empty(t, plan.NewKey, "an import makes no key")
+	check := stepAt(plan, func(s Step) bool { return s.Op == OpCheckKey })
+	require.GreaterOrEqual(t, check, 0, "the import is checked")
+	enrol := stepAt(plan, func(s Step) bool { return s.Op == OpEnrol })
 	for env, name := range copies {
 		dst := p.join(p.Home, name)
 		require.Equal(t, dst, plan.Config.Env[env])
@@ -62,10 +68,14 @@ func requireKeyImported(t *testing.T, plan Plan, p Paths, owner string, user []s
 		require.Equal(t, os.FileMode(0o600), s.Mode, dst)
 		require.Equal(t, owner, s.Owner, dst)
 		require.Greater(t, i, private, "%s is copied in once its directory is private", dst)
+		require.Less(t, i, check, "%s is checked once copied", dst)
+		rm := stepAt(plan, at(OpRemove, s.Src))
+		require.Greater(t, rm, check, "the user's copy %s is removed once the import is checked", s.Src)
+		require.Greater(t, rm, enrol, "and once everything else is in place")
 	}
 	for _, s := range plan.Steps {
 		for _, f := range user {
-			require.NotEqual(t, f, s.Path, "the user's copy is left alone: %s", s)
+			require.False(t, s.Path == f && s.Op != OpRemove, "the user's copy is only removed: %s", s)
 			require.NotContains(t, s.Argv, f, "the user's copy is left alone: %s", s)
 		}
 	}
@@ -74,6 +84,34 @@ func requireKeyImported(t *testing.T, plan Plan, p Paths, owner string, user []s
 	}
 	require.Equal(t, p.State(), plan.Config.Env["WALLETGATE_STATE_DIR"])
 	require.Equal(t, "human", plan.Config.Env["WALLETGATE_CONFIRM"], "human mode is the service's default")
+}
+
+// requireOwnKey checks that, importing nothing, the plan makes the service's
+// key in its home (0600, the service user's), once the home is private,
+// and removes nothing of the user's.
+func requireOwnKey(t *testing.T, plan Plan, p Paths, owner string, private int) {
+	t.Helper()
+	key := p.join(p.Home, "key")
+	require.Equal(t, key, plan.NewKey)
+	require.Empty(t, plan.Imported)
+	i := stepAt(plan, at(OpNewKey, key))
+	require.Greater(t, i, private, "the key is made once its directory is private")
+	require.Equal(t, Step{Op: OpNewKey, Path: key, Mode: 0o600, Owner: owner, Group: owner}, plan.Steps[i])
+	require.Equal(t, key, plan.Config.Env["WALLETGATE_KEY_FILE"])
+	require.Equal(t, -1, stepAt(plan, func(s Step) bool { return s.Op == OpCheckKey || s.Op == OpCopy && strings.HasPrefix(s.Path, p.Home) }))
+	for _, s := range plan.Steps {
+		require.False(t, s.Op == OpRemove, "nothing is removed: %s", s)
+	}
+}
+
+// requireKey is requireOwnKey or requireKeyImported, as the key source says.
+func requireKey(t *testing.T, plan Plan, p Paths, owner string, user []string, copies map[string]string, private int) {
+	t.Helper()
+	if user == nil {
+		requireOwnKey(t, plan, p, owner, private)
+		return
+	}
+	requireKeyImported(t, plan, p, owner, user, copies, private)
 }
 
 func base(p Paths, binary string) InstallOptions {
@@ -92,7 +130,7 @@ func TestLinuxInstallPlan(t *testing.T) {
 				require.Equal(t, 0, stepAt(plan, runs("useradd", "--system", "--user-group", "--home-dir", "/var/lib/walletgate", "--no-create-home", "--shell", "/usr/sbin/nologin", "walletgate")), "the service user is made first")
 				home := stepAt(plan, at(OpDir, "/var/lib/walletgate"))
 				require.Equal(t, Step{Op: OpDir, Path: "/var/lib/walletgate", Mode: 0o700, Owner: "walletgate", Group: "walletgate"}, plan.Steps[home])
-				requireKeyImported(t, plan, p, "walletgate", src.user, src.copies, home)
+				requireKey(t, plan, p, "walletgate", src.user, src.copies, home)
 				cfg := plan.Steps[stepAt(plan, at(OpWrite, "/etc/walletgate/service.json"))]
 				require.Equal(t, os.FileMode(0o640), cfg.Mode)
 				require.Equal(t, "", cfg.Owner, "root's")
@@ -101,7 +139,8 @@ func TestLinuxInstallPlan(t *testing.T) {
 				require.Equal(t, []Peer{{Name: "alice", UID: 1000}}, plan.Config.Users)
 				require.Equal(t, "/run/walletgate/mcp.sock", plan.Config.Socket)
 				bin := plan.Steps[stepAt(plan, at(OpCopy, "/usr/local/lib/walletgate/walletgate"))]
-				require.Equal(t, Step{Op: OpCopy, Src: "/home/alice/go/bin/walletgate", Path: "/usr/local/lib/walletgate/walletgate", Mode: 0o755, Replace: true}, bin, "root's binary")
+				require.Equal(t, Step{Op: OpCopy, Src: "/home/alice/go/bin/walletgate", Path: "/usr/local/lib/walletgate/walletgate", Mode: 0o755, Replace: true, RootSource: true}, bin, "root's binary, from a file only root can change")
+				require.True(t, plan.Steps[stepAt(plan, at(OpCopy, "/usr/local/lib/walletgate/walletgate-devnet"))].RootSource, "walletgate-devnet too")
 				require.Equal(t, "/home/alice/go/bin/walletgate-devnet", plan.Steps[stepAt(plan, at(OpCopy, "/usr/local/lib/walletgate/walletgate-devnet"))].Src)
 				enrol := stepAt(plan, at(OpEnrol, "/var/lib/walletgate/state"))
 				require.Equal(t, "walletgate", plan.Steps[enrol].Owner)
@@ -136,9 +175,9 @@ func TestInstallPlanRefusesWhatCannotBeInstalled(t *testing.T) {
 		f    Facts
 		want string
 	}{
-		"no key":                  {func(o InstallOptions) InstallOptions { return o }, peers, "give the key"},
-		"two keys":                {func(o InstallOptions) InstallOptions { o.KeyFile, o.Keystore = "/k", "/ks"; return o }, peers, "give the key"},
+		"two keys":                {func(o InstallOptions) InstallOptions { o.KeyFile, o.Keystore = "/k", "/ks"; return o }, peers, "give one key to import"},
 		"a keystore, no password": {func(o InstallOptions) InstallOptions { o.Keystore = "/ks"; return o }, peers, "needs --password-file"},
+		"a password, no keystore": {func(o InstallOptions) InstallOptions { o.Password = "/pw"; return o }, peers, "goes with --import-keystore"},
 		"no desktop user":         {func(o InstallOptions) InstallOptions { o.KeyFile = "/k"; return o }, Facts{}, "--users"},
 		"a key variable": {func(o InstallOptions) InstallOptions {
 			o.KeyFile, o.Env = "/k", map[string]string{"WALLETGATE_KEY_FILE": "/x"}
@@ -179,7 +218,7 @@ func TestDarwinInstallPlan(t *testing.T) {
 			home := stepAt(plan, at(OpDir, "/var/db/walletgate"))
 			require.Greater(t, home, made, "the home is the user's once the user exists")
 			require.Equal(t, Step{Op: OpDir, Path: "/var/db/walletgate", Mode: 0o700, Owner: "_walletgate", Group: "_walletgate"}, plan.Steps[home])
-			requireKeyImported(t, plan, p, "_walletgate", src.user, src.copies, home)
+			requireKey(t, plan, p, "_walletgate", src.user, src.copies, home)
 			require.Equal(t, "/Library/Application Support/walletgate/run/mcp.sock", plan.Config.Socket)
 			require.Equal(t, Step{Op: OpDir, Path: "/Library/Application Support/walletgate/run", Mode: 0o755, Owner: "_walletgate", Group: "_walletgate"},
 				plan.Steps[stepAt(plan, at(OpDir, "/Library/Application Support/walletgate/run"))], "the service makes its socket there; the desktop users reach it")
@@ -241,13 +280,25 @@ func TestWindowsInstallPlan(t *testing.T) {
 			require.Less(t, bin, create)
 			require.Equal(t, `C:\Users\alice\walletgate.exe`, plan.Steps[bin].Src)
 			require.Equal(t, `C:\Users\alice\walletgate-devnet.exe`, plan.Steps[stepAt(plan, at(OpCopy, `D:\Program Files\walletgate\walletgate-devnet.exe`))].Src)
+			// Each directory is made the Administrators' and stripped of
+			// what was set on it by hand before its ACL is set: a folder a
+			// desktop user made first in ProgramData is theirs no more.
+			for _, dir := range []string{`D:\ProgramData\walletgate`, `D:\ProgramData\walletgate\home`, `D:\Program Files\walletgate`} {
+				own := stepAt(plan, runs("icacls", dir, "/setowner", "*S-1-5-32-544", "/T", "/C"))
+				reset := stepAt(plan, runs("icacls", dir, "/reset", "/T", "/C"))
+				acl := stepAt(plan, func(s Step) bool {
+					return s.Op == OpRun && len(s.Argv) > 2 && s.Argv[1] == dir && s.Argv[2] == "/inheritance:r"
+				})
+				require.True(t, own >= 0 && own < reset && reset < acl, "%s: owned, reset, then its ACL (%d, %d, %d)", dir, own, reset, acl)
+			}
+			require.Less(t, stepAt(plan, runs("icacls", `D:\Program Files\walletgate`, "/setowner", "*S-1-5-32-544", "/T", "/C")), bin, "the binaries' folder is the Administrators' before they are copied in")
 			// The home: a protected ACL for the system, the administrators
 			// and the service alone, set once the account exists and before
 			// the key is copied in.
 			homeACL := stepAt(plan, runs("icacls", `D:\ProgramData\walletgate\home`, "/inheritance:r", "/grant:r",
 				"*S-1-5-18:(OI)(CI)F", "*S-1-5-32-544:(OI)(CI)F", account+":(OI)(CI)F"))
 			require.Greater(t, homeACL, create)
-			requireKeyImported(t, plan, p, "", src.user, src.copies, homeACL)
+			requireKey(t, plan, p, "", src.user, src.copies, homeACL)
 			require.Equal(t, `D:\ProgramData\walletgate\home\state`, plan.Config.Env["WALLETGATE_STATE_DIR"])
 			// The configuration's directory: the service reads, only the
 			// administrators write, the desktop users get nothing.
@@ -263,7 +314,7 @@ func TestWindowsInstallPlan(t *testing.T) {
 			require.Equal(t, `\\.\pipe\walletgate`, plan.Config.Socket)
 			sddl, err := PipeSDDL(plan.Config)
 			require.NoError(t, err)
-			require.Equal(t, "D:P(A;;GA;;;SY)(A;;GA;;;OW)(A;;GRGW;;;S-1-5-21-1-2-3-1001)", sddl)
+			require.Equal(t, "D:P(A;;GA;;;SY)(A;;GA;;;OW)(A;;0x0012019b;;;S-1-5-21-1-2-3-1001)", sddl)
 			enrol := stepAt(plan, at(OpEnrol, `D:\ProgramData\walletgate\home\state`))
 			owner := stepAt(plan, runs("icacls", `D:\ProgramData\walletgate\home`, "/setowner", account, "/T"))
 			require.Greater(t, owner, enrol, "the service owns its state, the enrolment included")
@@ -316,6 +367,16 @@ func TestUninstallPlansKeepTheKeyAndTheJournalUnlessPurged(t *testing.T) {
 			}
 		}
 	}
+}
+
+// The Windows folders come from Windows (the known folders), not from the
+// environment: a %ProgramData% of the user's making changes nothing.
+func TestDefaultPathsTakeNothingFromTheEnvironment(t *testing.T) {
+	t.Setenv("ProgramData", `C:\Users\mallory\pd`)
+	t.Setenv("ProgramFiles", `C:\Users\mallory\pf`)
+	w := PathsFor("windows", systemFolder)
+	require.NotContains(t, w.Config, "mallory")
+	require.NotContains(t, w.Lib, "mallory")
 }
 
 func TestPathsForEachSystem(t *testing.T) {

@@ -265,3 +265,12 @@ func topLevel(line []byte, wantMethod bool) (id json.RawMessage, request bool) {
 	}
 	return id, id != nil && method
 }
+
+// MaxConnsPerUser and MaxConns bound the service's connections open at
+// once, per desktop user and in all: a session is one connection, and what
+// a connection holds (its unfinished message, its goroutines, a file
+// descriptor) is bounded by them.
+const (
+	MaxConnsPerUser = 16
+	MaxConns        = 64
+)

@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/walletgate/walletgate/internal/connlimit"
 )
 
 // lines decodes every stdout line as a JSON-RPC 2.0 message.
@@ -100,7 +102,7 @@ func TestListenLetsOnlyTheNamedUsersIn(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			sock := filepath.Join(t.TempDir(), "mcp.sock")
 			refused := make(chan uint32, 1)
-			ln, err := Listen(Config{Socket: sock, Users: c.users}, func(uid uint32, err error) { refused <- uid })
+			ln, err := Listen(Config{Socket: sock, Users: c.users}, func(uid uint32, err error) { refused <- uid }, nil)
 			require.NoError(t, err)
 			defer ln.Close()
 			accepted := make(chan net.Conn, 1)
@@ -121,6 +123,49 @@ func TestListenLetsOnlyTheNamedUsersIn(t *testing.T) {
 			_, err = conn.Read(make([]byte, 1))
 			require.Error(t, err, "a refused peer's connection is closed")
 		})
+	}
+}
+
+// A desktop user holds at most MaxConnsPerUser connections at once: the
+// next is closed before a byte is read, the refusal says so, and a place
+// given back is taken again.
+func TestTheSocketBoundsAUsersConnections(t *testing.T) {
+	me := uint32(os.Getuid())
+	sock := filepath.Join(t.TempDir(), "mcp.sock")
+	refused := make(chan error, 1)
+	ln, err := Listen(Config{Socket: sock, Users: []Peer{{Name: "me", UID: me}}}, func(uid uint32, err error) { refused <- err }, nil)
+	require.NoError(t, err)
+	defer ln.Close()
+	accepted := make(chan net.Conn, MaxConnsPerUser+1)
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted <- conn
+		}
+	}()
+	var served []net.Conn
+	for range MaxConnsPerUser {
+		c, err := Dial(sock)
+		require.NoError(t, err)
+		defer c.Close()
+		served = append(served, <-accepted)
+	}
+	over, err := Dial(sock)
+	require.NoError(t, err)
+	defer over.Close()
+	require.ErrorIs(t, <-refused, connlimit.ErrTooMany)
+	_, err = over.Read(make([]byte, 1))
+	require.Error(t, err, "the connection over the bound is closed")
+	served[0].Close()
+	again, err := Dial(sock)
+	require.NoError(t, err)
+	defer again.Close()
+	(<-accepted).Close()
+	for _, c := range served[1:] {
+		c.Close()
 	}
 }
 
@@ -156,10 +201,24 @@ func TestUnitsRunTheServiceAsItsUser(t *testing.T) {
 	require.Contains(t, p, "<key>StandardErrorPath</key><string>/var/db/walletgate/service.log</string>", "the log is in the service's home")
 }
 
+// A desktop user may connect to the pipe, read and write, and never create
+// an instance of it (FILE_CREATE_PIPE_INSTANCE, part of GW): a rogue server
+// on \\.\pipe\walletgate is refused by Windows. What the client asks for is
+// within what it is granted.
+func TestPipeUsersCannotCreateInstances(t *testing.T) {
+	s, err := PipeSDDL(Config{Users: []Peer{{Name: "alice", SID: "S-1-5-21-1-2-3-1001"}}})
+	require.NoError(t, err)
+	require.NotContains(t, s, "GW", "generic write includes FILE_CREATE_PIPE_INSTANCE")
+	require.NotContains(t, s, "GA;;;S-1-5-21")
+	require.Zero(t, PipeUserRights&fileCreatePipeInstance)
+	require.NotZero(t, PipeUserRights&0x2, "FILE_WRITE_DATA: the client writes")
+	require.Zero(t, PipeClientAccess&0x7fffffff&^PipeUserRights, "the client asks for no right it is not granted")
+}
+
 func TestPipeSDDLAllowsOnlyTheNamedUsers(t *testing.T) {
 	s, err := PipeSDDL(Config{Users: []Peer{{Name: "alice", SID: "S-1-5-21-1-2-3-1001"}}})
 	require.NoError(t, err)
-	require.Equal(t, "D:P(A;;GA;;;SY)(A;;GA;;;OW)(A;;GRGW;;;S-1-5-21-1-2-3-1001)", s)
+	require.Equal(t, "D:P(A;;GA;;;SY)(A;;GA;;;OW)(A;;0x0012019b;;;S-1-5-21-1-2-3-1001)", s)
 	_, err = PipeSDDL(Config{Users: []Peer{{Name: "mallory", SID: "S-1-1-0)(A;;GA;;;WD"}}})
 	require.Error(t, err, "a SID cannot widen the ACL")
 	_, err = PipeSDDL(Config{Users: []Peer{{Name: "nosid"}}})

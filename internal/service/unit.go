@@ -6,12 +6,16 @@ import (
 )
 
 // SystemdUnit is the unit that runs the service as its user, with the
-// system read-only around it and no way to gain privileges.
+// system read-only around it and no way to gain privileges. The service
+// exits non-zero when it must stop (a fatal error): systemd starts it again,
+// every 2 s for as long as it takes (no start limit: a local account that
+// makes it fail repeatedly must not stop it for good).
 func SystemdUnit(p Paths, user string) string {
 	return fmt.Sprintf(`[Unit]
 Description=walletgate: a wallet for AI assistants, under its own user
 After=network-online.target
 Wants=network-online.target
+StartLimitIntervalSec=0
 
 [Service]
 Type=simple
@@ -19,6 +23,7 @@ User=%[1]s
 Group=%[1]s
 ExecStart=%[2]s service run --config %[3]s
 Restart=on-failure
+RestartSec=2
 RuntimeDirectory=walletgate
 RuntimeDirectoryMode=0755
 UMask=0077

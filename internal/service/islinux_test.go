@@ -1,0 +1,5 @@
+package service
+
+import "runtime"
+
+var isLinux = runtime.GOOS == "linux"
