@@ -118,16 +118,6 @@ func (p *Page) URL() string {
 	return fmt.Sprintf("http://127.0.0.1:%d/a/%s/", p.port, p.secret)
 }
 
-// ListenLocalPort listens on 127.0.0.1:port (the passkey page's fixed port:
-// its origin is what the passkey is bound to).
-func ListenLocalPort(port int) (net.Listener, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
-	if err != nil {
-		return nil, fmt.Errorf("approval page: listen on 127.0.0.1:%d: %w", port, err)
-	}
-	return ln, nil
-}
-
 // ListenLocal listens on a random loopback port.
 func ListenLocal() (net.Listener, int, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

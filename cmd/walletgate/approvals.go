@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"strings"
@@ -43,15 +44,18 @@ type approvals struct {
 // (whatever the log level: the person needs them). Either one is enough; with
 // neither, human mode has no way to approve and the error says why.
 func startApprovals(root string, deps tools.Deps, logger *slog.Logger, stderr io.Writer) (*approvals, error) {
-	return startApprovalsWith(root, deps, logger, stderr, 0, "")
+	return startApprovalsWith(root, deps, logger, stderr, 0, "", nil)
 }
 
 // startApprovalsWith is startApprovals; with passkeyPort set (service mode)
 // the page is the passkey page at http://localhost:passkeyPort/, with no
 // secret address, whose passkeys are kept in the state root; where is what
 // the model is told about where the person approves ("": the page or the
-// terminal the preview names).
-func startApprovalsWith(root string, deps tools.Deps, logger *slog.Logger, stderr io.Writer, passkeyPort int, where string) (*approvals, error) {
+// terminal the preview names). The passkey page holds every address of
+// localhost at its port (held, when a privileged parent bound them; else it
+// listens itself), or it does not start, and then neither does this: a
+// person-gated write is never served without its page.
+func startApprovalsWith(root string, deps tools.Deps, logger *slog.Logger, stderr io.Writer, passkeyPort int, where string, held []net.Listener) (*approvals, error) {
 	hub := confirm.NewApprovals(nil, where)
 	a := &approvals{hub: hub, broker: hub.Broker()}
 	var pageErr, sockErr error
@@ -61,16 +65,26 @@ func startApprovalsWith(root string, deps tools.Deps, logger *slog.Logger, stder
 		approval.RemoveStale(dir)
 	}
 	if passkeyPort != 0 {
-		if keys, err := approval.OpenPasskeys(root, passkeyPort); err != nil {
-			pageErr = err
-		} else if ln, err := approval.ListenLocalPort(passkeyPort); err != nil {
-			pageErr = err
-		} else {
-			page := approval.NewPasskeyPage(a.broker, keys, passkeyPort)
-			a.page, a.pageURL = page.Server(), page.URL()
-			go func() { _ = a.page.Serve(ln) }()
-			fmt.Fprintf(stderr, "walletgate: the person approves writes on %s with a passkey (%d enrolled; a fresh enrolment link: sudo walletgate service enrol)\n", page.URL(), keys.Enrolled())
+		lns := held
+		if lns == nil {
+			var err error
+			if lns, err = approval.ListenLocalhost(passkeyPort); err != nil {
+				return nil, err
+			}
 		}
+		keys, err := approval.OpenPasskeys(root, passkeyPort)
+		if err != nil {
+			for _, ln := range lns {
+				ln.Close()
+			}
+			return nil, err
+		}
+		page := approval.NewPasskeyPage(a.broker, keys, passkeyPort)
+		a.page, a.pageURL = page.Server(), page.URL()
+		for _, ln := range lns {
+			go func() { _ = a.page.Serve(ln) }()
+		}
+		fmt.Fprintf(stderr, "walletgate: the person approves writes on %s with a passkey (%d enrolled; a fresh enrolment link: sudo walletgate service enrol; the page holds every address of localhost: %s)\n", page.URL(), keys.Enrolled(), listenerAddrs(lns))
 	} else if secret, err := approval.NewSecret(); err != nil {
 		pageErr = err
 	} else if ln, port, err := approval.ListenLocal(); err != nil {
@@ -134,6 +148,15 @@ func startApprovalsWith(root string, deps tools.Deps, logger *slog.Logger, stder
 		return nil, errors.Join(pageErr, sockErr)
 	}
 	return a, nil
+}
+
+// listenerAddrs lists where lns listen: "127.0.0.1:746, [::1]:746".
+func listenerAddrs(lns []net.Listener) string {
+	var s []string
+	for _, ln := range lns {
+		s = append(s, ln.Addr().String())
+	}
+	return strings.Join(s, ", ")
 }
 
 // terminalCommand is the exact command line that approves this server's

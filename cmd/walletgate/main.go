@@ -165,7 +165,7 @@ Usage:
                              one-time passkey enrolment link
   sudo walletgate service enrol
                              print a fresh one-time link to enrol a passkey (the approval page,
-                             http://localhost:7464/, approves only with an enrolled passkey)
+                             http://localhost:746/, approves only with an enrolled passkey)
   walletgate service run     the service in the foreground (as its user; started as root it
                              becomes that user)
   walletgate service status | config [set WALLETGATE_X=V…] | uninstall [--purge]

@@ -22,6 +22,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/walletgate/walletgate/approval"
 	"github.com/walletgate/walletgate/internal/app"
 	"github.com/walletgate/walletgate/internal/service"
 	"github.com/walletgate/walletgate/policy"
@@ -78,6 +79,7 @@ func cmdServiceRun(argv []string, stderr io.Writer) error {
 	dev := fs.Bool("dev", false, "serve on an embedded dev chain")
 	once := fs.Bool("once", false, "stop when the first connection ends")
 	pagePort := fs.Int("page-port", 0, "with --env: serve the passkey approval page at http://localhost:PORT/ (tests)")
+	inherited := fs.Int("page-listeners", 0, "the number of the page's listeners handed down from file descriptor 3 on (set by `service run` as root for its child)")
 	if err := parseFlags(fs, argv); err != nil {
 		return err
 	}
@@ -95,7 +97,7 @@ func cmdServiceRun(argv []string, stderr io.Writer) error {
 			return err
 		}
 		if os.Getuid() == 0 && sc.User != "" {
-			return becomeServiceUser(sc.User) // returns only when it could not
+			return becomeServiceUser(sc) // returns only when it could not
 		}
 		if *socket != "" {
 			sc.Socket = *socket
@@ -110,13 +112,21 @@ func cmdServiceRun(argv []string, stderr io.Writer) error {
 		return err
 	}
 	logger := newLogger(stderr, cfg.LogLevel)
-	return serveService(cfg, sc, *dev, *once, !*fromEnv, logger, stderr)
+	var held []net.Listener
+	if *inherited > 0 {
+		if held, err = approval.InheritedListeners(*inherited, sc.PagePort); err != nil {
+			return err
+		}
+	}
+	return serveService(cfg, sc, *dev, *once, !*fromEnv, held, logger, stderr)
 }
 
 // serveService wires the server once (chain, key, caps, journal, approvals)
 // and serves each connection as its own MCP session, with its own
-// per-session caps and confirmation tokens.
-func serveService(cfg policy.Config, sc service.Config, dev, once, serviceMode bool, logger *slog.Logger, stderr io.Writer) error {
+// per-session caps and confirmation tokens. held are the approval page's
+// listeners when a privileged parent bound them (nil: the page listens
+// itself).
+func serveService(cfg policy.Config, sc service.Config, dev, once, serviceMode bool, held []net.Listener, logger *slog.Logger, stderr io.Writer) error {
 	base, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var n *app.Node
@@ -128,6 +138,7 @@ func serveService(cfg policy.Config, sc service.Config, dev, once, serviceMode b
 	defer stop()
 
 	a, err := app.New(ctx, app.Options{Config: cfg, Dev: dev, Node: n, Logger: logger, Version: versionString(), Shared: shared(), Service: serviceMode,
+		ApprovalsRequired: serviceMode || sc.PagePort != 0,
 		Approvals: func(root string, deps tools.Deps) (*app.Approvals, error) {
 			pk := sc.PagePort // 0: no passkey page, the page keeps a secret address
 			secretPage := !serviceMode && pk == 0
@@ -135,7 +146,7 @@ func serveService(cfg policy.Config, sc service.Config, dev, once, serviceMode b
 			if !secretPage {
 				where = "on the approval page"
 			}
-			p, err := startApprovalsWith(root, deps, logger, stderr, pk, where)
+			p, err := startApprovalsWith(root, deps, logger, stderr, pk, where, held)
 			if err != nil {
 				return nil, err
 			}

@@ -151,7 +151,7 @@ func TestServiceTheDesktopUserCannotGetInAndThePersonCan(t *testing.T) {
 	require.ErrorIs(t, err, os.ErrNotExist, "a keystore install imports no key file")
 	require.Contains(t, said, `"command": "`+installedBin+`", "args": ["connect"]`)
 	require.Contains(t, said, "no init system runs here")
-	enrolLink := regexp.MustCompile(`http://localhost:7464/enrol/[0-9a-f]{64}`).FindString(said)
+	enrolLink := regexp.MustCompile(`http://localhost:746/enrol/[0-9a-f]{64}`).FindString(said)
 	require.NotEmpty(t, enrolLink, "install prints the passkey enrolment link: %s", said)
 	svc := lookupCreds(t, rootTestService)
 	for path, want := range map[string]struct {
@@ -289,7 +289,7 @@ func TestServiceTheDesktopUserCannotGetInAndThePersonCan(t *testing.T) {
 	}
 	_, err = os.Stat("/var/lib/walletgate/state/passkey-enrolment.json")
 	require.ErrorIs(t, err, os.ErrNotExist, "the enrolment is spent")
-	page := "http://localhost:7464/p/" + id
+	page := "http://localhost:746/p/" + id
 	nobody := newTab(t, browser)
 	nobody.navigate(page)
 	require.Equal(t, "pending", nobody.text("state"))
