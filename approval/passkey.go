@@ -10,8 +10,15 @@ package approval
 //   - User verification is required at enrolment and at every approval.
 //   - A challenge is SHA-256 over the preview's id, its fingerprint and 32
 //     random bytes. It is kept server-side with the preview it was made for,
-//     is taken on the first answer (right or wrong), and completes only that
-//     preview: an assertion for preview A approves A once and nothing else.
+//     is taken on the first answer that carries it (right or wrong), and
+//     completes only that preview: an assertion for preview A approves A
+//     once and nothing else.
+//   - Anyone on the computer can post to the page. A begin adds a ceremony
+//     beside the ones under way (at most maxCeremonies per preview; beyond,
+//     begins are refused, never the older ceremonies dropped), and an answer
+//     that carries no live challenge of that preview is refused touching
+//     nothing: no one else's post spends or replaces the person's attempt, and
+//     none is told to the person as their passkey's refusal.
 //   - The enrolment secret is 256 random bits printed once to the installing
 //     terminal; the service keeps only its SHA-256 and expiry (0600, its
 //     own), and a successful enrolment deletes it: the link works once.
@@ -51,6 +58,9 @@ const EnrolmentTTL = 30 * time.Minute
 // ceremonyTimeout is how long a passkey prompt, and its ceremony, lasts.
 const ceremonyTimeout = 3 * time.Minute
 
+// maxCeremonies bounds the ceremonies under way for one preview.
+const maxCeremonies = 16
+
 // maxPasskeyFile bounds what is read of the files above.
 const maxPasskeyFile = 1 << 20
 
@@ -65,8 +75,8 @@ type Passkeys struct {
 
 	mu     sync.Mutex
 	store  passkeyStore
-	logins map[string]passkeyLogin // by preview id
-	enrol  *webauthn.SessionData   // the registration under way
+	logins map[string]map[string]passkeyLogin // by preview id, then challenge
+	enrol  *webauthn.SessionData              // the registration under way
 }
 
 // passkeyLogin is an assertion ceremony begun for one preview.
@@ -119,7 +129,7 @@ func OpenPasskeys(dir string, port int) (*Passkeys, error) {
 	if err != nil {
 		return nil, fmt.Errorf("passkeys: %w", err)
 	}
-	p := &Passkeys{wa: wa, dir: dir, origin: origin, now: time.Now, logins: map[string]passkeyLogin{}}
+	p := &Passkeys{wa: wa, dir: dir, origin: origin, now: time.Now, logins: map[string]map[string]passkeyLogin{}}
 	b, err := readBounded(filepath.Join(dir, passkeysFile))
 	switch {
 	case errors.Is(err, os.ErrNotExist):
@@ -254,12 +264,27 @@ func challengeFor(id string, fp [32]byte, nonce []byte) []byte {
 
 // BeginApproval starts an assertion for preview id (fingerprint fp); it
 // returns the options for navigator.credentials.get, as JSON. A new begin
-// for the same preview replaces the one before.
+// for the same preview is a ceremony beside the ones under way.
 func (p *Passkeys) BeginApproval(id string, fp [32]byte) ([]byte, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if len(p.store.Credentials) == 0 {
 		return nil, errors.New("no passkey is enrolled: enrol one with the link `sudo walletgate service enrol` prints")
+	}
+	// Ceremonies that ran out are dropped: the map holds only live ones.
+	now := time.Now()
+	for other, ls := range p.logins {
+		for c, l := range ls {
+			if !l.session.Expires.IsZero() && now.After(l.session.Expires) {
+				delete(ls, c)
+			}
+		}
+		if len(ls) == 0 {
+			delete(p.logins, other)
+		}
+	}
+	if len(p.logins[id]) >= maxCeremonies {
+		return nil, fmt.Errorf("%d passkey prompts are already open for this preview (a program on this computer may be sending them); the ones open still work. Finish one, or wait %d minutes and press Approve again", maxCeremonies, int(ceremonyTimeout/time.Minute))
 	}
 	nonce := make([]byte, 32)
 	if _, err := rand.Read(nonce); err != nil {
@@ -275,38 +300,38 @@ func (p *Passkeys) BeginApproval(id string, fp [32]byte) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("passkeys: %w", err)
 	}
-	// Ceremonies that ran out are dropped: the map holds only live ones.
-	for other, l := range p.logins {
-		if !l.session.Expires.IsZero() && time.Now().After(l.session.Expires) {
-			delete(p.logins, other)
-		}
+	if p.logins[id] == nil {
+		p.logins[id] = map[string]passkeyLogin{}
 	}
-	p.logins[id] = passkeyLogin{fingerprint: fp, session: *session}
+	p.logins[id][session.Challenge] = passkeyLogin{fingerprint: fp, session: *session}
 	return json.Marshal(assertion)
 }
 
 // FinishApproval checks an assertion (PublicKeyCredential JSON) for preview
-// id, whose fingerprint is now fp. The ceremony is spent whatever the result.
+// id, whose fingerprint is now fp. The ceremony whose challenge the answer
+// carries is spent whatever the result; an answer that carries none of this
+// preview's live challenges spends nothing.
 func (p *Passkeys) FinishApproval(id string, fp [32]byte, answer []byte) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	login, ok := p.logins[id]
-	delete(p.logins, id)
-	if !ok {
-		return errors.New("no passkey approval is under way for this preview: press Approve again")
-	}
-	if login.fingerprint != fp {
-		return errors.New("the preview changed since the passkey was asked: nothing was approved")
-	}
 	parsed, err := protocol.ParseCredentialRequestResponseBytes(answer)
 	if err != nil {
-		return fmt.Errorf("the passkey's answer could not be read: %w", err)
+		return fmt.Errorf("the answer could not be read as a passkey's (%v); no passkey prompt was touched", err)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	challenge := parsed.Response.CollectedClientData.Challenge
+	login, ok := p.logins[id][challenge]
+	if !ok {
+		return errors.New("no passkey approval is under way for this preview with the answer's challenge (an expired prompt, another preview's, or a post from outside this page); no passkey prompt was touched: press Approve again")
+	}
+	delete(p.logins[id], challenge)
+	if login.fingerprint != fp {
+		return errors.New("the preview changed since the passkey was asked: nothing was approved")
 	}
 	// The challenge must be this preview's: go-webauthn compares it with the
 	// session's, and the session is this preview's alone.
 	cred, err := p.wa.ValidateLogin(person{&p.store}, login.session, parsed)
 	if err != nil {
-		return fmt.Errorf("the passkey was refused (%v): only the passkey enrolled at install approves", err)
+		return fmt.Errorf("the passkey was refused (%v): only a passkey enrolled for this service approves", err)
 	}
 	if cred.Authenticator.CloneWarning {
 		return errors.New("the passkey's signature counter went backwards: it may have been copied. Nothing was approved; enrol a fresh passkey (sudo walletgate service enrol)")

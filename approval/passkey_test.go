@@ -74,9 +74,9 @@ func TestPasskeyPageRefusesEveryApprovalWithoutThePasskey(t *testing.T) {
 		says   string
 	}{
 		{name: "NoAssertion", method: "POST", path: base + "approve", body: "assertion=", status: 403, says: "needs your passkey"},
-		{name: "NoCeremony", method: "POST", path: base + "approve", body: "assertion=%7B%7D", status: 403, says: "no passkey approval is under way"},
+		{name: "NoCeremony", method: "POST", path: base + "approve", body: "assertion=%7B%7D", status: 403, says: "no passkey prompt was touched"},
 		{name: "JunkAssertion", method: "POST", path: base + "approve", body: "assertion=%7B%22id%22%3A1%7D", begin: true, status: 403, says: "could not be read"},
-		{name: "AnotherPreviewsCeremony", method: "POST", path: "/p/" + other + "/approve", body: "assertion=%7B%7D", begin: true, status: 403, says: "no passkey approval is under way"},
+		{name: "AnotherPreviewsCeremony", method: "POST", path: "/p/" + other + "/approve", body: "assertion=%7B%7D", begin: true, status: 403, says: "no passkey prompt was touched"},
 		{name: "OtherOrigin", method: "POST", path: base + "approve", body: "assertion=x", edit: []func(*http.Request){header("Origin", "http://localhost:1")}, status: 403, says: "another site"},
 		{name: "OtherOriginBegin", method: "POST", path: base + "begin", edit: []func(*http.Request){header("Origin", "http://evil.example")}, status: 403, says: "another site"},
 		{name: "CrossSite", method: "POST", path: base + "approve", body: "assertion=x", edit: []func(*http.Request){header("Sec-Fetch-Site", "cross-site")}, status: 403, says: "not same-origin"},

@@ -1,0 +1,151 @@
+package approval
+
+// Fake begin and approve posts, from anyone on the computer, while the person
+// approves with their passkey: they never spend or replace the person's
+// attempt, and the person is never told that their passkey was refused (nor
+// to enrol again) because of them. A software authenticator stands in for
+// the person's passkey (the Chromium tests use the browser's).
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/json"
+	"net/url"
+	"strconv"
+	"testing"
+
+	"github.com/go-webauthn/webauthn/protocol/webauthncbor"
+	"github.com/go-webauthn/webauthn/protocol/webauthncose"
+	"github.com/go-webauthn/webauthn/webauthn"
+	"github.com/stretchr/testify/require"
+)
+
+// softPasskey is a passkey held in the test: an ES256 key for localhost.
+type softPasskey struct {
+	id    []byte
+	key   *ecdsa.PrivateKey
+	count uint32
+}
+
+func newSoftPasskey(t *testing.T, id string) *softPasskey {
+	t.Helper()
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	return &softPasskey{id: []byte(id), key: k}
+}
+
+// credential is the enrolled record of the passkey.
+func (s *softPasskey) credential(t *testing.T) webauthn.Credential {
+	t.Helper()
+	pub := webauthncose.EC2PublicKeyData{
+		PublicKeyData: webauthncose.PublicKeyData{KeyType: int64(webauthncose.EllipticKey), Algorithm: int64(webauthncose.AlgES256)},
+		Curve:         int64(webauthncose.P256),
+		XCoord:        s.key.X.FillBytes(make([]byte, 32)),
+		YCoord:        s.key.Y.FillBytes(make([]byte, 32)),
+	}
+	b, err := webauthncbor.Marshal(pub)
+	require.NoError(t, err)
+	return webauthn.Credential{ID: s.id, PublicKey: b, AttestationType: "none",
+		Flags: webauthn.CredentialFlags{UserPresent: true, UserVerified: true}}
+}
+
+// answer is the passkey's assertion (PublicKeyCredential JSON) for the
+// options a begin returned, made at origin.
+func (s *softPasskey) answer(t *testing.T, options []byte, origin string) string {
+	t.Helper()
+	var opts struct {
+		PublicKey struct {
+			Challenge string `json:"challenge"`
+			RPID      string `json:"rpId"`
+		} `json:"publicKey"`
+	}
+	require.NoError(t, json.Unmarshal(options, &opts))
+	client, err := json.Marshal(map[string]any{"type": "webauthn.get", "challenge": opts.PublicKey.Challenge, "origin": origin, "crossOrigin": false})
+	require.NoError(t, err)
+	rp := sha256.Sum256([]byte(opts.PublicKey.RPID))
+	s.count++
+	auth := append(rp[:], 0x01|0x04) // user present, user verified
+	auth = binary.BigEndian.AppendUint32(auth, s.count)
+	cd := sha256.Sum256(client)
+	digest := sha256.Sum256(append(append([]byte(nil), auth...), cd[:]...))
+	sig, err := ecdsa.SignASN1(rand.Reader, s.key, digest[:])
+	require.NoError(t, err)
+	b64 := base64.RawURLEncoding.EncodeToString
+	out, err := json.Marshal(map[string]any{
+		"id": b64(s.id), "rawId": b64(s.id), "type": "public-key",
+		"response": map[string]string{"clientDataJSON": b64(client), "authenticatorData": b64(auth), "signature": b64(sig)},
+	})
+	require.NoError(t, err)
+	return string(out)
+}
+
+func TestFakePostsNeverTouchThePersonsPasskeyAttempt(t *testing.T) {
+	f := newPasskeyFixture(t)
+	person := newSoftPasskey(t, "person")
+	stranger := newSoftPasskey(t, "stranger")
+	f.keys.store.Credentials = []webauthn.Credential{person.credential(t)}
+	origin := "http://" + f.host
+	id := add(t, f.broker, "a")
+	base := "/p/" + id + "/"
+
+	// The person presses Approve: their browser begins a ceremony.
+	res, options := f.request(t, "POST", base+"begin", "")
+	require.Equal(t, 200, res.StatusCode, options)
+	theirs := person.answer(t, []byte(options), origin)
+
+	// Meanwhile another program on the computer posts begins and answers
+	// of its own: its own passkey's, junk, and the person's passkey's
+	// answer made for another origin.
+	for range 3 {
+		res, other := f.request(t, "POST", base+"begin", "")
+		require.Equal(t, 200, res.StatusCode, other)
+		_ = other // a begin of its own opens a prompt beside the person's
+	}
+	res, own := f.request(t, "POST", base+"begin", "")
+	require.Equal(t, 200, res.StatusCode)
+	for name, answer := range map[string]string{
+		"junk":                 `{"id":1}`,
+		"empty object":         `{}`,
+		"a stranger's passkey": stranger.answer(t, []byte(own), origin),
+		"a challenge it made":  stranger.answer(t, []byte(`{"publicKey":{"challenge":"`+base64.RawURLEncoding.EncodeToString([]byte("guess"))+`","rpId":"localhost"}}`), origin),
+		"another origin":       stranger.answer(t, []byte(own), "http://localhost:"+strconv.Itoa(testPort+1)),
+	} {
+		res, body := f.request(t, "POST", base+"approve", "assertion="+url.QueryEscape(answer))
+		require.Equal(t, 403, res.StatusCode, name)
+		for _, says := range []string{"service enrol", "enrol a", "enrolled at install"} {
+			require.NotContains(t, body, says, "%s: the page tells someone to enrol again because of a post that was not the person's", name)
+		}
+		require.Equal(t, Pending, state(t, f.broker, id), "%s approved", name)
+	}
+
+	// The person's passkey answers their own prompt: it approves.
+	res, body := f.request(t, "POST", base+"approve", "assertion="+url.QueryEscape(theirs))
+	require.Equal(t, 200, res.StatusCode, body)
+	require.Equal(t, Approved, state(t, f.broker, id), "the fake posts spent or replaced the person's passkey attempt")
+}
+
+// A flood of begins is refused once maxCeremonies are open; the prompts
+// already open still approve.
+func TestAFloodOfBeginsLeavesThePersonsPromptOpen(t *testing.T) {
+	f := newPasskeyFixture(t)
+	person := newSoftPasskey(t, "person")
+	f.keys.store.Credentials = []webauthn.Credential{person.credential(t)}
+	id := add(t, f.broker, "a")
+	base := "/p/" + id + "/"
+	res, options := f.request(t, "POST", base+"begin", "")
+	require.Equal(t, 200, res.StatusCode)
+	for range maxCeremonies - 1 {
+		res, _ := f.request(t, "POST", base+"begin", "")
+		require.Equal(t, 200, res.StatusCode)
+	}
+	res, body := f.request(t, "POST", base+"begin", "")
+	require.Equal(t, 409, res.StatusCode, body)
+	require.Contains(t, body, "passkey prompts are already open")
+	res, body = f.request(t, "POST", base+"approve", "assertion="+url.QueryEscape(person.answer(t, []byte(options), "http://"+f.host)))
+	require.Equal(t, 200, res.StatusCode, body)
+	require.Equal(t, Approved, state(t, f.broker, id))
+}
