@@ -204,6 +204,7 @@ func cmdApprovals(argv []string, stdin io.Reader, stdout, stderr io.Writer) erro
 	fs.SetOutput(io.Discard)
 	socket := fs.String("socket", "", "the approvals socket of one server (default: every one in the state directory)")
 	svc := fs.Bool("service", false, "approve the previews of the walletgate service (run as its user: sudo -u walletgate walletgate approvals --service)")
+	cfgPath := fs.String("config", service.DefaultPaths.Config, "with --service: the service's configuration file")
 	if err := parseFlags(fs, argv); err != nil {
 		return err
 	}
@@ -213,9 +214,18 @@ func cmdApprovals(argv []string, stdin io.Reader, stdout, stderr io.Writer) erro
 	var dir string
 	environ := os.Environ()
 	if *svc {
-		sc, err := service.LoadConfig(service.DefaultPaths.Config)
+		sc, err := service.LoadConfig(*cfgPath)
 		if err != nil {
 			return err
+		}
+		// A desktop user's terminal is theirs to type into and read back:
+		// no approval there (terminal_linux.go).
+		desktop := map[uint32]string{}
+		for _, u := range sc.Users {
+			desktop[u.UID] = u.Name
+		}
+		if err := terminalOfDesktopUser(desktop); err != nil {
+			return fmt.Errorf("TERMINAL_NOT_TRUSTED: %w. Nothing was shown, approved or rejected", err)
 		}
 		environ = sc.Environ()
 	}
