@@ -99,4 +99,3 @@ func procStat(pid int) (ppid int, tty uint64, err error) {
 	// (glibc's makedev) for every major below 4096.
 	return ppid, uint64(uint32(n)), nil
 }
-
