@@ -200,6 +200,9 @@ func (p *Passkeys) BeginEnrolment(secret string) ([]byte, error) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if err := p.reloadLocked(); err != nil {
+		return nil, err
+	}
 	var exclude []protocol.CredentialDescriptor
 	for _, c := range p.store.Credentials {
 		exclude = append(exclude, c.Descriptor())
@@ -226,6 +229,9 @@ func (p *Passkeys) FinishEnrolment(secret string, answer []byte) error {
 	p.enrol = nil
 	if session == nil {
 		return errors.New("no enrolment is under way: reload the enrolment page and try again")
+	}
+	if err := p.reloadLocked(); err != nil { // a removal since must stay one
+		return err
 	}
 	parsed, err := protocol.ParseCredentialCreationResponseBytes(answer)
 	if err != nil {
@@ -268,6 +274,9 @@ func challengeFor(id string, fp [32]byte, nonce []byte) []byte {
 func (p *Passkeys) BeginApproval(id string, fp [32]byte) ([]byte, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if err := p.reloadLocked(); err != nil {
+		return nil, err
+	}
 	if len(p.store.Credentials) == 0 {
 		return nil, errors.New("no passkey is enrolled: enrol one with the link `sudo walletgate service enrol` prints")
 	}
@@ -324,6 +333,9 @@ func (p *Passkeys) FinishApproval(id string, fp [32]byte, answer []byte) error {
 		return errors.New("no passkey approval is under way for this preview with the answer's challenge (an expired prompt, another preview's, or a post from outside this page); no passkey prompt was touched: press Approve again")
 	}
 	delete(p.logins[id], challenge)
+	if err := p.reloadLocked(); err != nil {
+		return fmt.Errorf("%v: nothing was approved", err)
+	}
 	if login.fingerprint != fp {
 		return errors.New("the preview changed since the passkey was asked: nothing was approved")
 	}
@@ -352,6 +364,21 @@ func (p *Passkeys) FinishApproval(id string, fp [32]byte, answer []byte) error {
 		return fmt.Errorf("the passkey's counter could not be saved (%v): nothing was approved", err)
 	}
 	p.store = next
+	return nil
+}
+
+// reloadLocked reads the credentials file again: a passkey removed with
+// `walletgate service passkeys remove` approves nothing from then on. A file
+// that cannot be read approves nothing.
+func (p *Passkeys) reloadLocked() error {
+	s, err := readStore(p.dir)
+	if err != nil {
+		return err
+	}
+	if len(s.UserID) == 0 { // no file: nothing enrolled (yet, or any more)
+		s.UserID = p.store.UserID
+	}
+	p.store = s
 	return nil
 }
 

@@ -87,7 +87,7 @@ func TestFakePostsNeverTouchThePersonsPasskeyAttempt(t *testing.T) {
 	f := newPasskeyFixture(t)
 	person := newSoftPasskey(t, "person")
 	stranger := newSoftPasskey(t, "stranger")
-	f.keys.store.Credentials = []webauthn.Credential{person.credential(t)}
+	f.enrol(t, person.credential(t))
 	origin := "http://" + f.host
 	id := add(t, f.broker, "a")
 	base := "/p/" + id + "/"
@@ -133,7 +133,7 @@ func TestFakePostsNeverTouchThePersonsPasskeyAttempt(t *testing.T) {
 func TestAFloodOfBeginsLeavesThePersonsPromptOpen(t *testing.T) {
 	f := newPasskeyFixture(t)
 	person := newSoftPasskey(t, "person")
-	f.keys.store.Credentials = []webauthn.Credential{person.credential(t)}
+	f.enrol(t, person.credential(t))
 	id := add(t, f.broker, "a")
 	base := "/p/" + id + "/"
 	res, options := f.request(t, "POST", base+"begin", "")
@@ -146,6 +146,41 @@ func TestAFloodOfBeginsLeavesThePersonsPromptOpen(t *testing.T) {
 	require.Equal(t, 409, res.StatusCode, body)
 	require.Contains(t, body, "passkey prompts are already open")
 	res, body = f.request(t, "POST", base+"approve", "assertion="+url.QueryEscape(person.answer(t, []byte(options), "http://"+f.host)))
+	require.Equal(t, 200, res.StatusCode, body)
+	require.Equal(t, Approved, state(t, f.broker, id))
+}
+
+// A passkey removed from the credentials file (`walletgate service passkeys
+// remove`) approves nothing from then on, in the running service too, even
+// for a prompt it opened before.
+func TestARemovedPasskeyApprovesNothing(t *testing.T) {
+	f := newPasskeyFixture(t)
+	person, other := newSoftPasskey(t, "person-passkey"), newSoftPasskey(t, "other-passkey")
+	f.enrol(t, person.credential(t), other.credential(t))
+	list, err := ListPasskeys(f.dir)
+	require.NoError(t, err)
+	require.Len(t, list, 2)
+	require.Equal(t, base64.RawURLEncoding.EncodeToString([]byte("person-passkey")), list[0].ID)
+
+	id := add(t, f.broker, "a")
+	res, options := f.request(t, "POST", "/p/"+id+"/begin", "")
+	require.Equal(t, 200, res.StatusCode)
+	_, err = RemovePasskey(f.dir, list[0].ID[:4])
+	require.ErrorContains(t, err, "at least 8 characters")
+	gone, err := RemovePasskey(f.dir, list[0].ID[:10])
+	require.NoError(t, err)
+	require.Equal(t, list[0], gone)
+	res, body := f.request(t, "POST", "/p/"+id+"/approve", "assertion="+url.QueryEscape(person.answer(t, []byte(options), "http://"+f.host)))
+	require.Equal(t, 403, res.StatusCode, body)
+	require.Equal(t, Pending, state(t, f.broker, id), "a removed passkey approved")
+	list, err = ListPasskeys(f.dir)
+	require.NoError(t, err)
+	require.Len(t, list, 1, "the other passkey stays")
+
+	// The one left still approves.
+	res, options = f.request(t, "POST", "/p/"+id+"/begin", "")
+	require.Equal(t, 200, res.StatusCode)
+	res, body = f.request(t, "POST", "/p/"+id+"/approve", "assertion="+url.QueryEscape(other.answer(t, []byte(options), "http://"+f.host)))
 	require.Equal(t, 200, res.StatusCode, body)
 	require.Equal(t, Approved, state(t, f.broker, id))
 }

@@ -32,7 +32,7 @@ import (
 // cmdService dispatches walletgate service SUBCOMMAND.
 func cmdService(argv []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if len(argv) == 0 {
-		return usagef("walletgate service needs a subcommand: install, run, status, config, enrol or uninstall (see walletgate --help)")
+		return usagef("walletgate service needs a subcommand: install, run, status, config, enrol, passkeys or uninstall (see walletgate --help)")
 	}
 	sub, argv := argv[0], argv[1:]
 	switch sub {
@@ -48,8 +48,10 @@ func cmdService(argv []string, stdin io.Reader, stdout, stderr io.Writer) error 
 		return cmdServiceConfig(argv, stdout)
 	case "enrol":
 		return cmdServiceEnrol(argv, stdout)
+	case "passkeys":
+		return cmdServicePasskeys(argv, stdout)
 	}
-	return usagef("walletgate service: unknown subcommand %q: install, run, status, config, enrol or uninstall (see walletgate --help)", sub)
+	return usagef("walletgate service: unknown subcommand %q: install, run, status, config, enrol, passkeys or uninstall (see walletgate --help)", sub)
 }
 
 // cmdConnect is walletgate connect: the relay between the MCP client's

@@ -58,3 +58,37 @@ func TestServiceDoesNotStartWhileAnAddressOfItsPageIsTaken(t *testing.T) {
 		})
 	}
 }
+
+// The person lists the enrolled passkeys and removes one by its id (a prefix
+// of 8 characters or more that names one).
+func TestServicePasskeysListAndRemove(t *testing.T) {
+	dir := t.TempDir()
+	state := filepath.Join(dir, "state")
+	require.NoError(t, os.Mkdir(state, 0o700))
+	cfg := filepath.Join(dir, "service.json")
+	require.NoError(t, os.WriteFile(cfg, []byte(`{"socket":"`+dir+`/mcp.sock","users":[{"name":"a","uid":1}],"env":{"WALLETGATE_STATE_DIR":"`+state+`"},"page_port":746}`), 0o600))
+	// Two credentials, as an enrolment stores them (ids "person-passkey"
+	// and "other-passkey").
+	require.NoError(t, os.WriteFile(filepath.Join(state, "passkeys.json"), []byte(`{"user_id":"AQID","credentials":[`+
+		`{"id":"cGVyc29uLXBhc3NrZXk=","publicKey":"AQ==","flags":{},"authenticator":{"AAGUID":"AAAAAAAAAAAAAAAAAAAAAA==","signCount":3}},`+
+		`{"id":"b3RoZXItcGFzc2tleQ==","publicKey":"AQ==","flags":{},"authenticator":{"signCount":0}}]}`), 0o600))
+	run := func(args ...string) (string, error) {
+		out, err := exec.Command(binary, append(append([]string{"service", "passkeys"}, args...), "--config", cfg)...).CombinedOutput()
+		return string(out), err
+	}
+	out, err := run()
+	require.NoError(t, err, out)
+	require.Contains(t, out, "passkeys enrolled: 2")
+	require.Contains(t, out, "cGVyc29uLXBhc3NrZXk  authenticator (the authenticator names no model), signature counter 3")
+	out, err = run("remove", "cGVy")
+	require.Error(t, err, out)
+	require.Contains(t, out, "at least 8 characters")
+	out, err = run("remove", "cGVyc29uLXBh")
+	require.NoError(t, err, out)
+	require.Contains(t, out, "removed passkey cGVyc29uLXBhc3NrZXk")
+	require.Contains(t, out, "passkeys enrolled: 1")
+	require.NotContains(t, out, "  cGVyc29uLXBhc3NrZXk")
+	fi, err := os.Stat(filepath.Join(state, "passkeys.json"))
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
+}
