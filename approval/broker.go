@@ -293,6 +293,9 @@ type Decision struct {
 	Tool        string
 	Fingerprint [32]byte
 	State       State // Approved, Rejected or Withdrawn
+	// Passkey is the credential id (base64url) of the passkey that gave
+	// an approval on the page; "" otherwise.
+	Passkey string
 }
 
 // Session is one session's side of a broker: the previews it lists and the
@@ -422,7 +425,11 @@ func (b *Broker) Changed() <-chan struct{} {
 }
 
 // Approve approves a live pending entry and returns its one-time code.
-func (b *Broker) Approve(id string) (string, time.Time, error) {
+func (b *Broker) Approve(id string) (string, time.Time, error) { return b.ApproveWith(id, "") }
+
+// ApproveWith is Approve by the passkey whose credential id (base64url) is
+// passkey, which the decision names.
+func (b *Broker) ApproveWith(id, passkey string) (string, time.Time, error) {
 	b.mu.Lock()
 	e, err := b.decidableLocked(id)
 	if err != nil {
@@ -436,7 +443,7 @@ func (b *Broker) Approve(id string) (string, time.Time, error) {
 	}
 	e.state, e.code, e.decided = Approved, code, b.now()
 	b.notifyLocked()
-	d, tell, expires := Decision{Session: e.session, ID: e.id, Tool: e.tool, Fingerprint: e.fingerprint, State: Approved}, b.decided, e.expires
+	d, tell, expires := Decision{Session: e.session, ID: e.id, Tool: e.tool, Fingerprint: e.fingerprint, State: Approved, Passkey: passkey}, b.decided, e.expires
 	b.mu.Unlock()
 	if tell != nil {
 		tell(d)

@@ -30,6 +30,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -320,7 +321,18 @@ func (p *Passkeys) BeginApproval(id string, fp [32]byte) ([]byte, error) {
 // id, whose fingerprint is now fp. The ceremony whose challenge the answer
 // carries is spent whatever the result; an answer that carries none of this
 // preview's live challenges spends nothing.
-func (p *Passkeys) FinishApproval(id string, fp [32]byte, answer []byte) error {
+//
+// It returns the credential id (base64url) of the passkey that approved.
+func (p *Passkeys) FinishApproval(id string, fp [32]byte, answer []byte) (string, error) {
+	err := p.finishApproval(id, fp, answer)
+	if err != nil {
+		return "", err
+	}
+	parsed, _ := protocol.ParseCredentialRequestResponseBytes(answer)
+	return base64.RawURLEncoding.EncodeToString(parsed.RawID), nil
+}
+
+func (p *Passkeys) finishApproval(id string, fp [32]byte, answer []byte) error {
 	parsed, err := protocol.ParseCredentialRequestResponseBytes(answer)
 	if err != nil {
 		return fmt.Errorf("the answer could not be read as a passkey's (%v); no passkey prompt was touched", err)

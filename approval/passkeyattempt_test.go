@@ -184,3 +184,21 @@ func TestARemovedPasskeyApprovesNothing(t *testing.T) {
 	require.Equal(t, 200, res.StatusCode, body)
 	require.Equal(t, Approved, state(t, f.broker, id))
 }
+
+// Each approval on the page names the passkey that gave it, for the journal.
+func TestAnApprovalNamesItsPasskey(t *testing.T) {
+	f := newPasskeyFixture(t)
+	var got []Decision
+	f.broker = NewBroker(Options{Now: f.clock.now, Decided: func(d Decision) { got = append(got, d) }})
+	f.page = NewPasskeyPage(f.broker, f.keys, testPort)
+	person := newSoftPasskey(t, "person-passkey")
+	f.enrol(t, person.credential(t))
+	id := add(t, f.broker, "a")
+	res, options := f.request(t, "POST", "/p/"+id+"/begin", "")
+	require.Equal(t, 200, res.StatusCode)
+	res, body := f.request(t, "POST", "/p/"+id+"/approve", "assertion="+url.QueryEscape(person.answer(t, []byte(options), "http://"+f.host)))
+	require.Equal(t, 200, res.StatusCode, body)
+	require.Len(t, got, 1)
+	require.Equal(t, Approved, got[0].State)
+	require.Equal(t, base64.RawURLEncoding.EncodeToString([]byte("person-passkey")), got[0].Passkey)
+}

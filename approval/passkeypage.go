@@ -111,8 +111,10 @@ func (p *Page) passkeyApprove(w http.ResponseWriter, r *http.Request, id string)
 	var err error
 	if answer == "" {
 		err = errors.New("approving needs your passkey: the form carried no passkey answer (is JavaScript on, and is a passkey or security key at hand?). Nothing was approved")
-	} else if err = p.passkeys.FinishApproval(id, fp, []byte(answer)); err == nil {
-		_, _, err = p.broker.Approve(id)
+	} else if by, ferr := p.passkeys.FinishApproval(id, fp, []byte(answer)); ferr != nil {
+		err = ferr
+	} else {
+		_, _, err = p.broker.ApproveWith(id, by)
 		if e, ok := err.(*Error); ok {
 			err = errors.New(e.Message)
 		}
