@@ -295,6 +295,9 @@ type pageData struct {
 	// says it just succeeded.
 	Enrol    string
 	Enrolled bool
+	// Passkeys are the enrolled passkeys, listed on the passkey page's
+	// list view.
+	Passkeys []PasskeyInfo
 	Problem  string
 	Refresh  int // seconds until the browser reloads the page; 0: never
 	Base     string

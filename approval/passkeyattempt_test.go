@@ -202,3 +202,18 @@ func TestAnApprovalNamesItsPasskey(t *testing.T) {
 	require.Equal(t, Approved, got[0].State)
 	require.Equal(t, base64.RawURLEncoding.EncodeToString([]byte("person-passkey")), got[0].Passkey)
 }
+
+// The page lists the passkeys that approve.
+func TestThePageListsTheEnrolledPasskeys(t *testing.T) {
+	f := newPasskeyFixture(t)
+	f.enrol(t, newSoftPasskey(t, "person-passkey").credential(t), newSoftPasskey(t, "other-passkey").credential(t))
+	res, body := f.request(t, "GET", "/", "")
+	require.Equal(t, 200, res.StatusCode)
+	for _, id := range []string{"person-passkey", "other-passkey"} {
+		require.Contains(t, body, base64.RawURLEncoding.EncodeToString([]byte(id)))
+	}
+	require.Contains(t, body, "sudo walletgate service passkeys remove ID")
+	f.enrol(t)
+	_, body = f.request(t, "GET", "/", "")
+	require.Contains(t, body, `id="no-passkeys"`)
+}

@@ -38,7 +38,12 @@ func (p *Page) servePasskey(w http.ResponseWriter, r *http.Request) {
 	parts := strings.Split(rest, "/")
 	switch {
 	case rest == "" && r.Method == http.MethodGet:
-		p.render(w, http.StatusOK, pageData{List: p.broker.List(), Refresh: listRefresh})
+		keys, err := ListPasskeys(p.passkeys.dir)
+		if err != nil {
+			http.Error(w, "walletgate: the enrolled passkeys cannot be read", http.StatusInternalServerError)
+			return
+		}
+		p.render(w, http.StatusOK, pageData{List: p.broker.List(), Refresh: listRefresh, Passkeys: keys})
 	case len(parts) == 2 && parts[0] == "p" && r.Method == http.MethodGet:
 		v, ok := p.broker.Get(parts[1])
 		if !ok {
