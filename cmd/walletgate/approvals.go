@@ -84,6 +84,9 @@ func startApprovalsWith(root string, deps tools.Deps, logger *slog.Logger, stder
 		for _, ln := range lns {
 			go func() { _ = a.page.Serve(ln) }()
 		}
+		if why := approval.PortOpenToAll(passkeyPort); why != "" {
+			logger.Warn("the approval page's address is held only while the service runs: a program of another user could take it during a restart, and the service would then refuse to start", "why", why)
+		}
 		fmt.Fprintf(stderr, "walletgate: the person approves writes on %s with a passkey (%d enrolled; a fresh enrolment link: sudo walletgate service enrol; the page holds every address of localhost: %s)\n", page.URL(), keys.Enrolled(), listenerAddrs(lns))
 	} else if secret, err := approval.NewSecret(); err != nil {
 		pageErr = err

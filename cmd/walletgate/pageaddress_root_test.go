@@ -118,6 +118,7 @@ func TestServicePageAddressesCannotBeTakenByADesktopUser(t *testing.T) {
 		log, _, stop := serve(t, low)
 		waitForOr(t, "the service", func() bool { return strings.Contains(log.String(), "serving MCP on the service socket") }, log.String)
 		require.Contains(t, log.String(), "the page holds every address of localhost: 127.0.0.1:746, [::1]:746")
+		require.NotContains(t, log.String(), "held only while the service runs", "port 746 is no other user's, up or down")
 		for _, a := range addrs {
 			said, _ := ns.squat(t, desk, a, low)
 			require.Contains(t, said, "refused:", "the desktop user listens on %s:%d while the service runs", a, low)
@@ -149,6 +150,7 @@ func TestServicePageAddressesCannotBeTakenByADesktopUser(t *testing.T) {
 	t.Run("a port any user may bind: held while it runs", func(t *testing.T) {
 		log, _, _ := serve(t, high)
 		waitForOr(t, "the service", func() bool { return strings.Contains(log.String(), "serving MCP on the service socket") }, log.String)
+		require.Contains(t, log.String(), "held only while the service runs", "the log says a port any user may bind is held only while the service runs")
 		for _, a := range addrs {
 			said, _ := ns.squat(t, desk, a, high)
 			require.Equal(t, "refused: Address already in use", said, "the desktop user listens on %s:%d beside the page", a, high)
