@@ -295,14 +295,20 @@ type pageData struct {
 	// says it just succeeded.
 	Enrol    string
 	Enrolled bool
-	// Passkeys are the enrolled passkeys, listed on the passkey page's
-	// list view.
+	// Passkeys are the enrolled passkeys (pending ones too), listed on the
+	// passkey page's list view.
 	Passkeys []PasskeyInfo
-	Problem  string
-	Refresh  int // seconds until the browser reloads the page; 0: never
-	Base     string
-	CSS      template.CSS
-	Now      func() time.Time
+	// EnrolPending: the enrolment just made waits for an enrolled
+	// passkey's approval. EnrolApproval is the pending enrolment whose
+	// approval page this is, PendingKeys every one pending.
+	EnrolPending  bool
+	EnrolApproval *PasskeyInfo
+	PendingKeys   []PasskeyInfo
+	Problem       string
+	Refresh       int // seconds until the browser reloads the page; 0: never
+	Base          string
+	CSS           template.CSS
+	Now           func() time.Time
 }
 
 func (p *Page) render(w http.ResponseWriter, status int, d pageData) {

@@ -90,6 +90,15 @@ type passkeyLogin struct {
 type passkeyStore struct {
 	UserID      []byte                `json:"user_id"`
 	Credentials []webauthn.Credential `json:"credentials"`
+	// Pending are passkeys enrolled after the first, which approve nothing
+	// until an enrolled passkey approves their enrolment on the page.
+	Pending []pendingPasskey `json:"pending,omitempty"`
+}
+
+// pendingPasskey is an enrolment awaiting an enrolled passkey's approval.
+type pendingPasskey struct {
+	Credential webauthn.Credential `json:"credential"`
+	Created    time.Time           `json:"created"`
 }
 
 // passkeyEnrolment is the enrolment file: the secret's hash, until when.
@@ -208,6 +217,9 @@ func (p *Passkeys) BeginEnrolment(secret string) ([]byte, error) {
 	for _, c := range p.store.Credentials {
 		exclude = append(exclude, c.Descriptor())
 	}
+	for _, pp := range p.store.Pending {
+		exclude = append(exclude, pp.Credential.Descriptor())
+	}
 	creation, session, err := p.wa.BeginRegistration(person{&p.store}, webauthn.WithExclusions(exclude))
 	if err != nil {
 		return nil, fmt.Errorf("passkey enrolment: %w", err)
@@ -219,43 +231,133 @@ func (p *Passkeys) BeginEnrolment(secret string) ([]byte, error) {
 var errEnrolmentGone = errors.New("this enrolment link is not valid: it was used, it expired, or it was never issued. Ask for a fresh one: sudo walletgate service enrol")
 
 // FinishEnrolment checks the authenticator's answer (PublicKeyCredential
-// JSON) and, if it is good, stores the credential and burns the secret.
-func (p *Passkeys) FinishEnrolment(secret string, answer []byte) error {
+// JSON) and, if it is good, stores the credential and burns the secret. The
+// first passkey approves from then on; a later one is pending (it approves
+// nothing until an enrolled passkey approves its enrolment on the page).
+func (p *Passkeys) FinishEnrolment(secret string, answer []byte) (pending bool, err error) {
+	return p.finishEnrolment(secret, answer)
+}
+
+func (p *Passkeys) finishEnrolment(secret string, answer []byte) (bool, error) {
 	if !p.enrolmentValid(secret) {
-		return errEnrolmentGone
+		return false, errEnrolmentGone
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	session := p.enrol
 	p.enrol = nil
 	if session == nil {
-		return errors.New("no enrolment is under way: reload the enrolment page and try again")
+		return false, errors.New("no enrolment is under way: reload the enrolment page and try again")
 	}
 	if err := p.reloadLocked(); err != nil { // a removal since must stay one
-		return err
+		return false, err
 	}
 	parsed, err := protocol.ParseCredentialCreationResponseBytes(answer)
 	if err != nil {
-		return fmt.Errorf("the authenticator's answer could not be read: %w", err)
+		return false, fmt.Errorf("the authenticator's answer could not be read: %w", err)
 	}
 	cred, err := p.wa.CreateCredential(person{&p.store}, *session, parsed)
 	if err != nil {
-		return fmt.Errorf("the authenticator's answer was refused: %w", err)
+		return false, fmt.Errorf("the authenticator's answer was refused: %w", err)
 	}
 	next := p.store
-	next.Credentials = append(append([]webauthn.Credential(nil), p.store.Credentials...), *cred)
+	pending := len(p.store.Credentials) > 0
+	if pending {
+		next.Pending = append(append([]pendingPasskey(nil), p.store.Pending...), pendingPasskey{Credential: *cred, Created: p.now().UTC()})
+	} else {
+		next.Credentials = append(append([]webauthn.Credential(nil), p.store.Credentials...), *cred)
+	}
+	if err := p.saveLocked(next); err != nil {
+		return false, fmt.Errorf("the passkey could not be saved: %w", err)
+	}
+	if err := os.Remove(filepath.Join(p.dir, enrolmentFile)); err != nil {
+		return pending, fmt.Errorf("the passkey is saved, but the enrolment link could not be burnt: %w", err)
+	}
+	return pending, nil
+}
+
+// saveLocked writes next to the credentials file and makes it the store.
+func (p *Passkeys) saveLocked(next passkeyStore) error {
 	b, err := json.MarshalIndent(next, "", "  ")
 	if err != nil {
 		return err
 	}
 	if err := atomicfile.Write(filepath.Join(p.dir, passkeysFile), b, 0o600, -1, -1); err != nil {
-		return fmt.Errorf("the passkey could not be saved: %w", err)
+		return err
 	}
 	p.store = next
-	if err := os.Remove(filepath.Join(p.dir, enrolmentFile)); err != nil {
-		return fmt.Errorf("the passkey is saved, but the enrolment link could not be burnt: %w", err)
-	}
 	return nil
+}
+
+// pendingDigest binds an enrolment approval to every enrolment pending.
+func pendingDigest(s passkeyStore) [32]byte {
+	h := sha256.New()
+	h.Write([]byte("walletgate pending enrolments\x00"))
+	for _, pp := range s.Pending {
+		h.Write(pp.Credential.ID)
+		h.Write([]byte{0})
+	}
+	var out [32]byte
+	copy(out[:], h.Sum(nil))
+	return out
+}
+
+// enrolmentCeremony is the ceremony key of the approval of pending
+// enrolment id (base64url credential id).
+func enrolmentCeremony(id string) string { return "enrolment\x00" + id }
+
+// BeginEnrolmentApproval starts an enrolled passkey's approval of pending
+// enrolment id (its credential id, base64url), bound to every enrolment
+// pending now.
+func (p *Passkeys) BeginEnrolmentApproval(id string) ([]byte, error) {
+	s, err := readStore(p.dir)
+	if err != nil {
+		return nil, err
+	}
+	if findPending(s, id) < 0 {
+		return nil, errors.New("no enrolment with that id is waiting for approval")
+	}
+	return p.BeginApproval(enrolmentCeremony(id), pendingDigest(s))
+}
+
+// FinishEnrolmentApproval checks an enrolled passkey's answer for pending
+// enrolment id and, if good and the pending enrolments are still the ones
+// it was asked for, makes that passkey one that approves. It returns the
+// credential id of the passkey that approved.
+func (p *Passkeys) FinishEnrolmentApproval(id string, answer []byte) (string, error) {
+	s, err := readStore(p.dir)
+	if err != nil {
+		return "", err
+	}
+	by, err := p.FinishApproval(enrolmentCeremony(id), pendingDigest(s), answer)
+	if err != nil {
+		return "", err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err := p.reloadLocked(); err != nil {
+		return "", err
+	}
+	i := findPending(p.store, id)
+	if i < 0 {
+		return "", errors.New("that enrolment is no longer waiting for approval: nothing was enrolled")
+	}
+	next := p.store
+	next.Credentials = append(append([]webauthn.Credential(nil), p.store.Credentials...), p.store.Pending[i].Credential)
+	next.Pending = append(append([]pendingPasskey(nil), p.store.Pending[:i]...), p.store.Pending[i+1:]...)
+	if err := p.saveLocked(next); err != nil {
+		return "", fmt.Errorf("the enrolment could not be saved (%v): nothing was enrolled", err)
+	}
+	return by, nil
+}
+
+func findPending(s passkeyStore, id string) int {
+	for i, pp := range s.Pending {
+		if base64.RawURLEncoding.EncodeToString(pp.Credential.ID) == id {
+			return i
+		}
+	}
+	return -1
 }
 
 // challengeFor is the challenge for preview id with fingerprint fp.
@@ -349,7 +451,7 @@ func (p *Passkeys) finishApproval(id string, fp [32]byte, answer []byte) error {
 		return fmt.Errorf("%v: nothing was approved", err)
 	}
 	if login.fingerprint != fp {
-		return errors.New("the preview changed since the passkey was asked: nothing was approved")
+		return errors.New("what the passkey was asked to approve changed since (the preview, or the enrolments waiting): nothing was approved; press Approve again")
 	}
 	// The challenge must be this preview's: go-webauthn compares it with the
 	// session's, and the session is this preview's alone.

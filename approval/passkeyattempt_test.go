@@ -217,3 +217,115 @@ func TestThePageListsTheEnrolledPasskeys(t *testing.T) {
 	_, body = f.request(t, "GET", "/", "")
 	require.Contains(t, body, `id="no-passkeys"`)
 }
+
+// register is the passkey's answer to a begin of enrolment (a "none"
+// attestation), made at origin.
+func (s *softPasskey) register(t *testing.T, options []byte, origin string) string {
+	t.Helper()
+	var opts struct {
+		PublicKey struct {
+			Challenge string `json:"challenge"`
+			RP        struct {
+				ID string `json:"id"`
+			} `json:"rp"`
+		} `json:"publicKey"`
+	}
+	require.NoError(t, json.Unmarshal(options, &opts))
+	client, err := json.Marshal(map[string]any{"type": "webauthn.create", "challenge": opts.PublicKey.Challenge, "origin": origin, "crossOrigin": false})
+	require.NoError(t, err)
+	rp := sha256.Sum256([]byte(opts.PublicKey.RP.ID))
+	auth := append(rp[:], 0x01|0x04|0x40) // user present, user verified, attested credential data
+	auth = binary.BigEndian.AppendUint32(auth, 0)
+	auth = append(auth, make([]byte, 16)...) // AAGUID
+	auth = binary.BigEndian.AppendUint16(auth, uint16(len(s.id)))
+	auth = append(auth, s.id...)
+	auth = append(auth, s.credential(t).PublicKey...)
+	att, err := webauthncbor.Marshal(map[string]any{"fmt": "none", "attStmt": map[string]any{}, "authData": auth})
+	require.NoError(t, err)
+	b64 := base64.RawURLEncoding.EncodeToString
+	out, err := json.Marshal(map[string]any{
+		"id": b64(s.id), "rawId": b64(s.id), "type": "public-key",
+		"response": map[string]string{"clientDataJSON": b64(client), "attestationObject": b64(att)},
+	})
+	require.NoError(t, err)
+	return string(out)
+}
+
+// enrolThroughTheLink enrols s through a fresh one-time link, as the
+// person (or whoever opened the link) would; it says whether the passkey
+// waits for approval.
+func (f *passkeyFixture) enrolThroughTheLink(t *testing.T, s *softPasskey) string {
+	t.Helper()
+	secret, err := newEnrolmentUntil(f.dir, f.clock.now().Add(EnrolmentTTL), -1, -1)
+	require.NoError(t, err)
+	res, options := f.request(t, "POST", "/enrol/"+secret+"/begin", "")
+	require.Equal(t, 200, res.StatusCode, options)
+	res, body := f.request(t, "POST", "/enrol/"+secret+"/finish", "credential="+url.QueryEscape(s.register(t, []byte(options), "http://"+f.host)))
+	require.Equal(t, 200, res.StatusCode, body)
+	return body
+}
+
+// A passkey enrolled after the first approves nothing until an enrolled
+// passkey approves its enrolment, on a page that shows it and every
+// enrolment waiting; a pending one cannot approve another's.
+func TestALaterEnrolmentNeedsAnEnrolledPasskeysApproval(t *testing.T) {
+	f := newPasskeyFixture(t)
+	f.enrol(t)
+	person := newSoftPasskey(t, "person-passkey")
+	body := f.enrolThroughTheLink(t, person)
+	require.Contains(t, body, `id="enrolled"`, "the first passkey (at install) approves at once")
+
+	// Someone else who got a fresh link enrols two of its own.
+	intruder, second := newSoftPasskey(t, "intruder-passkey"), newSoftPasskey(t, "second-intruder")
+	require.Contains(t, f.enrolThroughTheLink(t, intruder), `id="enrolled-pending"`)
+	require.Contains(t, f.enrolThroughTheLink(t, second), `id="enrolled-pending"`)
+	list, err := ListPasskeys(f.dir)
+	require.NoError(t, err)
+	require.Len(t, list, 3)
+	intruderID, secondID := base64.RawURLEncoding.EncodeToString(intruder.id), base64.RawURLEncoding.EncodeToString(second.id)
+
+	// A pending passkey approves no preview.
+	id := add(t, f.broker, "a")
+	res, options := f.request(t, "POST", "/p/"+id+"/begin", "")
+	require.Equal(t, 200, res.StatusCode)
+	res, _ = f.request(t, "POST", "/p/"+id+"/approve", "assertion="+url.QueryEscape(intruder.answer(t, []byte(options), "http://"+f.host)))
+	require.Equal(t, 403, res.StatusCode)
+	require.Equal(t, Pending, state(t, f.broker, id), "a pending passkey approved a preview")
+
+	// Nor its own enrolment, nor the other's.
+	page := "/enrolments/" + intruderID + "/"
+	res, body = f.request(t, "GET", "/enrolments/"+intruderID, "")
+	require.Equal(t, 200, res.StatusCode)
+	require.Contains(t, body, "Every enrolment waiting (2)", "the approval shows every pending enrolment")
+	require.Contains(t, body, intruderID)
+	require.Contains(t, body, secondID)
+	for _, by := range []*softPasskey{intruder, second} {
+		res, options = f.request(t, "POST", page+"begin", "")
+		require.Equal(t, 200, res.StatusCode, options)
+		res, body = f.request(t, "POST", page+"approve", "assertion="+url.QueryEscape(by.answer(t, []byte(options), "http://"+f.host)))
+		require.Equal(t, 403, res.StatusCode, body)
+	}
+	// The enrolled passkey approves it.
+	res, options = f.request(t, "POST", page+"begin", "")
+	require.Equal(t, 200, res.StatusCode)
+	res, body = f.request(t, "POST", page+"approve", "assertion="+url.QueryEscape(person.answer(t, []byte(options), "http://"+f.host)))
+	require.Equal(t, 200, res.StatusCode, body)
+	list, err = ListPasskeys(f.dir)
+	require.NoError(t, err)
+	active := 0
+	for _, k := range list {
+		if !k.Pending {
+			active++
+		}
+	}
+	require.Equal(t, 2, active)
+	// An approval asked while two were waiting does not hold once the set
+	// changed: begin with two pending, a third arrives, then answer.
+	third := newSoftPasskey(t, "third-passkey")
+	res, options = f.request(t, "POST", "/enrolments/"+secondID+"/begin", "")
+	require.Equal(t, 200, res.StatusCode)
+	f.enrolThroughTheLink(t, third)
+	res, body = f.request(t, "POST", "/enrolments/"+secondID+"/approve", "assertion="+url.QueryEscape(person.answer(t, []byte(options), "http://"+f.host)))
+	require.Equal(t, 403, res.StatusCode, body)
+	require.Contains(t, body, "changed")
+}

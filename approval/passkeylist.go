@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/go-webauthn/webauthn/webauthn"
 
@@ -31,6 +32,10 @@ type PasskeyInfo struct {
 	ID        string // the credential id, base64url
 	AAGUID    string // the authenticator's model, hex ("" when it gave none)
 	SignCount uint32 // the signature counter last seen
+	// Pending: enrolled after the first, awaiting an enrolled passkey's
+	// approval on the page (it approves nothing yet); Created is when.
+	Pending bool
+	Created time.Time
 }
 
 func infoOf(c webauthn.Credential) PasskeyInfo {
@@ -50,6 +55,11 @@ func ListPasskeys(dir string) ([]PasskeyInfo, error) {
 	var out []PasskeyInfo
 	for _, c := range s.Credentials {
 		out = append(out, infoOf(c))
+	}
+	for _, pp := range s.Pending {
+		info := infoOf(pp.Credential)
+		info.Pending, info.Created = true, pp.Created
+		out = append(out, info)
 	}
 	return out, nil
 }
@@ -73,11 +83,27 @@ func RemovePasskey(dir, id string) (PasskeyInfo, error) {
 			found = i
 		}
 	}
-	if found < 0 {
-		return PasskeyInfo{}, fmt.Errorf("no enrolled passkey has the id %q (`walletgate service status` lists them)", clip(id, 40))
+	var gone PasskeyInfo
+	for i, pp := range s.Pending {
+		if strings.HasPrefix(infoOf(pp.Credential).ID, id) {
+			if found >= 0 {
+				return PasskeyInfo{}, fmt.Errorf("passkey %q names more than one enrolled passkey: give more of its id", clip(id, 40))
+			}
+			found = len(s.Credentials) + i
+		}
 	}
-	gone := infoOf(s.Credentials[found])
-	s.Credentials = append(s.Credentials[:found:found], s.Credentials[found+1:]...)
+	switch {
+	case found < 0:
+		return PasskeyInfo{}, fmt.Errorf("no enrolled passkey has the id %q (`walletgate service status` lists them)", clip(id, 40))
+	case found < len(s.Credentials):
+		gone = infoOf(s.Credentials[found])
+		s.Credentials = append(s.Credentials[:found:found], s.Credentials[found+1:]...)
+	default:
+		i := found - len(s.Credentials)
+		gone = infoOf(s.Pending[i].Credential)
+		gone.Pending, gone.Created = true, s.Pending[i].Created
+		s.Pending = append(s.Pending[:i:i], s.Pending[i+1:]...)
+	}
 	path := filepath.Join(dir, passkeysFile)
 	uid, gid := -1, -1
 	if fi, err := os.Stat(path); err == nil {

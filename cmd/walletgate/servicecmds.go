@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/walletgate/walletgate/approval"
 	"github.com/walletgate/walletgate/internal/service"
@@ -162,6 +163,10 @@ func printPasskeys(out io.Writer, c service.Config) {
 		model := k.AAGUID
 		if model == "" {
 			model = "(the authenticator names no model)"
+		}
+		if k.Pending {
+			fmt.Fprintf(out, "  %s  authenticator %s, made %s: WAITING for an enrolled passkey's approval on the page (it approves nothing yet)\n", k.ID, model, k.Created.UTC().Format(time.RFC3339))
+			continue
 		}
 		fmt.Fprintf(out, "  %s  authenticator %s, signature counter %d\n", k.ID, model, k.SignCount)
 	}
