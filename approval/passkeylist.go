@@ -16,7 +16,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/go-webauthn/webauthn/webauthn"
@@ -107,9 +106,7 @@ func RemovePasskey(dir, id string) (PasskeyInfo, error) {
 	path := filepath.Join(dir, passkeysFile)
 	uid, gid := -1, -1
 	if fi, err := os.Stat(path); err == nil {
-		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-			uid, gid = int(st.Uid), int(st.Gid)
-		}
+		uid, gid = fileOwner(fi)
 	}
 	b, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
