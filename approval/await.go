@@ -17,12 +17,21 @@ import (
 // that Finish can record the outcome under it; a rejection, a withdrawal, an
 // expiry or an approval already used is an *Error.
 func (b *Broker) AwaitApproval(ctx context.Context, id string, fingerprint [32]byte) (token, code string, err error) {
+	return b.await(ctx, "", id, fingerprint)
+}
+
+// AwaitApproval is Broker.AwaitApproval for this session's previews only.
+func (s Session) AwaitApproval(ctx context.Context, id string, fingerprint [32]byte) (token, code string, err error) {
+	return s.b.await(ctx, s.name, id, fingerprint)
+}
+
+func (b *Broker) await(ctx context.Context, session, id string, fingerprint [32]byte) (token, code string, err error) {
 	for {
 		b.mu.Lock()
 		e := b.entries[id]
-		if e == nil || subtle.ConstantTimeCompare(e.fingerprint[:], fingerprint[:]) != 1 {
+		if e == nil || e.session != session || subtle.ConstantTimeCompare(e.fingerprint[:], fingerprint[:]) != 1 {
 			b.mu.Unlock()
-			return "", "", &Error{Code: CodeUnknown, Message: "no preview " + describe(id) + " of this call awaits the person's approval. Nothing was signed or sent. " + howTo}
+			return "", "", &Error{Code: CodeUnknown, Message: "the id given names no preview of this call in this session (it is not repeated here: it may be another session's). Nothing was signed or sent. " + howTo}
 		}
 		now := b.now()
 		switch e.stateAt(now) {
@@ -39,6 +48,9 @@ func (b *Broker) AwaitApproval(ctx context.Context, id string, fingerprint [32]b
 		case Withdrawn:
 			b.mu.Unlock()
 			return "", "", &Error{Code: CodeWithdrawn, Message: "the approval of preview " + id + " was withdrawn. Nothing was signed or sent. " + howTo}
+		case Dropped:
+			b.mu.Unlock()
+			return "", "", &Error{Code: CodeDropped, Message: "preview " + id + " was dropped before the person decided: the approval list was full and this session held more previews than its share. Nothing was signed or sent. " + howTo}
 		case Used:
 			b.mu.Unlock()
 			return "", "", &Error{Code: CodeUsed, Message: "preview " + id + " was already approved and used; each approval works once. Nothing was signed or sent. " + howTo}

@@ -18,6 +18,17 @@ package approval
 //   - A wrong code offered for an approved entry's fingerprint counts as an
 //     attempt; after maxAttempts the entry is revoked. A model cannot try
 //     codes for long against a preview the person approved.
+//   - Every entry belongs to the session that previewed it (one MCP
+//     connection of the service; stdio has one). A session's Redeem, Spend,
+//     Finish, AwaitApproval and Get see only its own entries: another
+//     session's code is no code to it (it spends nothing, and counts as a
+//     wrong code only against the caller's own approval), its wrong codes
+//     never count against another's approval, and no refusal names another
+//     session's preview. The person's page and terminal see every entry.
+//   - A session holds at most maxLivePerSession live (pending or approved)
+//     entries; when the broker's maxLive are taken, the session holding the
+//     most gives way to one holding fewer (its oldest pending entry is
+//     dropped), so that a flood in some sessions never crowds out another.
 //   - Every time decision uses the injected clock; an entry is live while
 //     now < expires.
 
@@ -46,6 +57,8 @@ const (
 	CodeMismatch   = "ARGS_MISMATCH"
 	CodeNotFound   = "APPROVAL_NOT_FOUND"
 	CodeNotPending = "APPROVAL_NOT_PENDING"
+	CodeDropped    = "APPROVAL_DROPPED"
+	CodeTooMany    = "TOO_MANY_PENDING"
 )
 
 // State is where an entry stands.
@@ -61,6 +74,9 @@ const (
 	Withdrawn State = "withdrawn"
 	Used      State = "used"
 	Expired   State = "expired"
+	// Dropped: pending, and dropped because the broker was full and its
+	// session held more previews than its share.
+	Dropped State = "dropped"
 )
 
 const (
@@ -69,8 +85,12 @@ const (
 	// keepAfter is how long a decided or expired entry stays listed, so that
 	// a late confirm is told what happened rather than "unknown".
 	keepAfter = 10 * time.Minute
-	// maxEntries bounds the broker; the gate bounds the live ones far lower.
-	maxEntries = 512
+	// maxLive bounds the live (pending or approved) entries of all
+	// sessions, maxLivePerSession those of one (the gate bounds a session's
+	// tokens per chain), maxKept every entry listed, decided ones included.
+	maxLive           = 512
+	maxLivePerSession = 64
+	maxKept           = 1024
 	// codeDigits is the length of a one-time code.
 	codeDigits = 6
 	// idAlphabet makes short ids a person can read aloud: no 0/O, 1/I/L.
@@ -198,6 +218,7 @@ func (v View) Left() time.Duration {
 // entry is one preview in the broker; guarded by Broker.mu.
 type entry struct {
 	id          string
+	session     string // the session that previewed it
 	tool        string
 	fingerprint [32]byte
 	token       string
@@ -266,22 +287,73 @@ func (b *Broker) whereLocked() string {
 
 // Decision is a person's decision on a preview, for the audit trail.
 type Decision struct {
+	// Session is the session that previewed it.
+	Session     string
 	ID          string
 	Tool        string
 	Fingerprint [32]byte
 	State       State // Approved, Rejected or Withdrawn
+	// Passkey is the credential id (base64url) of the passkey that gave
+	// an approval on the page; "" otherwise.
+	Passkey string
+}
+
+// Session is one session's side of a broker: the previews it lists and the
+// codes that confirm them. Its zero value is not usable; get one from
+// Broker.Session.
+type Session struct {
+	b    *Broker
+	name string
+}
+
+// Session returns session name's side of the broker. The Broker's own Add,
+// Redeem, Spend, Finish and AwaitApproval are the session "".
+func (b *Broker) Session(name string) Session { return Session{b: b, name: name} }
+
+// Add lists a new preview of this session as pending (see Broker.Add).
+func (s Session) Add(r Request, render func(id string) Display) (string, error) {
+	return s.b.add(s.name, r, render)
+}
+
+// Redeem is Broker.Redeem among this session's entries only.
+func (s Session) Redeem(code string, fingerprint [32]byte) (string, error) {
+	return s.b.redeem(s.name, code, fingerprint)
+}
+
+// Spend is Broker.Spend among this session's entries only.
+func (s Session) Spend(code string) { s.b.spend(s.name, code) }
+
+// Finish is Broker.Finish among this session's entries only.
+func (s Session) Finish(code string, fingerprint [32]byte, o Outcome) {
+	s.b.finish(s.name, code, fingerprint, o)
+}
+
+// Get returns one of this session's entries; another session's is not
+// found.
+func (s Session) Get(id string) (View, bool) {
+	s.b.mu.Lock()
+	defer s.b.mu.Unlock()
+	e, ok := s.b.entries[id]
+	if !ok || e.session != s.name {
+		return View{}, false
+	}
+	return e.viewLocked(s.b.now()), true
 }
 
 // Add lists a new preview as pending and returns its id. render is called
 // once, with the id, to produce what the person sees (the preview text names
 // the id).
 func (b *Broker) Add(r Request, render func(id string) Display) (string, error) {
+	return b.add("", r, render)
+}
+
+func (b *Broker) add(session string, r Request, render func(id string) Display) (string, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	now := b.now()
 	b.pruneLocked(now)
-	if len(b.entries) >= maxEntries {
-		return "", &Error{Code: "TOO_MANY_PENDING", Message: fmt.Sprintf("%d previews are already listed for approval. Approve, reject or let some expire, then preview again.", len(b.entries))}
+	if err := b.makeRoomLocked(session, now); err != nil {
+		return "", err
 	}
 	var id string
 	for {
@@ -295,7 +367,7 @@ func (b *Broker) Add(r Request, render func(id string) Display) (string, error) 
 		}
 	}
 	b.seq++
-	e := &entry{id: id, tool: r.Tool, fingerprint: r.Fingerprint, token: r.Token, expires: r.Expires, state: Pending, seq: b.seq}
+	e := &entry{id: id, session: session, tool: r.Tool, fingerprint: r.Fingerprint, token: r.Token, expires: r.Expires, state: Pending, seq: b.seq}
 	e.display = render(id)
 	b.entries[id] = e
 	b.notifyLocked()
@@ -353,7 +425,11 @@ func (b *Broker) Changed() <-chan struct{} {
 }
 
 // Approve approves a live pending entry and returns its one-time code.
-func (b *Broker) Approve(id string) (string, time.Time, error) {
+func (b *Broker) Approve(id string) (string, time.Time, error) { return b.ApproveWith(id, "") }
+
+// ApproveWith is Approve by the passkey whose credential id (base64url) is
+// passkey, which the decision names.
+func (b *Broker) ApproveWith(id, passkey string) (string, time.Time, error) {
 	b.mu.Lock()
 	e, err := b.decidableLocked(id)
 	if err != nil {
@@ -367,7 +443,7 @@ func (b *Broker) Approve(id string) (string, time.Time, error) {
 	}
 	e.state, e.code, e.decided = Approved, code, b.now()
 	b.notifyLocked()
-	d, tell, expires := Decision{ID: e.id, Tool: e.tool, Fingerprint: e.fingerprint, State: Approved}, b.decided, e.expires
+	d, tell, expires := Decision{Session: e.session, ID: e.id, Tool: e.tool, Fingerprint: e.fingerprint, State: Approved, Passkey: passkey}, b.decided, e.expires
 	b.mu.Unlock()
 	if tell != nil {
 		tell(d)
@@ -391,7 +467,7 @@ func (b *Broker) Reject(id string) error {
 		e, st = ee, Withdrawn
 	}
 	b.killLocked(e, st)
-	d, tell := Decision{ID: e.id, Tool: e.tool, Fingerprint: e.fingerprint, State: st}, b.decided
+	d, tell := Decision{Session: e.session, ID: e.id, Tool: e.tool, Fingerprint: e.fingerprint, State: st}, b.decided
 	b.mu.Unlock()
 	if tell != nil {
 		tell(d)
@@ -418,22 +494,26 @@ func (b *Broker) decidableLocked(id string) (*entry, error) {
 // entry was previewed for fingerprint and is approved, unused and live. A
 // code that names an entry spends the entry on every outcome.
 func (b *Broker) Redeem(code string, fingerprint [32]byte) (string, error) {
+	return b.redeem("", code, fingerprint)
+}
+
+func (b *Broker) redeem(session, code string, fingerprint [32]byte) (string, error) {
 	digits, ok := ParseCode(code)
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	now := b.now()
 	if !ok {
 		msg := "the confirm value " + describe(code) + " is not an approval code: those are six ASCII digits, like 123-456, shown to the person when they approve the preview. Nothing was signed or sent. "
-		if e := b.bestLocked(fingerprint, now); e != nil && e.stateAt(now) == Approved {
+		if e := b.bestLocked(session, fingerprint, now); e != nil && e.stateAt(now) == Approved {
 			return "", &Error{Code: CodeUnknown, Message: msg + "The approval of preview " + e.id + " is still valid: ask the person for its code exactly as shown."}
 		}
 		return "", &Error{Code: CodeUnknown, Message: msg + howTo}
 	}
-	if e := b.byCodeLocked(digits); e != nil {
+	if e := b.byCodeLocked(session, digits); e != nil {
 		switch e.stateAt(now) {
 		case Withdrawn:
 			return "", &Error{Code: CodeWithdrawn, Message: "the approval this code belonged to (preview " + e.id + ") was withdrawn, by the person or after too many wrong codes. Nothing was signed or sent. " + howTo}
-		case Used, Rejected:
+		case Used, Rejected, Dropped:
 			return "", &Error{Code: CodeUsed, Message: "this approval code was already used; each code works once, whatever the outcome. Nothing was signed or sent. " + howTo}
 		case Expired:
 			e.outcome = &Outcome{Status: "refused", Summary: "The assistant used the code after the preview had expired. Nothing was signed or sent."}
@@ -452,7 +532,7 @@ func (b *Broker) Redeem(code string, fingerprint [32]byte) (string, error) {
 		return token, nil
 	}
 	// No entry has this code: say where the previews of these arguments stand.
-	best := b.bestLocked(fingerprint, now)
+	best := b.bestLocked(session, fingerprint, now)
 	if best == nil {
 		return "", &Error{Code: CodeUnknown, Message: "no preview of this call is awaiting approval, and the code matches none. Nothing was signed or sent. " + howTo}
 	}
@@ -472,6 +552,8 @@ func (b *Broker) Redeem(code string, fingerprint [32]byte) (string, error) {
 		return "", &Error{Code: CodeWithdrawn, Message: "the approval of preview " + best.id + " was withdrawn, by the person or after too many wrong codes. Nothing was signed or sent. Do not retry it unless they ask for a new one."}
 	case Expired:
 		return "", &Error{Code: CodeExpired, Message: "preview " + best.id + " expired at " + stamp(best.expires) + " before it was used. Nothing was signed or sent. " + howTo}
+	case Dropped:
+		return "", &Error{Code: CodeDropped, Message: "preview " + best.id + " was dropped before the person decided: the approval list was full and this session held more previews than its share. Nothing was signed or sent. " + howTo}
 	default:
 		return "", &Error{Code: CodeUsed, Message: "preview " + best.id + " was already confirmed with its code. Nothing was signed or sent. " + howTo}
 	}
@@ -479,10 +561,10 @@ func (b *Broker) Redeem(code string, fingerprint [32]byte) (string, error) {
 
 // bestLocked is the entry previewed for fingerprint that tells a confirm the
 // most (see rank), newest first among equals; nil if none.
-func (b *Broker) bestLocked(fingerprint [32]byte, now time.Time) *entry {
+func (b *Broker) bestLocked(session string, fingerprint [32]byte, now time.Time) *entry {
 	var best *entry
 	for _, e := range b.entries {
-		if e.fingerprint != fingerprint {
+		if e.session != session || e.fingerprint != fingerprint {
 			continue
 		}
 		if best == nil || rank(e.stateAt(now)) < rank(best.stateAt(now)) || rank(e.stateAt(now)) == rank(best.stateAt(now)) && e.seq > best.seq {
@@ -497,13 +579,17 @@ func (b *Broker) bestLocked(fingerprint [32]byte, now time.Time) *entry {
 // issued to, once that code was used for fingerprint; anything else (a code
 // that confirmed nothing, a second outcome) is ignored. It decides nothing.
 func (b *Broker) Finish(code string, fingerprint [32]byte, o Outcome) {
+	b.finish("", code, fingerprint, o)
+}
+
+func (b *Broker) finish(session, code string, fingerprint [32]byte, o Outcome) {
 	digits, ok := ParseCode(code)
 	if !ok {
 		return
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	e := b.byCodeLocked(digits)
+	e := b.byCodeLocked(session, digits)
 	if e == nil || e.state != Used || e.outcome != nil || subtle.ConstantTimeCompare(e.fingerprint[:], fingerprint[:]) != 1 {
 		return
 	}
@@ -513,14 +599,16 @@ func (b *Broker) Finish(code string, fingerprint [32]byte, o Outcome) {
 
 // Spend spends the entry a code names, if any: a confirm whose arguments do
 // not even parse still uses its code up.
-func (b *Broker) Spend(code string) {
+func (b *Broker) Spend(code string) { b.spend("", code) }
+
+func (b *Broker) spend(session, code string) {
 	digits, ok := ParseCode(code)
 	if !ok {
 		return
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if e := b.byCodeLocked(digits); e != nil && e.state == Approved {
+	if e := b.byCodeLocked(session, digits); e != nil && e.state == Approved {
 		e.outcome = &Outcome{Status: "refused", Summary: "The assistant's confirm carried this code with arguments walletgate could not accept, so the code is spent. Nothing was signed or sent."}
 		b.killLocked(e, Used)
 	}
@@ -536,7 +624,7 @@ func rank(s State) int {
 		return 0
 	case Pending:
 		return 1
-	case Rejected, Withdrawn:
+	case Rejected, Withdrawn, Dropped:
 		return 2
 	case Expired:
 		return 3
@@ -545,7 +633,17 @@ func rank(s State) int {
 	}
 }
 
-func (b *Broker) byCodeLocked(digits string) *entry {
+// byCodeLocked is session's entry that holds code digits; nil if none (an
+// entry of another session with that code is none).
+func (b *Broker) byCodeLocked(session, digits string) *entry {
+	e := b.anyByCodeLocked(digits)
+	if e == nil || e.session != session {
+		return nil
+	}
+	return e
+}
+
+func (b *Broker) anyByCodeLocked(digits string) *entry {
 	var found *entry
 	for _, e := range b.entries {
 		if e.code != "" && subtle.ConstantTimeCompare([]byte(e.code), []byte(digits)) == 1 {
@@ -553,6 +651,59 @@ func (b *Broker) byCodeLocked(digits string) *entry {
 		}
 	}
 	return found
+}
+
+// makeRoomLocked makes room for a new entry of session, or says why there
+// is none: session is at its own bound, or every session holds its share of
+// a full broker. A session holding more than session gives way (its oldest
+// pending entry is dropped). Entries no longer live are forgotten, oldest
+// first, beyond maxKept.
+func (b *Broker) makeRoomLocked(session string, now time.Time) error {
+	live, total := map[string]int{}, 0
+	for _, e := range b.entries {
+		if st := e.stateAt(now); st == Pending || st == Approved {
+			live[e.session]++
+			total++
+		}
+	}
+	if n := live[session]; n >= maxLivePerSession {
+		return &Error{Code: CodeTooMany, Message: fmt.Sprintf("this session already has %d previews awaiting the person or their code (at most %d per session). Nothing was listed. Approve, reject or let some expire, then preview again.", n, maxLivePerSession)}
+	}
+	if total >= maxLive {
+		var drop *entry
+		for _, e := range b.entries {
+			if e.stateAt(now) != Pending || live[e.session] <= live[session]+1 {
+				continue
+			}
+			if drop == nil || live[e.session] > live[drop.session] || live[e.session] == live[drop.session] && e.seq < drop.seq {
+				drop = e
+			}
+		}
+		if drop == nil {
+			return &Error{Code: CodeTooMany, Message: fmt.Sprintf("the approval list is full (%d previews) and this session holds no less than its share. Nothing was listed. Approve, reject or let some expire, then preview again.", maxLive)}
+		}
+		drop.outcome = &Outcome{Status: "refused", Summary: "Dropped before you decided: the approval list was full and the session that previewed this held more previews than its share. Nothing was signed or sent."}
+		b.killLocked(drop, Dropped)
+	}
+	for len(b.entries) >= maxKept {
+		var old *entry
+		for _, e := range b.entries {
+			if st := e.stateAt(now); st == Pending || st == Approved {
+				continue
+			}
+			if old == nil || e.seq < old.seq {
+				old = e
+			}
+		}
+		if old == nil {
+			break // cannot happen: maxKept > maxLive
+		}
+		if old.token != "" && b.revoke != nil {
+			b.revoke(old.token)
+		}
+		delete(b.entries, old.id)
+	}
+	return nil
 }
 
 // killLocked ends an entry for good and revokes its token.
@@ -575,7 +726,7 @@ func (b *Broker) newCodeLocked() (string, error) {
 		if err != nil {
 			return "", err
 		}
-		if b.byCodeLocked(c) == nil {
+		if b.anyByCodeLocked(c) == nil {
 			return c, nil
 		}
 	}

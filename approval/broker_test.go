@@ -784,7 +784,8 @@ func TestCodesUnique(t *testing.T) {
 	b, _, _ := newTestBroker(t)
 	seen := map[string]bool{}
 	for i := range 300 {
-		code := approve(t, b, add(t, b, fmt.Sprint(i)))
+		// Across sessions: a code is unique in the whole broker.
+		code := approve(t, b, addAs(t, b.Session(fmt.Sprint(i%10)), fmt.Sprint(i), fmt.Sprint(i)))
 		require.False(t, seen[code], "code %s issued twice", code)
 		seen[code] = true
 	}
@@ -815,13 +816,13 @@ func TestNoRandomness(t *testing.T) {
 
 func TestTooMany(t *testing.T) {
 	b, c, rv := newTestBroker(t)
-	for i := range maxEntries {
+	for i := range maxLivePerSession {
 		add(t, b, fmt.Sprint(i))
 	}
 	_, err := b.Add(Request{Tool: "wallet_send", Fingerprint: fp("x"), Token: "tok-x", Expires: c.now().Add(ttl)},
 		func(string) Display { t.Fatal("render called for a refused preview"); return Display{} })
 	requireCode(t, err, "TOO_MANY_PENDING")
-	require.Len(t, b.List(), maxEntries)
+	require.Len(t, b.List(), maxLivePerSession)
 	require.Empty(t, rv.got(), "the caller revokes a refused preview's token")
 
 	c.advance(ttl + keepAfter + time.Second)

@@ -118,16 +118,6 @@ func (p *Page) URL() string {
 	return fmt.Sprintf("http://127.0.0.1:%d/a/%s/", p.port, p.secret)
 }
 
-// ListenLocalPort listens on 127.0.0.1:port (the passkey page's fixed port:
-// its origin is what the passkey is bound to).
-func ListenLocalPort(port int) (net.Listener, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
-	if err != nil {
-		return nil, fmt.Errorf("approval page: listen on 127.0.0.1:%d: %w", port, err)
-	}
-	return ln, nil
-}
-
 // ListenLocal listens on a random loopback port.
 func ListenLocal() (net.Listener, int, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -310,11 +300,20 @@ type pageData struct {
 	// says it just succeeded.
 	Enrol    string
 	Enrolled bool
-	Problem  string
-	Refresh  int // seconds until the browser reloads the page; 0: never
-	Base     string
-	CSS      template.CSS
-	Now      func() time.Time
+	// Passkeys are the enrolled passkeys (pending ones too), listed on the
+	// passkey page's list view.
+	Passkeys []PasskeyInfo
+	// EnrolPending: the enrolment just made waits for an enrolled
+	// passkey's approval. EnrolApproval is the pending enrolment whose
+	// approval page this is, PendingKeys every one pending.
+	EnrolPending  bool
+	EnrolApproval *PasskeyInfo
+	PendingKeys   []PasskeyInfo
+	Problem       string
+	Refresh       int // seconds until the browser reloads the page; 0: never
+	Base          string
+	CSS           template.CSS
+	Now           func() time.Time
 }
 
 func (p *Page) render(w http.ResponseWriter, status int, d pageData) {

@@ -1,6 +1,7 @@
 package approval
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -34,9 +35,21 @@ func newPasskeyFixture(t *testing.T) *passkeyFixture {
 	keys, err := OpenPasskeys(dir, testPort)
 	require.NoError(t, err)
 	keys.now = c.now
-	keys.store.Credentials = []webauthn.Credential{{ID: []byte("enrolled-credential"), PublicKey: []byte{1}}}
-	return &passkeyFixture{page: NewPasskeyPage(b, keys, testPort), keys: keys, broker: b, clock: c, dir: dir,
+	f := &passkeyFixture{page: NewPasskeyPage(b, keys, testPort), keys: keys, broker: b, clock: c, dir: dir,
 		host: "localhost:" + strconv.Itoa(testPort)}
+	f.enrol(t, webauthn.Credential{ID: []byte("enrolled-credential"), PublicKey: []byte{1}})
+	return f
+}
+
+// enrol makes cs the enrolled passkeys, in the credentials file as an
+// enrolment leaves them (the page reads it at every ceremony).
+func (f *passkeyFixture) enrol(t *testing.T, cs ...webauthn.Credential) {
+	t.Helper()
+	s := passkeyStore{UserID: f.keys.store.UserID, Credentials: cs}
+	b, err := json.Marshal(s)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(f.dir, passkeysFile), b, 0o600))
+	f.keys.store = s
 }
 
 func (f *passkeyFixture) request(t *testing.T, method, path, body string, edit ...func(*http.Request)) (*http.Response, string) {
@@ -74,9 +87,9 @@ func TestPasskeyPageRefusesEveryApprovalWithoutThePasskey(t *testing.T) {
 		says   string
 	}{
 		{name: "NoAssertion", method: "POST", path: base + "approve", body: "assertion=", status: 403, says: "needs your passkey"},
-		{name: "NoCeremony", method: "POST", path: base + "approve", body: "assertion=%7B%7D", status: 403, says: "no passkey approval is under way"},
+		{name: "NoCeremony", method: "POST", path: base + "approve", body: "assertion=%7B%7D", status: 403, says: "no passkey prompt was touched"},
 		{name: "JunkAssertion", method: "POST", path: base + "approve", body: "assertion=%7B%22id%22%3A1%7D", begin: true, status: 403, says: "could not be read"},
-		{name: "AnotherPreviewsCeremony", method: "POST", path: "/p/" + other + "/approve", body: "assertion=%7B%7D", begin: true, status: 403, says: "no passkey approval is under way"},
+		{name: "AnotherPreviewsCeremony", method: "POST", path: "/p/" + other + "/approve", body: "assertion=%7B%7D", begin: true, status: 403, says: "no passkey prompt was touched"},
 		{name: "OtherOrigin", method: "POST", path: base + "approve", body: "assertion=x", edit: []func(*http.Request){header("Origin", "http://localhost:1")}, status: 403, says: "another site"},
 		{name: "OtherOriginBegin", method: "POST", path: base + "begin", edit: []func(*http.Request){header("Origin", "http://evil.example")}, status: 403, says: "another site"},
 		{name: "CrossSite", method: "POST", path: base + "approve", body: "assertion=x", edit: []func(*http.Request){header("Sec-Fetch-Site", "cross-site")}, status: 403, says: "not same-origin"},

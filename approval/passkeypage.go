@@ -34,11 +34,20 @@ func (p *Page) servePasskey(w http.ResponseWriter, r *http.Request) {
 		p.serveEnrol(w, r, rest)
 		return
 	}
+	if rest, ok := strings.CutPrefix(path, "/enrolments/"); ok {
+		p.serveEnrolmentApproval(w, r, rest)
+		return
+	}
 	rest := strings.TrimPrefix(path, "/")
 	parts := strings.Split(rest, "/")
 	switch {
 	case rest == "" && r.Method == http.MethodGet:
-		p.render(w, http.StatusOK, pageData{List: p.broker.List(), Refresh: listRefresh})
+		keys, err := ListPasskeys(p.passkeys.dir)
+		if err != nil {
+			http.Error(w, "walletgate: the enrolled passkeys cannot be read", http.StatusInternalServerError)
+			return
+		}
+		p.render(w, http.StatusOK, pageData{List: p.broker.List(), Refresh: listRefresh, Passkeys: keys})
 	case len(parts) == 2 && parts[0] == "p" && r.Method == http.MethodGet:
 		v, ok := p.broker.Get(parts[1])
 		if !ok {
@@ -111,8 +120,10 @@ func (p *Page) passkeyApprove(w http.ResponseWriter, r *http.Request, id string)
 	var err error
 	if answer == "" {
 		err = errors.New("approving needs your passkey: the form carried no passkey answer (is JavaScript on, and is a passkey or security key at hand?). Nothing was approved")
-	} else if err = p.passkeys.FinishApproval(id, fp, []byte(answer)); err == nil {
-		_, _, err = p.broker.Approve(id)
+	} else if by, ferr := p.passkeys.FinishApproval(id, fp, []byte(answer)); ferr != nil {
+		err = ferr
+	} else {
+		_, _, err = p.broker.ApproveWith(id, by)
 		if e, ok := err.(*Error); ok {
 			err = errors.New(e.Message)
 		}
@@ -150,6 +161,67 @@ func (p *Page) passkeyReject(w http.ResponseWriter, r *http.Request, id string) 
 	http.Redirect(w, r, "/p/"+id, http.StatusSeeOther)
 }
 
+// serveEnrolmentApproval serves /enrolments/<id> (a pending enrolment, with
+// every other one pending) and its POSTs begin and approve, which need an
+// enrolled passkey.
+func (p *Page) serveEnrolmentApproval(w http.ResponseWriter, r *http.Request, rest string) {
+	id, action, _ := strings.Cut(rest, "/")
+	keys, err := ListPasskeys(p.passkeys.dir)
+	if err != nil {
+		http.Error(w, "walletgate: the enrolled passkeys cannot be read", http.StatusInternalServerError)
+		return
+	}
+	var one *PasskeyInfo
+	var pending []PasskeyInfo
+	for _, k := range keys {
+		if k.Pending {
+			pending = append(pending, k)
+			if k.ID == id {
+				one = &k
+			}
+		}
+	}
+	if one == nil {
+		http.NotFound(w, r)
+		return
+	}
+	base := "/enrolments/" + id + "/"
+	data := pageData{EnrolApproval: one, PendingKeys: pending, Enrol: base}
+	switch {
+	case action == "" && r.Method == http.MethodGet:
+		p.render(w, http.StatusOK, data)
+	case (action == "begin" || action == "approve") && r.Method == http.MethodPost:
+		if msg := p.sameOrigin(r); msg != "" {
+			http.Error(w, "walletgate: refused: "+msg+". Nothing was enrolled.", http.StatusForbidden)
+			return
+		}
+		if action == "begin" {
+			opts, err := p.passkeys.BeginEnrolmentApproval(id)
+			if err != nil {
+				http.Error(w, "walletgate: "+err.Error(), http.StatusConflict)
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write(opts)
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, maxAssertionBytes)
+		if err := r.ParseForm(); err != nil {
+			http.Error(w, "walletgate: the form could not be read", http.StatusBadRequest)
+			return
+		}
+		if _, err := p.passkeys.FinishEnrolmentApproval(id, []byte(r.PostForm.Get("assertion"))); err != nil {
+			data.Problem = "Not enrolled: " + err.Error()
+			p.render(w, http.StatusForbidden, data)
+			return
+		}
+		data.Enrolled = true
+		p.render(w, http.StatusOK, data)
+	default:
+		http.NotFound(w, r)
+	}
+}
+
 // serveEnrol serves /enrol/<secret>/ (rest is what follows /enrol/).
 func (p *Page) serveEnrol(w http.ResponseWriter, r *http.Request, rest string) {
 	secret, action, _ := strings.Cut(rest, "/")
@@ -181,11 +253,12 @@ func (p *Page) serveEnrol(w http.ResponseWriter, r *http.Request, rest string) {
 			http.Error(w, "walletgate: the form could not be read", http.StatusBadRequest)
 			return
 		}
-		if err := p.passkeys.FinishEnrolment(secret, []byte(r.PostForm.Get("credential"))); err != nil {
+		pending, err := p.passkeys.FinishEnrolment(secret, []byte(r.PostForm.Get("credential")))
+		if err != nil {
 			p.render(w, http.StatusForbidden, pageData{Enrol: base, Problem: "Not enrolled: " + err.Error()})
 			return
 		}
-		p.render(w, http.StatusOK, pageData{Enrol: "/", Enrolled: true})
+		p.render(w, http.StatusOK, pageData{Enrol: "/", Enrolled: true, EnrolPending: pending})
 	default:
 		http.NotFound(w, r)
 	}

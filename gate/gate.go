@@ -289,9 +289,11 @@ func unknownError(token, tool string) *Error {
 	default:
 		// The common cause outside a typo: the confirm went to another
 		// process than the preview (a restarted server, or a client that
-		// starts one server per call, as the MCP Inspector CLI does).
-		what = "the confirmation token " + p + " is not one this walletgate process issued: confirmations live only in the process that previewed them " +
-			"(a restart, or a client that starts a server per call like the MCP Inspector CLI, loses them), or it expired long ago"
+		// starts one server per call, as the MCP Inspector CLI does), or
+		// to another session of the service. None of a well-formed token
+		// is repeated: it may be another session's.
+		what = "that confirmation token (not repeated here) is not one this walletgate process issued to this connection: confirmations live only in the process and the connection that previewed them " +
+			"(a restart, or a client that starts a server per call like the MCP Inspector CLI, loses them), or it expired"
 	}
 	return &Error{Code: CodeUnknown, Message: what + ". Nothing was executed. To go ahead, " + again(tool) +
 		" in the same connection, then confirm with the token it returns, copied exactly."}

@@ -221,9 +221,9 @@ func New(d Deps) *Server {
 		tier = s.tier
 	}
 	s.confirm = confirm.New(confirm.Deps{
-		Mode: s.cfg.Confirm, Gate: s.gate, Engine: s.engine, Approvals: d.Approvals, Tier: tier,
+		Mode: s.cfg.Confirm, Gate: s.gate, Engine: s.engine, Approvals: d.Approvals, Session: s.session, Tier: tier,
 		Record: func(d approval.Decision) {
-			_ = s.record(KindApproval, records.Approval{V: records.Version, Approval: d.ID, Tool: d.Tool, Fingerprint: hex.EncodeToString(d.Fingerprint[:]), Decision: string(d.State)})
+			_ = s.record(KindApproval, records.Approval{V: records.Version, Approval: d.ID, Tool: d.Tool, Fingerprint: hex.EncodeToString(d.Fingerprint[:]), Decision: string(d.State), Passkey: d.Passkey})
 		},
 		PageURL: d.ApprovalPage, Way: d.Way, Service: d.Service, Logger: s.log, Now: s.now,
 	})

@@ -57,15 +57,18 @@ func boundPage(ln net.Listener, logger *slog.Logger) net.Listener {
 // (whatever the log level: the person needs them). Either one is enough; with
 // neither, human mode has no way to approve and the error says why.
 func startApprovals(root string, deps tools.Deps, logger *slog.Logger, stderr io.Writer) (*approvals, error) {
-	return startApprovalsWith(root, deps, logger, stderr, 0, "")
+	return startApprovalsWith(root, deps, logger, stderr, 0, "", nil)
 }
 
 // startApprovalsWith is startApprovals; with passkeyPort set (service mode)
 // the page is the passkey page at http://localhost:passkeyPort/, with no
 // secret address, whose passkeys are kept in the state root; where is what
 // the model is told about where the person approves ("": the page or the
-// terminal the preview names).
-func startApprovalsWith(root string, deps tools.Deps, logger *slog.Logger, stderr io.Writer, passkeyPort int, where string) (*approvals, error) {
+// terminal the preview names). The passkey page holds every address of
+// localhost at its port (held, when a privileged parent bound them; else it
+// listens itself), or it does not start, and then neither does this: a
+// person-gated write is never served without its page.
+func startApprovalsWith(root string, deps tools.Deps, logger *slog.Logger, stderr io.Writer, passkeyPort int, where string, held []net.Listener) (*approvals, error) {
 	hub := confirm.NewApprovals(nil, where)
 	a := &approvals{hub: hub, broker: hub.Broker()}
 	var pageErr, sockErr error
@@ -75,16 +78,29 @@ func startApprovalsWith(root string, deps tools.Deps, logger *slog.Logger, stder
 		approval.RemoveStale(dir)
 	}
 	if passkeyPort != 0 {
-		if keys, err := approval.OpenPasskeys(root, passkeyPort); err != nil {
-			pageErr = err
-		} else if ln, err := approval.ListenLocalPort(passkeyPort); err != nil {
-			pageErr = err
-		} else {
-			page := approval.NewPasskeyPage(a.broker, keys, passkeyPort)
-			a.page, a.pageURL = page.Server(), page.URL()
-			go func() { _ = a.page.Serve(boundPage(ln, logger)) }()
-			fmt.Fprintf(stderr, "walletgate: the person approves writes on %s with a passkey (%d enrolled; a fresh enrolment link: sudo walletgate service enrol)\n", page.URL(), keys.Enrolled())
+		lns := held
+		if lns == nil {
+			var err error
+			if lns, err = approval.ListenLocalhost(passkeyPort); err != nil {
+				return nil, err
+			}
 		}
+		keys, err := approval.OpenPasskeys(root, passkeyPort)
+		if err != nil {
+			for _, ln := range lns {
+				ln.Close()
+			}
+			return nil, err
+		}
+		page := approval.NewPasskeyPage(a.broker, keys, passkeyPort)
+		a.page, a.pageURL = page.Server(), page.URL()
+		for _, ln := range lns {
+			go func() { _ = a.page.Serve(boundPage(ln, logger)) }()
+		}
+		if why := approval.PortOpenToAll(passkeyPort); why != "" {
+			logger.Warn("the approval page's address is held only while the service runs: a program of another user could take it during a restart, and the service would then refuse to start", "why", why)
+		}
+		fmt.Fprintf(stderr, "walletgate: the person approves writes on %s with a passkey (%d enrolled; a fresh enrolment link: sudo walletgate service enrol; the page holds every address of localhost: %s)\n", page.URL(), keys.Enrolled(), listenerAddrs(lns))
 	} else if secret, err := approval.NewSecret(); err != nil {
 		pageErr = err
 	} else if ln, port, err := approval.ListenLocal(); err != nil {
@@ -150,6 +166,15 @@ func startApprovalsWith(root string, deps tools.Deps, logger *slog.Logger, stder
 	return a, nil
 }
 
+// listenerAddrs lists where lns listen: "127.0.0.1:746, [::1]:746".
+func listenerAddrs(lns []net.Listener) string {
+	var s []string
+	for _, ln := range lns {
+		s = append(s, ln.Addr().String())
+	}
+	return strings.Join(s, ", ")
+}
+
 // terminalCommand is the exact command line that approves this server's
 // previews in a terminal: this very executable by its absolute path (a
 // bundle's walletgate is on no PATH), with the state directory it uses.
@@ -195,6 +220,7 @@ func cmdApprovals(argv []string, stdin io.Reader, stdout, stderr io.Writer) erro
 	fs.SetOutput(io.Discard)
 	socket := fs.String("socket", "", "the approvals socket of one server (default: every one in the state directory)")
 	svc := fs.Bool("service", false, "approve the previews of the walletgate service (run as its user: sudo -u walletgate walletgate approvals --service)")
+	cfgPath := fs.String("config", service.DefaultPaths.Config, "with --service: the service's configuration file")
 	if err := parseFlags(fs, argv); err != nil {
 		return err
 	}
@@ -204,9 +230,18 @@ func cmdApprovals(argv []string, stdin io.Reader, stdout, stderr io.Writer) erro
 	var dir string
 	environ := os.Environ()
 	if *svc {
-		sc, err := service.LoadConfig(service.DefaultPaths.Config)
+		sc, err := service.LoadConfig(*cfgPath)
 		if err != nil {
 			return err
+		}
+		// A desktop user's terminal is theirs to type into and read back:
+		// no approval there (terminal_linux.go).
+		desktop := map[uint32]string{}
+		for _, u := range sc.Users {
+			desktop[u.UID] = u.Name
+		}
+		if err := terminalOfDesktopUser(desktop); err != nil {
+			return fmt.Errorf("TERMINAL_NOT_TRUSTED: %w. Nothing was shown, approved or rejected", err)
 		}
 		environ = sc.Environ()
 	}

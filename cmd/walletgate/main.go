@@ -263,10 +263,10 @@ const usageCommands = `  walletgate                 serve MCP over stdio on the 
                              one-time passkey enrolment link
   sudo walletgate service enrol
                              print a fresh one-time link to enrol a passkey (the approval page,
-                             http://localhost:7464/, approves only with an enrolled passkey)
+                             http://localhost:746/, approves only with an enrolled passkey)
   walletgate service run     the service in the foreground (as its user; started as root it
                              becomes that user)
-  walletgate service status | config [set WALLETGATE_X=V…] | uninstall [--purge]
+  walletgate service status | config [set WALLETGATE_X=V…] | passkeys [remove ID] | uninstall [--purge]
   walletgate connect [--socket PATH]
                              what an MCP client spawns to reach the service: a relay between
                              stdio and the service's socket; it holds no key

@@ -202,14 +202,14 @@ func TestPasskeyServicePageApprovesOnlyWithTheEnrolledPasskey(t *testing.T) {
 	stranger.navigate(origin + "/p/" + idA)
 	resp = stranger.click("approve")
 	stranger.requireStatus(resp, http.StatusForbidden, "a passkey that was not enrolled")
-	require.Contains(t, stranger.text("problem"), "only the passkey enrolled at install approves")
+	require.Contains(t, stranger.text("problem"), "only a passkey enrolled for this service approves")
 	require.Equal(t, "pending", stranger.text("state"))
 	require.False(t, stranger.has("code"))
 	refusedWith(t, client.callTool("wallet_send", withConfirm(argsA, "123-456")), "APPROVAL_PENDING")
 	nothingMoved("no passkey, or a stranger's, moved nothing")
 
-	// (e) An assertion made for A, handed to B, approves neither B nor
-	// (once spent) anything else.
+	// (e) An assertion made for A, handed to B, does not approve B (and
+	// spends none of B's ceremonies); it approves A only.
 	person.navigate(origin + "/p/" + idB)
 	assertionA := person.eval(`(async () => {
 		const begin = async (id) => (await (await fetch("/p/" + id + "/begin", {method: "POST"})).json()).publicKey;
@@ -220,7 +220,7 @@ func TestPasskeyServicePageApprovesOnlyWithTheEnrolledPasskey(t *testing.T) {
 	})()`)
 	runIn(person, chromedp.SetValue(chromedp.CSS(`form[action$="/approve"] input[name="assertion"]`), assertionA))
 	require.EqualValues(t, http.StatusForbidden, person.submit("approve"), person.body())
-	require.Contains(t, person.text("problem"), "was refused")
+	require.Contains(t, person.text("problem"), "no passkey prompt was touched", "A's assertion carries none of B's challenges: it spends nothing of B's")
 	require.Equal(t, "pending", person.text("state"), "A's assertion does not approve B")
 	// The same assertion, on A's page, approves A: it was a good one.
 	person.navigate(origin + "/p/" + idA)

@@ -23,6 +23,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"golang.org/x/sync/semaphore"
 
+	"github.com/walletgate/walletgate/approval"
 	"github.com/walletgate/walletgate/internal/app"
 	"github.com/walletgate/walletgate/internal/service"
 	"github.com/walletgate/walletgate/policy"
@@ -32,7 +33,7 @@ import (
 // cmdService dispatches walletgate service SUBCOMMAND.
 func cmdService(argv []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if len(argv) == 0 {
-		return usagef("walletgate service needs a subcommand: install, run, status, config, enrol or uninstall (see walletgate --help)")
+		return usagef("walletgate service needs a subcommand: install, run, status, config, enrol, passkeys or uninstall (see walletgate --help)")
 	}
 	sub, argv := argv[0], argv[1:]
 	switch sub {
@@ -48,8 +49,10 @@ func cmdService(argv []string, stdin io.Reader, stdout, stderr io.Writer) error 
 		return cmdServiceConfig(argv, stdout)
 	case "enrol":
 		return cmdServiceEnrol(argv, stdout)
+	case "passkeys":
+		return cmdServicePasskeys(argv, stdout)
 	}
-	return usagef("walletgate service: unknown subcommand %q: install, run, status, config, enrol or uninstall (see walletgate --help)", sub)
+	return usagef("walletgate service: unknown subcommand %q: install, run, status, config, enrol, passkeys or uninstall (see walletgate --help)", sub)
 }
 
 // cmdConnect is walletgate connect: the relay between the MCP client's
@@ -79,6 +82,7 @@ func cmdServiceRun(argv []string, stderr io.Writer) error {
 	dev := fs.Bool("dev", false, "serve on an embedded dev chain")
 	once := fs.Bool("once", false, "stop when the first connection ends")
 	pagePort := fs.Int("page-port", 0, "with --env: serve the passkey approval page at http://localhost:PORT/ (tests)")
+	inherited := fs.Int("page-listeners", 0, "the number of the page's listeners handed down from file descriptor 3 on (set by `service run` as root for its child)")
 	if err := parseFlags(fs, argv); err != nil {
 		return err
 	}
@@ -96,7 +100,7 @@ func cmdServiceRun(argv []string, stderr io.Writer) error {
 			return err
 		}
 		if os.Getuid() == 0 && sc.User != "" {
-			return becomeServiceUser(sc.User) // returns only when it could not
+			return becomeServiceUser(sc) // returns only when it could not
 		}
 		if *socket != "" {
 			sc.Socket = *socket
@@ -111,13 +115,21 @@ func cmdServiceRun(argv []string, stderr io.Writer) error {
 		return err
 	}
 	logger := newLogger(stderr, cfg.LogLevel)
-	return serveService(cfg, sc, *dev, *once, !*fromEnv, logger, stderr)
+	var held []net.Listener
+	if *inherited > 0 {
+		if held, err = approval.InheritedListeners(*inherited, sc.PagePort); err != nil {
+			return err
+		}
+	}
+	return serveService(cfg, sc, *dev, *once, !*fromEnv, held, logger, stderr)
 }
 
 // serveService wires the server once (chain, key, caps, journal, approvals)
 // and serves each connection as its own MCP session, with its own
-// per-session caps and confirmation tokens.
-func serveService(cfg policy.Config, sc service.Config, dev, once, serviceMode bool, logger *slog.Logger, stderr io.Writer) error {
+// per-session caps and confirmation tokens. held are the approval page's
+// listeners when a privileged parent bound them (nil: the page listens
+// itself).
+func serveService(cfg policy.Config, sc service.Config, dev, once, serviceMode bool, held []net.Listener, logger *slog.Logger, stderr io.Writer) error {
 	base, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var n *app.Node
@@ -129,6 +141,7 @@ func serveService(cfg policy.Config, sc service.Config, dev, once, serviceMode b
 	defer stop()
 
 	a, err := app.New(ctx, app.Options{Config: cfg, Dev: dev, Node: n, Logger: logger, Version: versionString(), Shared: shared(), Service: serviceMode,
+		ApprovalsRequired: serviceMode || sc.PagePort != 0,
 		Approvals: func(root string, deps tools.Deps) (*app.Approvals, error) {
 			pk := sc.PagePort // 0: no passkey page, the page keeps a secret address
 			secretPage := !serviceMode && pk == 0
@@ -136,7 +149,7 @@ func serveService(cfg policy.Config, sc service.Config, dev, once, serviceMode b
 			if !secretPage {
 				where = "on the approval page"
 			}
-			p, err := startApprovalsWith(root, deps, logger, stderr, pk, where)
+			p, err := startApprovalsWith(root, deps, logger, stderr, pk, where, held)
 			if err != nil {
 				return nil, err
 			}

@@ -8,14 +8,21 @@ import (
 	"os/user"
 	"strconv"
 	"syscall"
+
+	"github.com/walletgate/walletgate/approval"
+	"github.com/walletgate/walletgate/internal/service"
 )
 
 // becomeServiceUser runs this walletgate again, with the same arguments, as
 // the service's user (no supplementary groups but its own), and exits with
 // its code: `sudo walletgate service run` where no init system runs. The
 // service starts with a clean environment (serviceEnv), as systemd would
-// start it: none of root's proxies, certificates or GODEBUG.
-func becomeServiceUser(name string) error {
+// start it: none of root's proxies, certificates or GODEBUG. The
+// approval page's addresses are bound here, as root, and handed down: its
+// port may be below 1024, which no other user can bind on Linux, and if any
+// address is taken nothing starts.
+func becomeServiceUser(sc service.Config) error {
+	name := sc.User
 	u, err := user.Lookup(name)
 	if err != nil {
 		return fmt.Errorf("the service user %s: %w (was the service installed?)", name, err)
@@ -29,7 +36,29 @@ func becomeServiceUser(name string) error {
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command(self, os.Args[1:]...)
+	args := os.Args[1:]
+	var files []*os.File
+	if sc.PagePort != 0 {
+		lns, err := approval.ListenLocalhost(sc.PagePort)
+		if err != nil {
+			return err
+		}
+		files, err = approval.ListenerFiles(lns)
+		for _, ln := range lns {
+			ln.Close() // the files are duplicates: they hold the addresses
+		}
+		if err != nil {
+			return err
+		}
+		defer func() {
+			for _, f := range files {
+				f.Close()
+			}
+		}()
+		args = append(args, "--page-listeners="+strconv.Itoa(len(files)))
+	}
+	cmd := exec.Command(self, args...)
+	cmd.ExtraFiles = files
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.Env = serviceEnv(u)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: []uint32{uint32(gid)}}, Pdeathsig: syscall.SIGTERM}

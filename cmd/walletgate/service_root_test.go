@@ -9,7 +9,6 @@ package main_test
 // person's path, which lands the send exactly as previewed.
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -153,7 +152,7 @@ func TestServiceTheDesktopUserCannotGetInAndThePersonCan(t *testing.T) {
 	require.ErrorIs(t, err, os.ErrNotExist, "a keystore install imports no key file")
 	require.Contains(t, said, `"command": "`+installedBin+`", "args": ["connect"]`)
 	require.Contains(t, said, "no init system runs here")
-	enrolLink := regexp.MustCompile(`http://localhost:7464/enrol/[0-9a-f]{64}`).FindString(said)
+	enrolLink := regexp.MustCompile(`http://localhost:746/enrol/[0-9a-f]{64}`).FindString(said)
 	require.NotEmpty(t, enrolLink, "install prints the passkey enrolment link: %s", said)
 	svc := lookupCreds(t, rootTestService)
 	for path, want := range map[string]struct {
@@ -297,7 +296,7 @@ func TestServiceTheDesktopUserCannotGetInAndThePersonCan(t *testing.T) {
 	}
 	_, err = os.Stat("/var/lib/walletgate/state/passkey-enrolment.json")
 	require.ErrorIs(t, err, os.ErrNotExist, "the enrolment is spent")
-	page := "http://localhost:7464/p/" + id
+	page := "http://localhost:746/p/" + id
 	nobody := newTab(t, browser)
 	nobody.navigate(page)
 	require.Equal(t, "pending", nobody.text("state"))
@@ -329,33 +328,25 @@ func TestServiceTheDesktopUserCannotGetInAndThePersonCan(t *testing.T) {
 	require.Nil(t, res["isError"], text(res))
 	id = res["structuredContent"].(map[string]any)["approval"].(map[string]any)["id"].(string)
 
-	// The other path: the terminal, as the service user.
-	term := svc.as(exec.Command(installedBin, "approvals", "--service"))
-	termIn, err := term.StdinPipe()
-	require.NoError(t, err)
-	termOut, err := term.StdoutPipe()
-	require.NoError(t, err)
-	term.Stderr = term.Stdout
-	require.NoError(t, term.Start())
-	t.Cleanup(func() { termIn.Close(); term.Process.Kill(); term.Wait() })
-	screen := &syncBuffer{}
-	go func() {
-		r := bufio.NewReader(termOut)
-		buf := make([]byte, 4096)
-		for {
-			n, err := r.Read(buf)
-			screen.Write(buf[:n])
-			if err != nil {
-				return
-			}
-		}
-	}()
-	waitForOr(t, "the terminal's question", func() bool { return strings.Contains(screen.String(), "Approve preview "+id+"?") }, screen.String)
-	_, err = termIn.Write([]byte("a\n"))
-	require.NoError(t, err)
+	// The other path: the terminal, as the service user, in a terminal of
+	// its own (a tmux of the service user's; never a desktop user's: see
+	// terminal_root_test.go), where the person types.
+	tsock := filepath.Join(os.TempDir(), "walletgate-root-test-tmux")
+	tmux := func(args ...string) string {
+		cmd := svc.as(exec.Command("tmux", append([]string{"-S", tsock}, args...)...))
+		cmd.Env = append(cmd.Env, "SHELL=/bin/sh") // the service user's own shell is nologin
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "tmux %v: %s", args, out)
+		return string(out)
+	}
+	tmux("new-session", "-d", "-x", "200", "-y", "60", installedBin+" approvals --service; sleep 600")
+	t.Cleanup(func() { _, _ = svc.run("tmux", "-S", tsock, "kill-server"); os.Remove(tsock) })
+	screen := func() string { return tmux("capture-pane", "-p", "-J", "-S", "-1000") }
+	waitForOr(t, "the terminal's question", func() bool { return strings.Contains(screen(), "Approve preview "+id+"?") }, screen)
+	tmux("send-keys", "a", "Enter")
 	codeRe := regexp.MustCompile(`one-time code:\s+(\d{3}-\d{3})`)
-	waitForOr(t, "the one-time code", func() bool { return codeRe.MatchString(screen.String()) }, screen.String)
-	code := codeRe.FindStringSubmatch(screen.String())[1]
+	waitForOr(t, "the one-time code", func() bool { return codeRe.MatchString(screen()) }, screen)
+	code := codeRe.FindStringSubmatch(screen())[1]
 	done := client.callTool("wallet_send", withConfirm(args, code))
 	require.NotEqual(t, true, done["isError"], text(done))
 	require.Equal(t, "confirmed", done["structuredContent"].(map[string]any)["status"], text(done))

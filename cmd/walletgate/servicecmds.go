@@ -10,9 +10,11 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 
+	"github.com/walletgate/walletgate/approval"
 	"github.com/walletgate/walletgate/internal/service"
 	"github.com/walletgate/walletgate/policy"
 	"github.com/walletgate/walletgate/tools"
@@ -153,7 +155,77 @@ func cmdServiceStatus(argv []string, stdout io.Writer) error {
 	}
 	conn.Close()
 	fmt.Fprintf(stdout, "serving on %s\n", *socket)
+	if c, err := service.LoadConfig(p.Config); err == nil && c.PagePort != 0 {
+		fmt.Fprintf(stdout, "approval page: %s/\n", approval.PasskeyOrigin(c.PagePort))
+		printPasskeys(stdout, c)
+	}
 	return nil
+}
+
+// serviceStateDir is where the service keeps its state (the passkeys).
+func serviceStateDir(c service.Config) string {
+	if d := c.Env["WALLETGATE_STATE_DIR"]; d != "" {
+		return d
+	}
+	return service.DefaultPaths.State()
+}
+
+// printPasskeys lists the enrolled passkeys, or says why it cannot (they
+// are the service user's: root or that user reads them).
+func printPasskeys(out io.Writer, c service.Config) {
+	keys, err := approval.ListPasskeys(serviceStateDir(c))
+	if err != nil {
+		fmt.Fprintf(out, "passkeys: cannot be read here (%v); as root: sudo walletgate service status\n", err)
+		return
+	}
+	fmt.Fprintf(out, "passkeys enrolled: %d\n", len(keys))
+	for _, k := range keys {
+		model := k.AAGUID
+		if model == "" {
+			model = "(the authenticator names no model)"
+		}
+		if k.Pending {
+			fmt.Fprintf(out, "  %s  authenticator %s, made %s: WAITING for an enrolled passkey's approval on the page (it approves nothing yet)\n", k.ID, model, k.Created.UTC().Format(time.RFC3339))
+			continue
+		}
+		fmt.Fprintf(out, "  %s  authenticator %s, signature counter %d\n", k.ID, model, k.SignCount)
+	}
+}
+
+// cmdServicePasskeys is walletgate service passkeys [list | remove ID]
+// [--config PATH].
+func cmdServicePasskeys(argv []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("walletgate service passkeys", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	cfgPath := fs.String("config", service.DefaultPaths.Config, "the service's configuration file")
+	var args []string // the subcommand and its argument, before the flags
+	for len(argv) > 0 && !strings.HasPrefix(argv[0], "-") && len(args) < 2 {
+		args, argv = append(args, argv[0]), argv[1:]
+	}
+	if err := parseFlags(fs, argv); err != nil {
+		return err
+	}
+	c, err := service.LoadConfig(*cfgPath)
+	if err != nil {
+		return err
+	}
+	switch {
+	case len(args) == 0 || len(args) == 1 && args[0] == "list":
+		printPasskeys(stdout, c)
+		return nil
+	case len(args) == 2 && args[0] == "remove":
+		if c.User != "" && os.Geteuid() != 0 {
+			return service.ErrNotRoot
+		}
+		gone, err := approval.RemovePasskey(serviceStateDir(c), args[1])
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "removed passkey %s: it approves nothing from now on (the running service reads the list at every approval)\n", gone.ID)
+		printPasskeys(stdout, c)
+		return nil
+	}
+	return usagef("walletgate service passkeys: list them with no argument, or remove one: sudo walletgate service passkeys remove ID (the id as listed)")
 }
 
 func cmdServiceConfig(argv []string, stdout io.Writer) error {

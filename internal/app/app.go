@@ -39,8 +39,13 @@ type Options struct {
 	Shared SharedOpener
 	// Approvals starts the person's approval page and terminal, for a
 	// human-mode server with a key and write tools; nil starts none. Its
-	// error leaves the write tools off (logged), not the server.
+	// error leaves the write tools off (logged), not the server, unless
+	// ApprovalsRequired.
 	Approvals func(root string, deps tools.Deps) (*Approvals, error)
+	// ApprovalsRequired makes an error of Approvals stop the start (the
+	// service's passkey page: no write that needs the person is served
+	// without the person's page).
+	ApprovalsRequired bool
 	// Service marks a server run as a system service (tools.Deps.Service).
 	Service bool
 	// Early lets New return before the configured node answered its
@@ -149,6 +154,9 @@ func build(ctx context.Context, o Options, genesis common.Hash) (*App, error) {
 			}
 		}
 		p, err := o.Approvals(root, deps)
+		if err != nil && o.ApprovalsRequired {
+			return a, err
+		}
 		if err != nil {
 			o.Logger.Error("human approval cannot start: write tools stay off", "err", err)
 		} else {

@@ -62,8 +62,13 @@ type Config struct {
 	PagePort int `json:"page_port,omitempty"`
 }
 
-// DefaultPagePort is the approval page's port an install configures.
-const DefaultPagePort = 7464
+// DefaultPagePort is the approval page's port an install configures. It is
+// below 1024: on Linux no unprivileged user can listen there, not even while
+// the service is down or restarting (the service binds it as root before it
+// becomes its user, or with the unit's CAP_NET_BIND_SERVICE). macOS and
+// Windows let any user bind it: there the page's holding every address of
+// localhost while it runs, and refusing to start otherwise, is the bound.
+const DefaultPagePort = 746
 
 // EnrolmentURL is the one-time passkey enrolment link for the page on port.
 func EnrolmentURL(port int, secret string) string {

@@ -143,5 +143,6 @@ func Enrol(p Paths, c Config, out io.Writer) error {
 		}
 	}
 	fmt.Fprintf(out, "Enrol a passkey, in a browser on this computer (this link works once, for %d minutes, and is shown only here):\n  %s\n", int(approval.EnrolmentTTL/time.Minute), EnrolmentURL(c.PagePort, secret))
+	fmt.Fprintln(out, "If a passkey is enrolled already, the new one approves nothing until an enrolled passkey approves its enrolment on the approval page, which lists every enrolment waiting.")
 	return nil
 }

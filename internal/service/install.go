@@ -216,10 +216,10 @@ func serviceUID(f Facts) []uint32 {
 
 // terminalApprovals names the terminal path to approve, where there is one.
 func terminalApprovals(goos, user, bin string) string {
-	if goos == "windows" {
-		return "" // walletgate approvals is not available on Windows
+	if goos != "linux" {
+		return "" // the service's terminal approval runs on Linux only
 	}
-	return fmt.Sprintf(", or in a terminal with `sudo -u %s %s approvals --service`", user, bin)
+	return fmt.Sprintf(", or in a terminal no desktop user owns (a text console login, SSH from another machine) with `sudo -u %s %s approvals --service`", user, bin)
 }
 
 func userNames(ps []Peer) string {

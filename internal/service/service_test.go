@@ -191,7 +191,9 @@ func TestParseConfigIsStrict(t *testing.T) {
 
 func TestUnitsRunTheServiceAsItsUser(t *testing.T) {
 	u := SystemdUnit(LinuxPaths, "walletgate")
-	for _, want := range []string{"User=walletgate\n", "ExecStart=/usr/local/lib/walletgate/walletgate service run --config /etc/walletgate/service.json\n", "NoNewPrivileges=true", "ProtectHome=true", "RuntimeDirectory=walletgate\n"} {
+	for _, want := range []string{"User=walletgate\n", "ExecStart=/usr/local/lib/walletgate/walletgate service run --config /etc/walletgate/service.json\n", "NoNewPrivileges=true", "ProtectHome=true", "RuntimeDirectory=walletgate\n",
+		// The page's port is below 1024: only this capability binds it.
+		"CapabilityBoundingSet=CAP_NET_BIND_SERVICE\n", "AmbientCapabilities=CAP_NET_BIND_SERVICE\n"} {
 		require.Contains(t, u, want)
 	}
 	p := LaunchdPlist(DarwinPaths, "wallet<gate>")

@@ -32,7 +32,10 @@ ProtectSystem=strict
 ProtectHome=true
 PrivateTmp=true
 ReadWritePaths=%[4]s
-CapabilityBoundingSet=
+# The approval page's port is below 1024, which only this capability binds:
+# no desktop user can take the page's address, even while this is down.
+CapabilityBoundingSet=CAP_NET_BIND_SERVICE
+AmbientCapabilities=CAP_NET_BIND_SERVICE
 RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6
 
 [Install]

@@ -224,6 +224,10 @@ type Approval struct {
 	Tool        string `json:"tool"`
 	Fingerprint string `json:"fingerprint"`
 	Decision    string `json:"decision"`
+	// Passkey is the credential id (base64url) of the passkey that gave an
+	// approval on the page; "" for any other decision (the terminal, a
+	// rejection).
+	Passkey string `json:"passkey,omitempty"`
 }
 
 // Checkpoint opens every segment after the first: the live state folded

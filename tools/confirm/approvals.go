@@ -7,7 +7,8 @@ package confirm
 // session exists; a session joins when its Mode is built and leaves when it
 // is closed; a person's rejection spends the token in every joined gate
 // (only the issuing one holds it); each decision is recorded once, by the
-// earliest session still joined (they share one journal).
+// session that previewed it while it is joined, else by the earliest
+// session still joined (they share one journal).
 
 import (
 	"sync"
@@ -27,8 +28,9 @@ type Approvals struct {
 }
 
 type member struct {
-	gate   *gate.Gate
-	record func(approval.Decision) // nil: records nothing
+	session string
+	gate    *gate.Gate
+	record  func(approval.Decision) // nil: records nothing
 }
 
 // NewApprovals returns an empty broker on clock now (time.Now when nil);
@@ -44,8 +46,8 @@ func NewApprovals(now func() time.Time, where string) *Approvals {
 func (a *Approvals) Broker() *approval.Broker { return a.broker }
 
 // join adds a session; leave removes it, once.
-func (a *Approvals) join(g *gate.Gate, record func(approval.Decision)) (leave func()) {
-	m := &member{gate: g, record: record}
+func (a *Approvals) join(session string, g *gate.Gate, record func(approval.Decision)) (leave func()) {
+	m := &member{session: session, gate: g, record: record}
 	a.mu.Lock()
 	a.joined = append(a.joined, m)
 	a.mu.Unlock()
@@ -72,13 +74,19 @@ func (a *Approvals) revoke(token string) {
 	}
 }
 
-// decided records d once, through the earliest joined session that
-// records.
+// decided records d once, through the session that previewed it, or the
+// earliest joined session that records when that one has left.
 func (a *Approvals) decided(d approval.Decision) {
 	a.mu.Lock()
 	var record func(approval.Decision)
 	for _, m := range a.joined {
-		if m.record != nil {
+		if m.record != nil && m.session == d.Session {
+			record = m.record
+			break
+		}
+	}
+	for _, m := range a.joined {
+		if record == nil && m.record != nil {
 			record = m.record
 			break
 		}

@@ -28,6 +28,9 @@ type Deps struct {
 	// Approvals is the broker the person approves in (human mode); the
 	// mode joins it for as long as it lives (Close leaves). nil: no broker.
 	Approvals *Approvals
+	// Session names this session in the broker: its previews, codes and
+	// quota are its own (approval.Session).
+	Session string
 	// Record, when set, writes a person's decision on one of this
 	// session's previews to the audit trail.
 	Record func(approval.Decision)
@@ -53,6 +56,7 @@ type Mode struct {
 	gate      *gate.Gate
 	engine    *engine.Engine
 	approvals *approval.Broker // nil without a broker
+	mine      approval.Session // this session's side of approvals
 	tier      func(*engine.Plan) (bool, string)
 	pageURL   string
 	way       PersonWay
@@ -76,7 +80,8 @@ func New(d Deps) *Mode {
 	}
 	if d.Approvals != nil {
 		m.approvals = d.Approvals.broker
-		m.leave = d.Approvals.join(d.Gate, d.Record)
+		m.mine = m.approvals.Session(d.Session)
+		m.leave = d.Approvals.join(d.Session, d.Gate, d.Record)
 	}
 	return m
 }
@@ -130,7 +135,7 @@ func (m *Mode) Finish(code, tool string, canonical []byte, o approval.Outcome) {
 	if !m.Human() || m.approvals == nil {
 		return
 	}
-	m.approvals.Finish(code, gate.Fingerprint(tool, canonical), o)
+	m.mine.Finish(code, gate.Fingerprint(tool, canonical), o)
 }
 
 // Spend spends a confirm value whose call is refused before it could be
@@ -138,7 +143,7 @@ func (m *Mode) Finish(code, tool string, canonical []byte, o approval.Outcome) {
 func (m *Mode) Spend(tool, confirm string) string {
 	if m.Human() && !(m.tiered() && strings.HasPrefix(confirm, gate.TokenPrefix)) {
 		if m.approvals != nil {
-			m.approvals.Spend(confirm)
+			m.mine.Spend(confirm)
 		}
 		return " If the confirm value was an approval code, it is spent; call again without confirm for a new preview."
 	}

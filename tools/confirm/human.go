@@ -134,7 +134,7 @@ func (m *Mode) Offer(tool string, canonical []byte, p *engine.Plan, display func
 			way = pageOpened
 		}
 		req := approval.Request{Tool: tool, Fingerprint: gate.Fingerprint(tool, canonical), Token: token, Expires: expires}
-		id, err := m.approvals.Add(req, func(id string) approval.Display {
+		id, err := m.mine.Add(req, func(id string) approval.Display {
 			result, text = render(Confirmation{ApprovalID: id, Expires: expires, Why: why, Way: m.wayToPage(id, way), Service: m.service})
 			return display(text, why)
 		})
@@ -180,7 +180,7 @@ func (h *humanMode) Redeem(ctx context.Context, code, tool string, canonical []b
 			return "", ref
 		}
 	}
-	token, err := h.m.approvals.Redeem(code, gate.Fingerprint(tool, canonical))
+	token, err := h.m.mine.Redeem(code, gate.Fingerprint(tool, canonical))
 	if err != nil {
 		return "", approvalRefusal(err)
 	}
@@ -208,7 +208,7 @@ func (h *humanMode) Ask(_ context.Context, p *engine.Plan) engine.Approval {
 // broker's refusal then says where it stands). Nothing is spent: the id
 // approves nothing.
 func (m *Mode) idWithoutURLMode(id, tool string) *Refusal {
-	v, ok := m.approvals.Get(id)
+	v, ok := m.mine.Get(id)
 	if !ok || v.Tool != tool {
 		return nil
 	}

@@ -63,7 +63,7 @@ func (h *humanMode) approveInClient(ctx context.Context, id, tool string, canoni
 	// The line a test waits for before it asserts that nothing was sent
 	// while the person had not decided.
 	m.log.Info("the client opened the approval page; waiting for the person's decision", "preview", id)
-	token, code, err := m.approvals.AwaitApproval(ctx, id, gate.Fingerprint(tool, canonical))
+	token, code, err := m.mine.AwaitApproval(ctx, id, gate.Fingerprint(tool, canonical))
 	if err != nil {
 		return "", approvalRefusal(err)
 	}
