@@ -25,7 +25,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/walletgate/walletgate/internal/connlimit"
+	"github.com/walletgate/walletgate/connlimit"
 )
 
 // Dir is where a state root keeps the running servers' sockets and page

@@ -32,7 +32,8 @@ func TestEveryLevelAnswersHelp(t *testing.T) {
 	levels := map[string]string{
 		"":                     "walletgate service install", // the whole text
 		"service":              "walletgate service enrol",
-		"service install":      "walletgate service install --key-file PATH",
+		"service install":      "walletgate service install [--import-key-file PATH",
+		"service passkeys":     "passkeys [remove ID]",
 		"service run":          "walletgate service run",
 		"service status":       "walletgate service status",
 		"service config":       "walletgate service status | config",
@@ -49,7 +50,7 @@ func TestEveryLevelAnswersHelp(t *testing.T) {
 		"devnet":               "walletgate devnet --http",
 		"bundle-manifest":      "walletgate bundle-manifest [--template FILE]",
 		"version":              "walletgate version",
-		"service install help": "walletgate service install --key-file PATH",
+		"service install help": "walletgate service install [--import-key-file PATH",
 	}
 	for level, says := range levels {
 		for _, ask := range []string{"-h", "--help", "help"} {

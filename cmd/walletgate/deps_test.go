@@ -60,7 +60,7 @@ func TestSharedBinaryLinksPostgres(t *testing.T) {
 // importing the engine, with the shared tag too.
 func TestLeavesImportNoInternalAndCmdNoEngine(t *testing.T) {
 	const mod = "github.com/walletgate/walletgate/"
-	for _, leaf := range []string{"approval/...", "atomicfile", "caps", "chain/...", "engine", "gate", "journal/...", "pgstate", "policy", "signer", "tools/..."} {
+	for _, leaf := range []string{"approval/...", "atomicfile", "caps", "connlimit", "chain/...", "engine", "gate", "journal/...", "pgstate", "policy", "signer", "tools/..."} {
 		out, err := exec.Command("go", "list", "-deps", "../../"+leaf).Output()
 		if err != nil {
 			t.Fatalf("go list -deps %s: %v", leaf, err)

@@ -60,6 +60,7 @@ func TestDocsCommandsExistAsShown(t *testing.T) {
 		require.NoError(t, err, "%s %s --help: %s", filepath.Base(bin), strings.Join(level, " "), out)
 		return string(out)
 	}
+	const mod = "github.com/walletgate/walletgate/"
 	seen := 0
 	for _, path := range docPages(t) {
 		raw, err := os.ReadFile(path)
@@ -75,12 +76,19 @@ func TestDocsCommandsExistAsShown(t *testing.T) {
 			}
 			if len(words) > 0 && words[0] == "sudo" {
 				words = words[1:]
+				for len(words) > 0 && strings.HasPrefix(words[0], "GOBIN=") { // sudo GOBIN=… go install
+					words = words[1:]
+				}
 			}
 			if len(words) == 0 {
 				continue // variables only
 			}
 			flags := slices.DeleteFunc(slices.Clone(words[1:]), func(w string) bool { return !strings.HasPrefix(w, "--") })
-			switch prog := words[0]; {
+			prog := words[0]
+			if strings.HasPrefix(prog, "/") && (filepath.Base(prog) == "walletgate" || filepath.Base(prog) == "walletgate-devnet") {
+				prog = filepath.Base(prog) // an installed binary, by its full path
+			}
+			switch {
 			case prog == "walletgate":
 				level := strings.Fields(strings.Join(words[1:], " "))
 				i := 0
@@ -101,9 +109,12 @@ func TestDocsCommandsExistAsShown(t *testing.T) {
 				require.NoError(t, err, "%s: %q", path, cmd)
 				require.NotZero(t, st.Mode()&0o111, "%s: %s is executable", path, prog)
 			case prog == "go":
-				i := slices.IndexFunc(words, func(w string) bool { return strings.HasPrefix(w, "./") })
+				i := slices.IndexFunc(words, func(w string) bool { return strings.HasPrefix(w, "./") || strings.HasPrefix(w, mod) })
 				require.GreaterOrEqual(t, i, 0, "%s: %q names a package", path, cmd)
 				pkg := words[i]
+				if strings.HasPrefix(pkg, mod) { // go install MODULE/PATH@VERSION
+					pkg = "./" + strings.TrimPrefix(strings.SplitN(pkg, "@", 2)[0], mod)
+				}
 				_, err := os.Stat(filepath.Join(dir, pkg))
 				require.NoError(t, err, "%s: %q names a package of the module", path, cmd)
 			case prog == "cd":

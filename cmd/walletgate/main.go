@@ -133,7 +133,7 @@ func exitCode(err error, stdout, stderr io.Writer) int {
 var subcommands = map[string][]string{
 	"":        {"serve", "devnet", "demo", "audit", "policy", "service", "connect", "approvals", "bundle-manifest", "version", "help"},
 	"audit":   {"verify", "show", "repair"},
-	"service": {"install", "run", "status", "config", "enrol", "uninstall"},
+	"service": {"install", "run", "status", "config", "enrol", "passkeys", "uninstall"},
 }
 
 // commandPath splits argv into the subcommands it names, level by level,

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/walletgate/walletgate/approval"
-	"github.com/walletgate/walletgate/internal/connlimit"
+	"github.com/walletgate/walletgate/connlimit"
 )
 
 // Listen serves on the unix socket c.Socket. Accept returns only the

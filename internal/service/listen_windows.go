@@ -8,7 +8,7 @@ import (
 
 	"github.com/Microsoft/go-winio"
 
-	"github.com/walletgate/walletgate/internal/connlimit"
+	"github.com/walletgate/walletgate/connlimit"
 )
 
 // Listen serves on the named pipe c.Socket (\\.\pipe\walletgate), whose ACL

@@ -13,7 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/walletgate/walletgate/internal/connlimit"
+	"github.com/walletgate/walletgate/connlimit"
 )
 
 // lines decodes every stdout line as a JSON-RPC 2.0 message.
