@@ -111,7 +111,7 @@ func TestServiceAsInstalledOutlivesTheDesktopUsersAbuse(t *testing.T) {
 	require.Len(t, child, 1)
 	pid, err := strconv.Atoi(child[0])
 	require.NoError(t, err)
-	page := "127.0.0.1:7464"
+	page := "127.0.0.1:746" // the default page port (trust37)
 	serves := func() {
 		t.Helper()
 		c := startCommand(t, desk.as(exec.Command(installedBin, "connect")))
@@ -122,7 +122,7 @@ func TestServiceAsInstalledOutlivesTheDesktopUsersAbuse(t *testing.T) {
 		c.cmd.Wait()
 		waitForOr(t, "the approval page to answer", func() bool {
 			req, _ := http.NewRequest(http.MethodGet, "http://"+page+"/", nil)
-			req.Host = "localhost:7464"
+			req.Host = "localhost:746"
 			resp, err := http.DefaultClient.Do(req)
 			if err != nil {
 				return false
