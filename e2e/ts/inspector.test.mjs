@@ -86,6 +86,6 @@ test('the MCP Inspector CLI lists the tools, calls each read tool and gets a pre
   assert.equal(confirm.isError, true);
   const text = confirm.content.map((c) => c.text).join('\n');
   assert.match(text, /^TOKEN_UNKNOWN: /);
-  assert.match(text, /confirmations live only in the process that previewed them/);
+  assert.match(text, /confirmations live only in the process and the connection that previewed them/);
   assert.match(text, /MCP Inspector CLI/);
 });
