@@ -18,8 +18,8 @@ import (
 
 	"github.com/walletgate/walletgate/approval"
 	"github.com/walletgate/walletgate/approval/terminal"
-	"github.com/walletgate/walletgate/internal/app"
 	"github.com/walletgate/walletgate/connlimit"
+	"github.com/walletgate/walletgate/internal/app"
 	"github.com/walletgate/walletgate/internal/service"
 	"github.com/walletgate/walletgate/policy"
 	"github.com/walletgate/walletgate/tools"
