@@ -17,6 +17,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 )
 
@@ -191,26 +192,11 @@ func (p *Page) serveEnrolmentApproval(w http.ResponseWriter, r *http.Request, re
 	case action == "" && r.Method == http.MethodGet:
 		p.render(w, http.StatusOK, data)
 	case (action == "begin" || action == "approve") && r.Method == http.MethodPost:
-		if msg := p.sameOrigin(r); msg != "" {
-			http.Error(w, "walletgate: refused: "+msg+". Nothing was enrolled.", http.StatusForbidden)
+		form, ok := p.enrolmentStep(w, r, action == "begin", func() ([]byte, error) { return p.passkeys.BeginEnrolmentApproval(id) })
+		if !ok {
 			return
 		}
-		if action == "begin" {
-			opts, err := p.passkeys.BeginEnrolmentApproval(id)
-			if err != nil {
-				http.Error(w, "walletgate: "+err.Error(), http.StatusConflict)
-				return
-			}
-			w.Header().Set("Content-Type", "application/json")
-			_, _ = w.Write(opts)
-			return
-		}
-		r.Body = http.MaxBytesReader(w, r.Body, maxAssertionBytes)
-		if err := r.ParseForm(); err != nil {
-			http.Error(w, "walletgate: the form could not be read", http.StatusBadRequest)
-			return
-		}
-		if _, err := p.passkeys.FinishEnrolmentApproval(id, []byte(r.PostForm.Get("assertion"))); err != nil {
+		if _, err := p.passkeys.FinishEnrolmentApproval(id, []byte(form.Get("assertion"))); err != nil {
 			data.Problem = "Not enrolled: " + err.Error()
 			p.render(w, http.StatusForbidden, data)
 			return
@@ -220,6 +206,34 @@ func (p *Page) serveEnrolmentApproval(w http.ResponseWriter, r *http.Request, re
 	default:
 		http.NotFound(w, r)
 	}
+}
+
+// enrolmentStep is what the two enrolment ceremonies' POSTs (an enrolment,
+// and an enrolled passkey's approval of one) share: the page's own origin,
+// then either the ceremony's options from begin (answered as JSON) or the
+// finishing form, read within maxAssertionBytes. ok is false when it has
+// answered the request itself.
+func (p *Page) enrolmentStep(w http.ResponseWriter, r *http.Request, begin bool, options func() ([]byte, error)) (form url.Values, ok bool) {
+	if msg := p.sameOrigin(r); msg != "" {
+		http.Error(w, "walletgate: refused: "+msg+". Nothing was enrolled.", http.StatusForbidden)
+		return nil, false
+	}
+	if begin {
+		opts, err := options()
+		if err != nil {
+			http.Error(w, "walletgate: "+err.Error(), http.StatusConflict)
+			return nil, false
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(opts)
+		return nil, false
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, maxAssertionBytes)
+	if err := r.ParseForm(); err != nil {
+		http.Error(w, "walletgate: the form could not be read", http.StatusBadRequest)
+		return nil, false
+	}
+	return r.PostForm, true
 }
 
 // serveEnrol serves /enrol/<secret>/ (rest is what follows /enrol/).
@@ -234,26 +248,11 @@ func (p *Page) serveEnrol(w http.ResponseWriter, r *http.Request, rest string) {
 	case action == "" && r.Method == http.MethodGet:
 		p.render(w, http.StatusOK, pageData{Enrol: base})
 	case (action == "begin" || action == "finish") && r.Method == http.MethodPost:
-		if msg := p.sameOrigin(r); msg != "" {
-			http.Error(w, "walletgate: refused: "+msg+". Nothing was enrolled.", http.StatusForbidden)
+		form, ok := p.enrolmentStep(w, r, action == "begin", func() ([]byte, error) { return p.passkeys.BeginEnrolment(secret) })
+		if !ok {
 			return
 		}
-		if action == "begin" {
-			opts, err := p.passkeys.BeginEnrolment(secret)
-			if err != nil {
-				http.Error(w, "walletgate: "+err.Error(), http.StatusConflict)
-				return
-			}
-			w.Header().Set("Content-Type", "application/json")
-			_, _ = w.Write(opts)
-			return
-		}
-		r.Body = http.MaxBytesReader(w, r.Body, maxAssertionBytes)
-		if err := r.ParseForm(); err != nil {
-			http.Error(w, "walletgate: the form could not be read", http.StatusBadRequest)
-			return
-		}
-		pending, err := p.passkeys.FinishEnrolment(secret, []byte(r.PostForm.Get("credential")))
+		pending, err := p.passkeys.FinishEnrolment(secret, []byte(form.Get("credential")))
 		if err != nil {
 			p.render(w, http.StatusForbidden, pageData{Enrol: base, Problem: "Not enrolled: " + err.Error()})
 			return
