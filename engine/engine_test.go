@@ -234,8 +234,11 @@ func TestLiveStateFeedsTheNonceRule(t *testing.T) {
 	w, err = readStateOf(m)
 	require.NoError(t, err)
 	require.Equal(t, uint64(6), first(w.nextNonce(4, time.Now(), time.Minute)), "a mined nonce is used for good, whatever a lagging node says")
-	require.Equal(t, 1, w.signedPer["r1"])
-	require.Equal(t, 1, w.endedPer["r1"])
+	require.NoError(t, m.View(func(live *records.Live) error {
+		require.Equal(t, 1, live.SignedPer["r1"])
+		require.Equal(t, 1, live.EndedPer["r1"])
+		return nil
+	}))
 }
 
 func first(n uint64, _ *txState) uint64 { return n }

@@ -8,7 +8,6 @@ package engine
 
 import (
 	"fmt"
-	"math/big"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -88,43 +87,18 @@ type walletState struct {
 	// that process is gone (it died before signing).
 	reservedBy map[string]int
 	nextMined  uint64
-	reserves   map[string]caps.Spend // net recorded change per reservation id in the window
-	reserved   map[string]time.Time  // when each reservation was made
-	signedPer  map[string]int
-	endedPer   map[string]int
 }
 
 func readState(live *records.Live) (*walletState, error) {
-	w := &walletState{allocs: append([]records.Alloc(nil), live.Allocs...), nextMined: live.NextMined, reserves: map[string]caps.Spend{}, reserved: map[string]time.Time{},
-		signedPer: map[string]int{}, endedPer: map[string]int{}, reservedBy: map[string]int{}}
+	w := &walletState{allocs: append([]records.Alloc(nil), live.Allocs...), nextMined: live.NextMined, reservedBy: map[string]int{}}
 	for _, o := range live.Reservations {
 		w.reservedBy[o.ID] = o.PID
 	}
-	for k, v := range live.SignedPer {
-		w.signedPer[k] = v
-	}
-	for k, v := range live.EndedPer {
-		w.endedPer[k] = v
-	}
+	// A cap change that cannot be read fails the state closed (the one
+	// release path reads the reservations from the live state itself).
 	for _, c := range live.Caps {
-		s, err := DecodeSpend(c.Change)
-		if err != nil {
+		if _, err := DecodeSpend(c.Change); err != nil {
 			return nil, fmt.Errorf("journal record %d: %w", c.Seq, err)
-		}
-		net := w.reserves[c.ID]
-		if net == nil {
-			net = caps.Spend{}
-			w.reserves[c.ID] = net
-		}
-		for a, v := range s {
-			if cur, ok := net[a]; ok {
-				cur.Add(cur, v)
-			} else {
-				net[a] = new(big.Int).Set(v)
-			}
-		}
-		if c.Kind == KindCapReserve {
-			w.reserved[c.ID] = c.At
 		}
 	}
 	for _, p := range live.Pending {
